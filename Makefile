@@ -1,0 +1,42 @@
+# Thin wrapper over CMake + CTest. `make` builds into build/ (binaries in
+# build/bin), `make test` builds and runs the whole suite, `make demo` runs the
+# demo, `make bench` runs the benchmarks beside the peer anchors.
+BUILD   ?= build
+JOBS    ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all build test test-sanitize fuzz demo bench deps clean
+
+all: build
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-sanitize:
+	$(MAKE) BUILD=build-asan CMAKE_FLAGS="-DULNET_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug" test
+
+# libFuzzer targets, each run briefly (FUZZ_SECONDS each).
+FUZZ_SECONDS ?= 20
+fuzz:
+	CC=clang cmake -S . -B build-fuzz -DULNET_FUZZ=ON -DULNET_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+	cmake --build build-fuzz -j$(JOBS)
+	scripts/run-fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+demo: build
+	scripts/demo.sh $(BUILD)
+
+bench: build
+	bench/run.sh $(BUILD)
+
+deps:
+	scripts/install-deps.sh
+
+clean:
+	rm -rf build build-asan build-fuzz

@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ulnet/ulnet.h - the LNet API in user space.
+ *
+ * One ulnet_t is one LNet node: its NIs (always 0@lo, plus tcp NIs), its 64
+ * portals with match entries (ME) and memory descriptors (MD), its peers and
+ * its counters. Several instances may live in one process; there is no
+ * global state.
+ *
+ * Conventions:
+ *  - Every function returning int returns 0 (or a count) on success and a
+ *    negative errno on failure; each function lists the errors it returns.
+ *  - Handles (ulnet_handle_t) are opaque 64-bit cookies; a stale handle is
+ *    detected and rejected with -ENOENT, never dereferenced.
+ *  - Threading: an instance is thread-safe. Unless created with
+ *    ULNET_OPT_MANUAL_PROGRESS it runs one progress thread that drives socket
+ *    I/O and timers. Event handlers are called with no ulnet lock held, on the
+ *    thread that completed the operation (the progress thread, or the caller
+ *    of ulnet_put()/ulnet_get() for loopback); they may call any function of
+ *    this API except ulnet_destroy().
+ *  - Time: the instance reads time only through its clock (ulnet_opts.clock),
+ *    so tests can drive it deterministically.
+ */
+#ifndef ULNET_ULNET_H
+#define ULNET_ULNET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "ulnet/nid.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ulnet ulnet_t;
+
+/* Opaque handle of an ME or MD. ULNET_HANDLE_NONE never names an object. */
+typedef struct ulnet_handle {
+	uint64_t cookie;
+} ulnet_handle_t;
+#define ULNET_HANDLE_NONE ((ulnet_handle_t){ 0 })
+static inline bool ulnet_handle_is_none(ulnet_handle_t h) { return h.cookie == 0; }
+
+/* --- limits and protocol constants --------------------------------------- */
+
+#define ULNET_MAX_PORTALS 64
+#define ULNET_RESERVED_PORTAL 0                  /* ping and push target */
+#define ULNET_PROTO_PING_MATCHBITS 0x8000000000000000ULL
+#define ULNET_MTU (1u << 20)                     /* max payload: 1 MiB */
+#define ULNET_MAX_IOV 256                        /* max MD fragments */
+#define ULNET_MD_THRESH_INF (-1)
+
+/* --- instance --------------------------------------------------------------- */
+
+enum ulnet_log_level { ULNET_LOG_ERROR = 0, ULNET_LOG_WARN, ULNET_LOG_INFO, ULNET_LOG_DEBUG };
+
+typedef void (*ulnet_log_fn)(void *arg, enum ulnet_log_level level, const char *msg);
+typedef uint64_t (*ulnet_clock_fn)(void *arg);   /* monotonic nanoseconds */
+
+enum ulnet_opt_flags {
+	/* Start no thread; the application calls ulnet_progress(). */
+	ULNET_OPT_MANUAL_PROGRESS = 1u << 0,
+	/* Do not add the implicit 0@lo NI (tests of the bare core). */
+	ULNET_OPT_NO_LOOPBACK = 1u << 1,
+};
+
+struct ulnet_opts {
+	ulnet_pid_t pid;            /* 0: ULNET_PID_LUSTRE (12345) */
+	unsigned flags;             /* enum ulnet_opt_flags */
+	ulnet_clock_fn clock;       /* NULL: CLOCK_MONOTONIC */
+	void *clock_arg;
+	ulnet_log_fn log;           /* NULL: stderr */
+	void *log_arg;
+	enum ulnet_log_level log_level; /* messages above this are dropped; default WARN (0 means ERROR) */
+};
+
+/*
+ * Create an instance (the equivalent of LNetNIInit). `opts` may be NULL.
+ * Errors: -ENOMEM; -EINVAL for a reserved pid; errors of thread creation.
+ */
+int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out);
+
+/*
+ * Stop and free an instance: every NI is shut down, in-flight operations end
+ * with an event whose status is -ESHUTDOWN, MDs are unlinked (UNLINK events
+ * delivered), then memory is released. Must not be called from a handler.
+ */
+void ulnet_destroy(ulnet_t *ln);
+
+/*
+ * Run I/O and timers once, waiting at most `timeout_ms` (0: do not wait, -1:
+ * until something happens). Needed only with ULNET_OPT_MANUAL_PROGRESS; with
+ * a progress thread it returns -EBUSY. Returns the number of events handled.
+ */
+int ulnet_progress(ulnet_t *ln, int timeout_ms);
+
+/* The PID of this node. */
+ulnet_pid_t ulnet_pid(const ulnet_t *ln);
+
+/* --- network interfaces ------------------------------------------------------ */
+
+/* Tunables of an NI; a 0 field takes the kernel's default. */
+struct ulnet_ni_tunables {
+	int peer_timeout;        /* s, default 180 */
+	int peer_credits;        /* default 8 */
+	int peer_buffer_credits; /* default 0 */
+	int credits;             /* default 256 */
+	int conns_per_peer;      /* socklnd, default 1 */
+	int tos;                 /* socklnd, -1 = leave (default) */
+};
+
+struct ulnet_ni_conf {
+	ulnet_nid_t nid;         /* the NI's NID; for tcp the address to bind */
+	char iface[16];          /* interface name for display/selection ("" ok) */
+	struct ulnet_ni_tunables tun;
+	/* socklnd acceptor: 0 = 988. Tests use high ports. */
+	uint16_t accept_port;
+	/* acceptor mode: "secure" (default), "all", "none" */
+	char accept[8];
+};
+
+/*
+ * Add an NI. Errors: -EEXIST (NID already configured), -EINVAL (bad conf,
+ * lo net, or a net whose LND is not registered: -EPROTONOSUPPORT),
+ * -EADDRNOTAVAIL (tcp: address not on this host), -EADDRINUSE, -EACCES
+ * (privileged port without the right), -ENOMEM.
+ */
+int ulnet_ni_add(ulnet_t *ln, const struct ulnet_ni_conf *conf);
+
+/* Remove an NI by NID. Errors: -ENOENT, -EINVAL (0@lo cannot be removed). */
+int ulnet_ni_del(ulnet_t *ln, const ulnet_nid_t *nid);
+
+/* The NIDs of the node, 0@lo first. Returns the count (which may exceed
+ * `max`; only `max` are written). */
+int ulnet_ni_list(ulnet_t *ln, ulnet_nid_t *nids, int max);
+
+/* --- match entries and memory descriptors -------------------------------- */
+
+enum ulnet_unlink { ULNET_RETAIN = 0, ULNET_UNLINK = 1 };
+enum ulnet_ins_pos { ULNET_INS_BEFORE = 0, ULNET_INS_AFTER = 1, ULNET_INS_LOCAL = 2 };
+
+enum ulnet_md_options {
+	ULNET_MD_OP_PUT = 0x0001,
+	ULNET_MD_OP_GET = 0x0002,
+	ULNET_MD_MANAGE_REMOTE = 0x0004,
+	ULNET_MD_TRUNCATE = 0x0010,
+	ULNET_MD_ACK_DISABLE = 0x0020,
+	ULNET_MD_MAX_SIZE = 0x0080,
+	ULNET_MD_IOVEC = 0x0100,  /* start is a struct iovec[], length the count (kernel: KIOV) */
+	ULNET_MD_TRACK_RESPONSE = 0x0400,
+	ULNET_MD_NO_TRACK_RESPONSE = 0x0800,
+	ULNET_MD_DISCARD = 0x4000,
+};
+
+enum ulnet_event_kind {
+	ULNET_EVENT_GET = 1,
+	ULNET_EVENT_PUT = 2,
+	ULNET_EVENT_REPLY = 3,
+	ULNET_EVENT_ACK = 4,
+	ULNET_EVENT_SEND = 5,
+	ULNET_EVENT_UNLINK = 6,
+};
+
+enum ulnet_msg_type {
+	ULNET_MSG_ACK = 0,
+	ULNET_MSG_PUT = 1,
+	ULNET_MSG_GET = 2,
+	ULNET_MSG_REPLY = 3,
+	ULNET_MSG_HELLO = 4,
+};
+
+struct ulnet_event;
+typedef void (*ulnet_handler_t)(const struct ulnet_event *ev);
+
+struct ulnet_md {
+	void *start;            /* buffer, or struct iovec[] with ULNET_MD_IOVEC */
+	size_t length;          /* bytes, or number of iovecs (<= ULNET_MAX_IOV) */
+	int threshold;          /* operations before inactive; ULNET_MD_THRESH_INF */
+	size_t max_size;        /* with ULNET_MD_MAX_SIZE */
+	unsigned options;       /* enum ulnet_md_options */
+	void *user_ptr;         /* returned in every event */
+	ulnet_handler_t handler;/* may be NULL: no events */
+};
+
+struct ulnet_event {
+	ulnet_t *ln;
+	ulnet_process_id_t target;    /* who the operation was aimed at */
+	ulnet_process_id_t initiator; /* peer's primary NID and PID */
+	ulnet_process_id_t source;    /* NID actually used by the initiator */
+	ulnet_nid_t sender;           /* last hop (a router, or = source) */
+	enum ulnet_event_kind type;
+	enum ulnet_msg_type msg_type; /* for SEND: PUT or GET */
+	unsigned pt_index;
+	uint64_t match_bits;
+	uint32_t rlength;             /* requested length */
+	uint32_t mlength;             /* length manipulated */
+	uint32_t offset;              /* offset in the MD */
+	ulnet_handle_t md_handle;
+	void *md_start;
+	void *md_user_ptr;
+	unsigned md_options;
+	uint64_t hdr_data;            /* PUT only */
+	int status;                   /* 0 or -errno */
+	bool unlinked;                /* the MD is unlinked; last event of it */
+};
+
+/*
+ * Attach an ME to `portal` matching requests from `match_id` (NID and/or PID
+ * may be ANY) whose bits satisfy ((bits ^ match_bits) & ~ignore_bits) == 0.
+ * Errors: -EINVAL (portal >= 64, bad position), -EPERM (the ME's kind, unique
+ * or wildcard, differs from the portal's), -ENOMEM.
+ */
+int ulnet_me_attach(ulnet_t *ln, unsigned portal, ulnet_process_id_t match_id,
+		    uint64_t match_bits, uint64_t ignore_bits, enum ulnet_unlink unlink,
+		    enum ulnet_ins_pos pos, ulnet_handle_t *meh);
+
+/* Unlink an ME (and its MD, which gets an UNLINK event). Errors: -ENOENT. */
+int ulnet_me_unlink(ulnet_t *ln, ulnet_handle_t meh);
+
+/*
+ * Attach an MD to an ME (the ME then becomes matchable). Requires OP_PUT or
+ * OP_GET. Matching lazy-queued PUTs are delivered at once.
+ * Errors: -EINVAL (bad options, iovec count > 256, NULL start with length),
+ * -ENOENT (stale ME), -EBUSY (ME already has an MD), -ENOMEM.
+ */
+int ulnet_md_attach(ulnet_t *ln, ulnet_handle_t meh, const struct ulnet_md *md,
+		    enum ulnet_unlink unlink, ulnet_handle_t *mdh);
+
+/* Bind a free-floating MD for ulnet_put()/ulnet_get(). Errors: -EINVAL, -ENOMEM. */
+int ulnet_md_bind(ulnet_t *ln, const struct ulnet_md *md, enum ulnet_unlink unlink,
+		  ulnet_handle_t *mdh);
+
+/*
+ * Unlink an MD. Idle: an UNLINK event now. Busy: the last completion event
+ * has unlinked=true. Errors: -ENOENT (stale or already unlinked handle).
+ */
+int ulnet_md_unlink(ulnet_t *ln, ulnet_handle_t mdh);
+
+enum ulnet_ack_req { ULNET_ACK_REQ = 0, ULNET_NOACK_REQ = 1 };
+
+/*
+ * PUT the MD's bytes [offset of 0 .. length) to `target` on `portal`.
+ * `self` (may be NULL) picks the local NI. Events on the MD: SEND, then ACK
+ * if requested. Errors: -ENOENT (stale MD), -EINVAL (portal, length > 1 MiB,
+ * inactive MD), -EHOSTUNREACH (no NI reaches the target), -ESHUTDOWN.
+ * Once 0 is returned every failure arrives as an event status.
+ */
+int ulnet_put(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
+	      enum ulnet_ack_req ack, ulnet_process_id_t target, unsigned portal,
+	      uint64_t match_bits, unsigned remote_offset, uint64_t hdr_data);
+
+/*
+ * GET into the MD from `target`'s `portal`. Events: SEND and REPLY (any
+ * order). Errors as ulnet_put().
+ */
+int ulnet_get(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
+	      ulnet_process_id_t target, unsigned portal, uint64_t match_bits,
+	      unsigned remote_offset);
+
+/* Make a portal lazy (unmatched PUTs wait for an MD) or not (queued PUTs are
+ * dropped). Errors: -EINVAL. */
+int ulnet_portal_set_lazy(ulnet_t *ln, unsigned portal, bool lazy);
+
+/* --- ping and discovery (blocking; need progress) ------------------------- */
+
+struct ulnet_ping_peer {
+	ulnet_nid_t primary;
+	bool multi_rail;
+	int nnids;                /* NIDs the peer listed, 0@lo excluded */
+	ulnet_nid_t nids[16];
+	uint32_t status[16];
+	uint32_t features;
+};
+
+/*
+ * Ping `target` (pid ULNET_PID_ANY: 12345) through `src` (may be NULL) with
+ * a sink of `sink_len` bytes (0: 3960 like lnetctl) and wait up to
+ * `timeout_ms`. Errors: -ETIMEDOUT, -EHOSTUNREACH, -ECONNREFUSED, -EIO,
+ * -EPROTO (invalid ping info), -EINVAL.
+ */
+int ulnet_ping(ulnet_t *ln, ulnet_process_id_t target, const ulnet_nid_t *src,
+	       unsigned sink_len, int timeout_ms, struct ulnet_ping_peer *out);
+
+/* Discover `nid` (ping + push) and wait. `force` re-discovers a known peer.
+ * Errors as ulnet_ping(). */
+int ulnet_discover(ulnet_t *ln, const ulnet_nid_t *nid, bool force, int timeout_ms,
+		   struct ulnet_ping_peer *out);
+
+/* --- global settings (lnetctl set / global show) ------------------------- */
+
+struct ulnet_globals {
+	int numa_range;
+	int max_interfaces;          /* 4096 */
+	int discovery;               /* 1 */
+	int drop_asym_route;         /* 0 */
+	int retry_count;             /* 2 */
+	int transaction_timeout;     /* 150 */
+	int health_sensitivity;      /* 100 */
+	int recovery_interval;       /* 1 */
+	int router_sensitivity;      /* 100 */
+	int response_tracking;       /* 3 */
+	int recovery_limit;          /* 0 */
+	int max_recovery_ping_interval; /* 900 */
+};
+
+void ulnet_globals_get(ulnet_t *ln, struct ulnet_globals *g);
+/* Set globals; every field is range-checked. Errors: -EINVAL (nothing set). */
+int ulnet_globals_set(ulnet_t *ln, const struct ulnet_globals *g);
+/* lnd_timeout derived from the globals: (tt - 1) / (retry + 1), at least 1. */
+int ulnet_lnd_timeout(const struct ulnet_globals *g);
+
+/* --- counters (lnetctl stats / net show -v / peer show -v) --------------- */
+
+/* Per message type counts: index by enum ulnet_msg_type (0..4). */
+struct ulnet_msg_type_counts {
+	uint64_t n[5];
+};
+
+struct ulnet_counters {
+	uint64_t msgs_alloc, msgs_max, rst_alloc, errors;
+	uint64_t send_count, resend_count, response_timeout_count;
+	uint64_t local_interrupt_count, local_dropped_count, local_aborted_count;
+	uint64_t local_no_route_count, local_timeout_count, local_error_count;
+	uint64_t remote_dropped_count, remote_error_count, remote_timeout_count;
+	uint64_t network_timeout_count, failed_resends, successful_resends;
+	uint64_t recv_count, route_count, drop_count;
+	uint64_t send_length, recv_length, route_length, drop_length;
+};
+
+struct ulnet_latency {
+	uint64_t samples, min_nsec, max_nsec, avg_nsec;
+};
+
+struct ulnet_health_stats {
+	int fatal_error;
+	int health_value;            /* 0..1000 */
+	uint64_t interrupts, dropped, aborted, no_route, timeouts, error;
+	uint64_t network_timeout;
+	uint64_t ping_count;
+	int64_t next_ping;
+};
+
+struct ulnet_ni_info {
+	ulnet_nid_t nid;
+	bool up;
+	char iface[16];
+	uint64_t send_count, recv_count, drop_count;
+	struct ulnet_latency put_egress, get_rtt, put_ack;
+	struct ulnet_msg_type_counts sent, received, dropped;
+	struct ulnet_health_stats health;
+	struct ulnet_ni_tunables tun;
+	int lnd_timeout;             /* socklnd "timeout" */
+	int credits_max, credits_avail, credits_min; /* NI tx credits */
+	int dev_cpt;
+	int peer_credits;
+};
+
+struct ulnet_peer_ni_info {
+	ulnet_nid_t nid;
+	int state;                   /* 1 up, 0 down, -1 NA */
+	int max_tx_credits, available_tx_credits, min_tx_credits, tx_q_num_of_buf;
+	int available_rtr_credits, min_rtr_credits, refcount;
+	uint64_t send_count, recv_count, drop_count;
+	struct ulnet_msg_type_counts sent, received, dropped;
+	struct ulnet_health_stats health;
+};
+
+struct ulnet_peer_info {
+	ulnet_nid_t primary;
+	bool multi_rail;
+	uint32_t state;              /* lp_state bits */
+	int nnis;
+	struct ulnet_peer_ni_info nis[16];
+};
+
+void ulnet_counters_get(ulnet_t *ln, struct ulnet_counters *c);
+void ulnet_counters_reset(ulnet_t *ln);
+
+/* Info of the i-th NI (0 = 0@lo). Errors: -ENOENT past the last. */
+int ulnet_ni_info(ulnet_t *ln, int index, struct ulnet_ni_info *info);
+
+/* Info of the i-th peer. Errors: -ENOENT past the last. */
+int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info);
+
+/* Add a peer by hand (lnetctl peer add); `nids` are extra NIDs. Errors:
+ * -EEXIST, -EINVAL, -ENOMEM. */
+int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+		   int nnids, bool non_mr);
+/* Delete a peer (or, with nids, some of its NIDs). Errors: -ENOENT. */
+int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+		   int nnids);
+
+/* Text of an error returned by this API ("No such file or directory"). */
+const char *ulnet_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ULNET_ULNET_H */

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lnd.h - the contract between the LNet core and an LND (network driver).
+ *
+ * An LND is a const struct ulnet_lnd registered once per instance
+ * (ulnet_lnd_register); the core keeps one table indexed by LND type.
+ *
+ * Ownership and completion rules (the core enforces them):
+ *  - send(): the LND takes the message. It transmits the header (the host
+ *    struct from lnet_msg_hdr(), encoded with the connection's codec) and
+ *    then the payload described by lnet_msg_payload(). When the send is over
+ *    (bytes handed to the kernel, or the peer's ZC-ACK received, or failure)
+ *    it calls lnet_finalize(msg, status) exactly once. send() never reports
+ *    an error by return value: one path for async errors.
+ *  - On receipt the LND decodes the LNet header and calls lnet_parse(). If
+ *    lnet_parse() returns 0 the core calls recv() exactly once for that
+ *    rx_private, possibly before lnet_parse() returns. recv() gives the
+ *    destination fragments: the LND places `mlen` payload bytes there
+ *    (starting `offset` bytes into the fragment list), discards rlen - mlen
+ *    bytes, then calls lnet_finalize(msg, status) if msg is not NULL.
+ *    msg == NULL means "drop": discard rlen bytes, nothing to finalize.
+ *  - If lnet_parse() returns < 0 the message is a protocol error: the LND
+ *    closes the connection it came from, and recv() is not called.
+ *  - The fragment list given to recv() stays valid until lnet_finalize().
+ *  - All of these may be called from any thread; the core holds no lock
+ *    while it calls into the LND, and the LND must not hold its own locks
+ *    while calling lnet_parse()/lnet_finalize() if the core could call back
+ *    into it (send() from an event handler).
+ */
+#ifndef ULNET_CORE_LND_H
+#define ULNET_CORE_LND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "core/lnet_hdr.h"
+#include "ulnet/ulnet.h"
+
+struct lnet_ni;    /* one network interface of an instance */
+struct lnet_msg;   /* one message in flight */
+struct ul_loop;    /* the instance's event loop (util/evloop.h) */
+
+struct ulnet_lnd {
+	unsigned type;             /* enum ulnet_lnd_type */
+	const char *name;          /* "tcp", "lo" */
+
+	/* Bring up `ni` (conf in lnet_ni_conf()). Store private state with
+	 * lnet_ni_set_data(). Returns 0 or -errno (the NI is not added). */
+	int (*startup)(struct lnet_ni *ni);
+
+	/* Tear down: close connections, fail queued messages (finalize with
+	 * -ESHUTDOWN), free private state. Called once, after which no other
+	 * op is called for this NI. */
+	void (*shutdown)(struct lnet_ni *ni);
+
+	/* Transmit; see the rules above. `target` is the peer NI's NID and PID
+	 * (the header's dest), already chosen by the core. */
+	void (*send)(struct lnet_ni *ni, struct lnet_msg *msg);
+
+	/* Receive into fragments; see the rules above. */
+	void (*recv)(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
+		     const struct iovec *iov, unsigned niov, size_t offset,
+		     size_t mlen, size_t rlen);
+
+	/* Optional (may be NULL): fill LND-specific NI info (lnd timeout). */
+	void (*ni_info)(struct lnet_ni *ni, struct ulnet_ni_info *info);
+
+	/* Optional: the core asks the LND to notice peer death sooner (a
+	 * transaction timed out). */
+	void (*notify_peer_down)(struct lnet_ni *ni, const ulnet_nid_t *peer);
+};
+
+/* Register an LND with an instance. Errors: -EEXIST (type already there),
+ * -EINVAL (missing startup/shutdown/send/recv). */
+int ulnet_lnd_register(ulnet_t *ln, const struct ulnet_lnd *lnd);
+
+/* Built-in LNDs, registered by ulnet_create(). */
+extern const struct ulnet_lnd lnet_lolnd;
+extern const struct ulnet_lnd ksocklnd;
+
+/* --- what an LND may ask of an NI ---------------------------------------- */
+
+ulnet_t *lnet_ni_instance(const struct lnet_ni *ni);
+const ulnet_nid_t *lnet_ni_nid(const struct lnet_ni *ni);
+const struct ulnet_ni_conf *lnet_ni_conf(const struct lnet_ni *ni);
+void lnet_ni_set_data(struct lnet_ni *ni, void *data);
+void *lnet_ni_data(const struct lnet_ni *ni);
+struct ul_loop *lnet_ni_loop(const struct lnet_ni *ni);
+/* The instance's clock (ns) and pid. */
+uint64_t lnet_ni_now(const struct lnet_ni *ni);
+/* Incarnation of the NI: its start time in ns (one value per NI). */
+uint64_t lnet_ni_incarnation(const struct lnet_ni *ni);
+/* The instance's logger; `fmt` names peer, connection and reason. */
+void lnet_ni_log(const struct lnet_ni *ni, enum ulnet_log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The instance's LND timeout (s) derived from the globals. */
+int lnet_ni_lnd_timeout(const struct lnet_ni *ni);
+
+/* --- what an LND may ask of a message ------------------------------------ */
+
+const struct lnet_hdr *lnet_msg_hdr(const struct lnet_msg *msg);
+/* Payload fragments to send: `*iov` points into the MD's fragments, starting
+ * `*offset` bytes in; `*len` bytes in total (0 for ACK/GET). */
+void lnet_msg_payload(const struct lnet_msg *msg, const struct iovec **iov,
+		      unsigned *niov, size_t *offset, size_t *len);
+/* The peer NI the core chose (the header's dest NID) and PID. */
+ulnet_process_id_t lnet_msg_target(const struct lnet_msg *msg);
+/* LND scratch space: one pointer the LND may use while it owns the message
+ * (e.g. to link it into a tx queue without allocating). */
+void **lnet_msg_lnd_slot(struct lnet_msg *msg);
+
+/* --- core entry points for LNDs ------------------------------------------ */
+
+/*
+ * A header arrived on `ni` from `from_nid` (the peer NI's NID as the LND
+ * authenticated it). Returns 0 (recv() will be / was called) or -EPROTO
+ * (malformed: the LND closes the connection).
+ */
+int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr,
+	       const ulnet_nid_t *from_nid, void *rx_private);
+
+/* Complete a message the core handed to send() or recv(). Exactly once. */
+void lnet_finalize(struct lnet_msg *msg, int status);
+
+/* Connection-level health report: the LND tells the core a peer NI failed
+ * (status -ECONNREFUSED, -ETIMEDOUT, ...) so health and resend can act. */
+void lnet_notify_peer_ni(struct lnet_ni *ni, const ulnet_nid_t *peer, int status);
+
+#endif

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/* evloop.c - epoll loop with a timer heap and a posted-work queue. */
+#include "util/evloop.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define UL_LOOP_MAX_EVENTS 64
+
+struct ul_loop {
+	int epfd;
+	int wakefd;
+	ul_clock_fn clock;
+	void *clock_arg;
+	pthread_mutex_t lock;       /* timers and the work queue */
+	struct ul_timer **heap;
+	int nheap, capheap;
+	struct ul_work *work_head, *work_tail;
+};
+
+uint64_t ul_clock_monotonic(void *unused)
+{
+	struct timespec ts;
+	(void)unused;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct ul_loop *ul_loop_create(ul_clock_fn clock, void *clock_arg)
+{
+	struct ul_loop *loop = calloc(1, sizeof(*loop));
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (!loop)
+		return NULL;
+	loop->clock = clock ? clock : ul_clock_monotonic;
+	loop->clock_arg = clock_arg;
+	pthread_mutex_init(&loop->lock, NULL);
+	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+	loop->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (loop->epfd < 0 || loop->wakefd < 0)
+		goto fail;
+	ev.data.ptr = NULL; /* NULL marks the wakeup fd */
+	if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, loop->wakefd, &ev) < 0)
+		goto fail;
+	return loop;
+fail:
+	{
+		int e = errno;
+		ul_loop_destroy(loop);
+		errno = e;
+	}
+	return NULL;
+}
+
+void ul_loop_destroy(struct ul_loop *loop)
+{
+	if (!loop)
+		return;
+	if (loop->epfd >= 0)
+		close(loop->epfd);
+	if (loop->wakefd >= 0)
+		close(loop->wakefd);
+	pthread_mutex_destroy(&loop->lock);
+	free(loop->heap);
+	free(loop);
+}
+
+uint64_t ul_loop_now(const struct ul_loop *loop)
+{
+	return loop->clock(loop->clock_arg);
+}
+
+void ul_loop_wakeup(struct ul_loop *loop)
+{
+	uint64_t one = 1;
+	ssize_t rc = write(loop->wakefd, &one, sizeof(one));
+	(void)rc; /* EAGAIN means a wakeup is already pending */
+}
+
+void ul_loop_post(struct ul_loop *loop, struct ul_work *w)
+{
+	pthread_mutex_lock(&loop->lock);
+	if (!w->queued) {
+		w->queued = true;
+		w->next = NULL;
+		if (loop->work_tail)
+			loop->work_tail->next = w;
+		else
+			loop->work_head = w;
+		loop->work_tail = w;
+	}
+	pthread_mutex_unlock(&loop->lock);
+	ul_loop_wakeup(loop);
+}
+
+void ul_io_init(struct ul_io *io, int fd, void (*cb)(struct ul_io *, uint32_t))
+{
+	io->fd = fd;
+	io->cb = cb;
+	io->events = 0;
+	io->active = false;
+}
+
+int ul_io_start(struct ul_loop *loop, struct ul_io *io, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = io };
+	int op = io->active ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+
+	if (io->active && io->events == events)
+		return 0;
+	if (epoll_ctl(loop->epfd, op, io->fd, &ev) < 0)
+		return -errno;
+	io->events = events;
+	io->active = true;
+	return 0;
+}
+
+void ul_io_stop(struct ul_loop *loop, struct ul_io *io)
+{
+	if (!io->active)
+		return;
+	epoll_ctl(loop->epfd, EPOLL_CTL_DEL, io->fd, NULL);
+	io->active = false;
+	io->events = 0;
+}
+
+/* --- timer min-heap (under loop->lock) --- */
+
+static void heap_swap(struct ul_loop *loop, int a, int b)
+{
+	struct ul_timer *t = loop->heap[a];
+	loop->heap[a] = loop->heap[b];
+	loop->heap[b] = t;
+	loop->heap[a]->heap_idx = a;
+	loop->heap[b]->heap_idx = b;
+}
+
+static void heap_up(struct ul_loop *loop, int i)
+{
+	while (i > 0) {
+		int p = (i - 1) / 2;
+		if (loop->heap[p]->deadline_ns <= loop->heap[i]->deadline_ns)
+			break;
+		heap_swap(loop, i, p);
+		i = p;
+	}
+}
+
+static void heap_down(struct ul_loop *loop, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, r = l + 1, m = i;
+		if (l < loop->nheap && loop->heap[l]->deadline_ns < loop->heap[m]->deadline_ns)
+			m = l;
+		if (r < loop->nheap && loop->heap[r]->deadline_ns < loop->heap[m]->deadline_ns)
+			m = r;
+		if (m == i)
+			break;
+		heap_swap(loop, i, m);
+		i = m;
+	}
+}
+
+static void heap_remove(struct ul_loop *loop, struct ul_timer *t)
+{
+	int i = t->heap_idx, last = loop->nheap - 1;
+
+	if (i < 0)
+		return;
+	if (i != last) {
+		heap_swap(loop, i, last);
+		loop->nheap--;
+		heap_down(loop, i);
+		heap_up(loop, i);
+	} else {
+		loop->nheap--;
+	}
+	t->heap_idx = -1;
+}
+
+void ul_timer_init(struct ul_timer *t, void (*cb)(struct ul_timer *))
+{
+	t->cb = cb;
+	t->deadline_ns = 0;
+	t->heap_idx = -1;
+}
+
+bool ul_timer_armed(const struct ul_timer *t)
+{
+	return t->heap_idx >= 0;
+}
+
+int ul_timer_start(struct ul_loop *loop, struct ul_timer *t, uint64_t deadline_ns)
+{
+	pthread_mutex_lock(&loop->lock);
+	heap_remove(loop, t);
+	if (loop->nheap == loop->capheap) {
+		int cap = loop->capheap ? loop->capheap * 2 : 64;
+		struct ul_timer **h = realloc(loop->heap, (size_t)cap * sizeof(*h));
+		if (!h) {
+			pthread_mutex_unlock(&loop->lock);
+			return -ENOMEM;
+		}
+		loop->heap = h;
+		loop->capheap = cap;
+	}
+	t->deadline_ns = deadline_ns;
+	t->heap_idx = loop->nheap;
+	loop->heap[loop->nheap++] = t;
+	heap_up(loop, t->heap_idx);
+	pthread_mutex_unlock(&loop->lock);
+	ul_loop_wakeup(loop);
+	return 0;
+}
+
+void ul_timer_stop(struct ul_loop *loop, struct ul_timer *t)
+{
+	pthread_mutex_lock(&loop->lock);
+	heap_remove(loop, t);
+	pthread_mutex_unlock(&loop->lock);
+}
+
+/* Run posted work and expired timers; returns how many ran. */
+static int run_ready(struct ul_loop *loop)
+{
+	int n = 0;
+	uint64_t now = ul_loop_now(loop);
+
+	for (;;) {
+		struct ul_work *w;
+		pthread_mutex_lock(&loop->lock);
+		w = loop->work_head;
+		if (w) {
+			loop->work_head = w->next;
+			if (!loop->work_head)
+				loop->work_tail = NULL;
+			w->queued = false;
+		}
+		pthread_mutex_unlock(&loop->lock);
+		if (!w)
+			break;
+		w->fn(w);
+		n++;
+	}
+	for (;;) {
+		struct ul_timer *t = NULL;
+		pthread_mutex_lock(&loop->lock);
+		if (loop->nheap > 0 && loop->heap[0]->deadline_ns <= now) {
+			t = loop->heap[0];
+			heap_remove(loop, t);
+		}
+		pthread_mutex_unlock(&loop->lock);
+		if (!t)
+			break;
+		t->cb(t);
+		n++;
+	}
+	return n;
+}
+
+int ul_loop_run_once(struct ul_loop *loop, int timeout_ms)
+{
+	struct epoll_event evs[UL_LOOP_MAX_EVENTS];
+	int n, i, ran;
+	uint64_t now = ul_loop_now(loop);
+
+	pthread_mutex_lock(&loop->lock);
+	if (loop->work_head) {
+		timeout_ms = 0;
+	} else if (loop->nheap > 0) {
+		uint64_t d = loop->heap[0]->deadline_ns;
+		int64_t ms = d > now ? (int64_t)((d - now + 999999) / 1000000) : 0;
+		if (timeout_ms < 0 || ms < timeout_ms)
+			timeout_ms = (int)(ms > 60000 ? 60000 : ms);
+	}
+	pthread_mutex_unlock(&loop->lock);
+
+	n = epoll_wait(loop->epfd, evs, UL_LOOP_MAX_EVENTS, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	ran = 0;
+	for (i = 0; i < n; i++) {
+		struct ul_io *io = evs[i].data.ptr;
+		if (!io) {
+			uint64_t v;
+			ssize_t rc = read(loop->wakefd, &v, sizeof(v));
+			(void)rc;
+			continue;
+		}
+		if (io->active) {
+			io->cb(io, evs[i].events);
+			ran++;
+		}
+	}
+	return ran + run_ready(loop);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * evloop.h - a small epoll event loop: fd watchers, one-shot timers, and
+ * cross-thread work posting. One loop per instance (or per LND thread).
+ *
+ * Thread rules: ul_loop_run() runs on one thread at a time. ul_io_*,
+ * ul_timer_* and ul_loop_post() may be called from any thread; callbacks run
+ * on the loop's thread with no loop lock held. Watchers and timers are
+ * embedded in their owners' structs (no allocation).
+ */
+#ifndef ULNET_UTIL_EVLOOP_H
+#define ULNET_UTIL_EVLOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+struct ul_loop;
+
+struct ul_io {
+	int fd;
+	uint32_t events;                         /* EPOLLIN | EPOLLOUT ... */
+	void (*cb)(struct ul_io *io, uint32_t revents);
+	bool active;
+};
+
+struct ul_timer {
+	uint64_t deadline_ns;                    /* absolute, loop clock */
+	void (*cb)(struct ul_timer *t);
+	int heap_idx;                            /* -1 when not armed */
+};
+
+struct ul_work {
+	void (*fn)(struct ul_work *w);
+	struct ul_work *next;
+	bool queued;
+};
+
+typedef uint64_t (*ul_clock_fn)(void *arg);
+
+/* Create a loop reading time from `clock` (NULL: CLOCK_MONOTONIC).
+ * Returns NULL with errno set on failure. */
+struct ul_loop *ul_loop_create(ul_clock_fn clock, void *clock_arg);
+void ul_loop_destroy(struct ul_loop *loop);
+uint64_t ul_loop_now(const struct ul_loop *loop);
+
+/* Wait at most timeout_ms (-1: no limit; bounded by the next timer) and run
+ * what is ready. Returns the number of callbacks run, or -errno. */
+int ul_loop_run_once(struct ul_loop *loop, int timeout_ms);
+
+/* Make a concurrent ul_loop_run_once() return soon. */
+void ul_loop_wakeup(struct ul_loop *loop);
+
+/* Queue `w` to run on the loop thread (once, even if posted twice before it
+ * runs). */
+void ul_loop_post(struct ul_loop *loop, struct ul_work *w);
+
+void ul_io_init(struct ul_io *io, int fd, void (*cb)(struct ul_io *, uint32_t));
+/* Start or change watching. Returns 0 or -errno. */
+int ul_io_start(struct ul_loop *loop, struct ul_io *io, uint32_t events);
+void ul_io_stop(struct ul_loop *loop, struct ul_io *io);
+
+void ul_timer_init(struct ul_timer *t, void (*cb)(struct ul_timer *));
+/* Arm (or re-arm) at an absolute time. Returns 0 or -ENOMEM. */
+int ul_timer_start(struct ul_loop *loop, struct ul_timer *t, uint64_t deadline_ns);
+void ul_timer_stop(struct ul_loop *loop, struct ul_timer *t);
+bool ul_timer_armed(const struct ul_timer *t);
+
+/* Monotonic clock in ns (the default clock). */
+uint64_t ul_clock_monotonic(void *unused);
+
+#endif
