@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sock_int.h - internals of the TCP LND (ksocklnd-compatible).
+ *
+ * Threads: every socket is driven by the instance's event loop
+ * (lnet_ni_loop()). send() may run on any thread: it picks a connection
+ * and, if that connection has nothing queued, writes straight from the
+ * caller's thread; otherwise the tx waits on the connection and EPOLLOUT
+ * (edge-triggered) drains it on the loop. All shared state (peers, conn
+ * lists, tx queues, ZC lists) is under one per-NI mutex; lnet_parse() and
+ * lnet_finalize() are always called without it.
+ *
+ * Sans-I/O pieces (protocol tables, matching, ZC-ACK forms, admission
+ * decisions) are in sock_proto.c and have no dependency on sockets or on
+ * the core, so unit tests can drive them directly.
+ */
+#ifndef ULNET_SOCKLND_SOCK_INT_H
+#define ULNET_SOCKLND_SOCK_INT_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "core/lnet_hdr.h"
+#include "lnd/socklnd/sock_wire.h"
+#include "ulnet/nid.h"
+#include "util/evloop.h"
+
+struct lnet_ni;
+struct lnet_msg;
+
+/* Defaults of the kernel's ksocklnd module parameters (reference §3.2). */
+#define KSOCK_SOCK_TIMEOUT_S 50
+#define KSOCK_ACCEPT_TIMEOUT_S 5
+#define KSOCK_MIN_BULK 1024
+#define KSOCK_ZC_MIN_PAYLOAD 16384
+#define KSOCK_KEEPALIVE_S 30
+#define KSOCK_KEEPALIVE_MIN_INTERVAL_S 10
+#define KSOCK_KEEPALIVE_IDLE 30
+#define KSOCK_KEEPALIVE_INTVL 5
+#define KSOCK_KEEPALIVE_COUNT 5
+#define KSOCK_MIN_RECONNECT_MS 1000
+#define KSOCK_MAX_RECONNECT_MS 60000
+#define KSOCK_DEFAULT_PORT 988
+#define KSOCK_PRIV_PORT_HI 1023
+#define KSOCK_PRIV_PORT_LO 512
+#define KSOCK_MAX_PAYLOAD (1u << 20)
+#define KSOCK_EALREADY_RETRIES 3
+#define KSOCK_NS_PER_S 1000000000ULL
+#define KSOCK_NS_PER_MS 1000000ULL
+
+/* --- protocol tables (sock_proto.c) -------------------------------------- */
+
+enum ksock_match { KSOCK_MATCH_NO = 0, KSOCK_MATCH_MAY = 1, KSOCK_MATCH_YES = 2 };
+
+/*
+ * One const table per (HELLO version, peer byte order), chosen once when the
+ * HELLO is read. We always send little-endian; `peer_be` only drives the
+ * decoding of what the peer writes.
+ */
+struct ksock_proto {
+	const char *name;             /* "V3/le" */
+	unsigned version;             /* KSOCK_PROTO_V1..V4 */
+	bool peer_be;
+	const struct lnet_hdr_codec *codec;
+	size_t khdr_size;             /* 24, or 0 for V1 (bare LNet header) */
+	bool zc;                      /* ZC cookies and NOOPs exist */
+	bool keepalive;               /* keepalive NOOP [0,1] (V3/V4) */
+	bool csum_hdr;                /* V2: checksum covers the headers too */
+	/* Decode the ksock header of a message (V1: synthesises an LNET one
+	 * from zero bytes). Returns bytes consumed or -errno. */
+	ssize_t (*khdr_decode)(const uint8_t *buf, size_t len, struct ksock_msg_hdr *m);
+	/* Encode ours (little-endian); V1 writes nothing. */
+	ssize_t (*khdr_encode)(const struct ksock_msg_hdr *m, uint8_t *buf, size_t len);
+	/* Which connection may carry `nob` bytes (ksock hdr + LNet hdr +
+	 * payload); `nonblk` marks ZC-ACK/keepalive NOOPs. */
+	enum ksock_match (*match)(int ctype, size_t nob, bool nonblk, size_t min_bulk);
+};
+
+const struct ksock_proto *ksock_proto_find(unsigned version, bool peer_be);
+/* Version the active side starts with: V4 on IPv6, V3 on IPv4. */
+unsigned ksock_proto_default_version(int family);
+/* BULK_IN <-> BULK_OUT; ANY and CONTROL stay; anything else -> NONE. */
+int ksock_invert_ctype(int ctype);
+const char *ksock_ctype_str(int ctype);
+
+/* A ZC-ACK as carried by (cookies[0], cookies[1]) of a NOOP (for an LNET
+ * message pass c0 = 0: only cookies[1] is an ACK there). */
+struct ksock_zcack {
+	uint64_t lo, hi;      /* range [lo, hi], or the pair {lo, hi} */
+	bool pair;            /* exactly lo and hi */
+	bool keepalive;       /* cookie 1 on V3/V4: nothing to ACK */
+	unsigned count;       /* cookies that must be outstanding (range: hi-lo+1) */
+};
+/* Returns 0, or -EPROTO for a malformed form (keepalive inside a range). */
+int ksock_zcack_parse(uint64_t c0, uint64_t c1, bool keepalive_ok, struct ksock_zcack *z);
+bool ksock_zcack_covers(const struct ksock_zcack *z, uint64_t cookie);
+/* Next ZC request cookie: > 1, skipping 0 and 1 on wrap. */
+uint64_t ksock_cookie_next(uint64_t *counter);
+
+/* Race resolution: refuse an incoming connection when I am connecting to
+ * that peer and its NID is lower than mine (higher NID wins). */
+bool ksock_race_refuse(const ulnet_nid_t *peer_nid, const ulnet_nid_t *my_nid, bool connecting);
+
+/* Connection-admission decision once a HELLO is read. */
+enum ksock_admit {
+	KSOCK_ADMIT_OK = 0,
+	KSOCK_ADMIT_RACE,         /* passive: refuse with NONE (I'm connecting, higher NID) */
+	KSOCK_ADMIT_REBOOT,       /* incarnation changed: close all, refuse */
+	KSOCK_ADMIT_WRONG_PROTO,  /* protocol differs from the peer's other conns */
+	KSOCK_ADMIT_LOST_RACE,    /* active: the peer answered NONE in my version */
+	KSOCK_ADMIT_RETRY_PROTO,  /* active: the peer answered another version */
+	KSOCK_ADMIT_DUP,          /* same type beyond conns_per_peer */
+};
+struct ksock_admit_in {
+	bool active;
+	const ulnet_nid_t *my_nid, *peer_nid;
+	bool connecting;              /* I have an active attempt to this peer */
+	bool peer_known;              /* the peer has agreed a proto/incarnation */
+	const struct ksock_proto *peer_proto, *conn_proto;
+	uint64_t peer_incarnation, incarnation;
+	int hello_rc;                 /* active: 0, EALREADY or EPROTO from the reply */
+	int ndup;                     /* established conns of the same type */
+	int conns_per_peer;
+	bool loopback;                /* same IP both ends: duplicates allowed */
+};
+enum ksock_admit ksock_admit(const struct ksock_admit_in *in);
+const char *ksock_admit_str(enum ksock_admit a);
+
+/* Active side: check a reply HELLO against what we asked for.
+ * Returns 0 (accepted), EALREADY (NONE, same version), EPROTO (other
+ * version: retry with h->version) or -EPROTO with *why set. */
+int ksock_hello_check_reply(const struct ksock_hello *h, const ulnet_nid_t *target_nid,
+			    ulnet_pid_t target_pid, unsigned sent_version, int sent_ctype,
+			    const char **why);
+/* Passive side: is this HELLO acceptable at all? 0 or -EPROTO with *why. */
+int ksock_hello_check_passive(const struct ksock_hello *h, const char **why);
+
+/* --- runtime structures -------------------------------------------------- */
+
+struct ksock_net;
+struct ksock_peer;
+struct ksock_conn;
+
+/* A transmit descriptor: one LNET message or one NOOP. Pooled per NI. */
+struct ksock_tx {
+	struct ksock_tx *next;            /* conn/peer queue, ZC list, free list */
+	struct lnet_msg *msg;             /* NULL for a NOOP */
+	struct ksock_conn *conn;          /* the conn it went out on */
+	bool nonblk;                      /* ZC-ACK / keepalive NOOP */
+	bool built;                       /* header bytes are final */
+	uint64_t noop_cookies[2];         /* NOOP: the ACK it carries */
+	uint64_t zc_cookie;               /* our ZC request, 0 if none */
+	uint64_t deadline;                /* queued-without-conn / ZC-ACK deadline */
+	size_t nob;                       /* ksock hdr + LNet hdr + payload */
+	size_t sent;
+	size_t hdr_len;
+	const struct iovec *piov;         /* the MD's fragments */
+	unsigned pniov;
+	size_t poff, plen;
+	uint8_t hdr[KSOCK_MSG_HDR_SIZE + LNET_HDR_MAX_SIZE];
+};
+
+enum ksock_conn_state {
+	KSOCK_CS_CONNECTING = 1,  /* active: TCP connect in progress */
+	KSOCK_CS_HS_SEND,         /* active: sending connreq + HELLO */
+	KSOCK_CS_ACC_REQ,         /* passive: reading the acceptor request */
+	KSOCK_CS_HELLO,           /* reading the peer's HELLO */
+	KSOCK_CS_UP,
+	KSOCK_CS_CLOSED,
+};
+
+enum ksock_rx_state {
+	KSOCK_RX_KHDR = 0,
+	KSOCK_RX_LHDR,
+	KSOCK_RX_PARSE,           /* in lnet_parse / waiting for recv() */
+	KSOCK_RX_PAYLOAD,
+};
+
+#define KSOCK_HS_BUF 128
+
+struct ksock_conn {
+	struct ksock_net *net;
+	struct ksock_peer *peer;          /* set once the HELLO is admitted */
+	struct ksock_conn *next;          /* peer->conns or net->hs_conns */
+	int fd;
+	struct ul_io io;
+	struct ksock_conn *kick_next;     /* net->kick_conns / dead_conns */
+	bool kicked;
+	int refs;                         /* under net->lock */
+	enum ksock_conn_state state;
+	bool active;
+	bool on_list;                     /* linked in peer->conns or hs_conns */
+	bool userspace;                   /* passive from port > 1023 */
+	int ctype;                        /* my view */
+	const struct ksock_proto *proto;
+	struct sockaddr_storage peer_sa, my_sa;
+	uint16_t peer_port;
+	char addrstr[64];                 /* "ip:port" of the peer */
+	int family;
+	uint64_t id;                      /* for logs */
+
+	/* handshake */
+	ulnet_nid_t target_nid;           /* active: whom we dial */
+	ulnet_pid_t target_pid;
+	ulnet_pid_t id_pid;               /* peer identity (after HELLO) */
+	ulnet_nid_t id_nid;
+	unsigned hs_version;              /* active: version sent */
+	int hs_port;                      /* active: next source port to try */
+	uint64_t hs_deadline;
+	uint8_t hs_in[KSOCK_HS_BUF];
+	size_t hs_have;
+	uint8_t hs_out[KSOCK_HS_BUF];
+	size_t hs_out_len, hs_out_sent;
+	bool hs_close_after_send;
+	struct ksock_hello hs_hello;      /* the peer's HELLO */
+
+	/* tx (under net->lock) */
+	struct ksock_tx *txq_head, *txq_tail;
+	size_t tx_queued;                 /* bytes not yet written */
+	uint64_t tx_last_progress;
+	bool tx_ready;                    /* EPOLLOUT seen since the last EAGAIN */
+
+	/* rx (loop thread; the recv() handoff under net->lock) */
+	enum ksock_rx_state rx_state;
+	bool rx_ready;                    /* EPOLLIN seen since the last EAGAIN */
+	bool rx_eof;
+	bool rx_started;                  /* bytes of a message have arrived */
+	uint64_t rx_last_progress;
+	uint8_t rx_hbuf[KSOCK_MSG_HDR_SIZE + LNET_HDR_MAX_SIZE];
+	size_t rx_have, rx_need;
+	struct ksock_msg_hdr rx_khdr;
+	struct lnet_hdr rx_lhdr;
+	struct lnet_msg *rx_msg;
+	bool rx_recv_called;
+	bool rx_in_parse;
+	size_t rx_mlen, rx_mlen_left, rx_discard_left;
+	unsigned rx_niov, rx_iov_idx;
+	size_t rx_iov_off;
+	uint32_t rx_csum;
+	struct iovec rx_iov[ULNET_MAX_IOV];
+};
+
+struct ksock_peer {
+	struct ksock_peer *next;
+	ulnet_nid_t nid;
+	ulnet_pid_t pid;
+	bool known;                       /* proto and incarnation agreed */
+	const struct ksock_proto *proto;
+	uint64_t incarnation;
+	unsigned want_version;            /* version for the next active HELLO */
+	bool userspace;                   /* reached us from port > 1023 */
+	bool connector;                   /* we dial this peer */
+	struct ksock_conn *conns;         /* established (UP) */
+	int nconnecting;                  /* our active attempts in flight */
+	int accepting;                    /* passive HELLOs being processed */
+	int ealready;                     /* consecutive lost races */
+	uint64_t retry_at;
+	uint64_t retry_ms;
+	struct ksock_tx *txq_head, *txq_tail; /* waiting for a connection */
+	struct ksock_tx *zc_head;         /* sent, waiting for the ZC-ACK */
+	uint64_t zc_next;
+	uint64_t acks[16];                /* ZC-ACKs we owe and could not send yet */
+	unsigned nacks;
+	uint64_t last_alive;
+	uint64_t last_keepalive;
+	int last_error;
+};
+
+struct ksock_txblock {
+	struct ksock_txblock *next;
+	struct ksock_tx tx[64];
+};
+
+struct ksock_net {
+	struct lnet_ni *ni;
+	struct ul_loop *loop;
+	ulnet_nid_t nid;
+	ulnet_pid_t pid;                  /* PID we put on the wire */
+	uint64_t incarnation;
+	int family;
+	struct sockaddr_storage sa;       /* NI address, port 0 */
+	socklen_t salen;
+	uint16_t accept_port;
+	int accept_mode;                  /* 0 secure, 1 all, 2 none */
+	int conns_per_peer;
+	int tos;
+	bool user_mode;                   /* no privileged ports: pid | USERFLAG */
+	int next_priv_port;
+	uint64_t next_conn_id;
+	uint64_t timeout_ns;
+
+	pthread_mutex_t lock;
+	struct ksock_peer *peers;
+	struct ksock_conn *hs_conns;      /* handshaking conns */
+	struct ksock_tx *tx_free;
+	struct ksock_txblock *txblocks;
+	bool shutdown;
+
+	int listen_fd;
+	struct ul_io listen_io;
+	struct ul_timer reaper;
+	/* "Post to the loop": a timer due now. Timers (unlike posted work) can
+	 * be cancelled at shutdown, and they run after the epoll batch, so a
+	 * conn freed there cannot be touched by a stale event of that batch. */
+	struct ul_timer kick;
+	struct ksock_conn *kick_conns;    /* conns whose rx must resume */
+	struct ksock_conn *dead_conns;    /* refs dropped to 0: free on the loop */
+	bool kick_connect;                /* some peer wants an active connect */
+	/* shutdown handshake with a running loop */
+	struct ul_timer shutdown_timer;
+	pthread_cond_t shutdown_cond;
+	bool shutdown_started, shutdown_done, shutdown_abandoned;
+	int loop_tid;                     /* thread that ran our callbacks last */
+};
+
+/* socklnd.c */
+void ksock_lock(struct ksock_net *net);
+void ksock_unlock(struct ksock_net *net);
+struct ksock_peer *ksock_peer_find(struct ksock_net *net, const ulnet_nid_t *nid);
+struct ksock_peer *ksock_peer_find_or_create(struct ksock_net *net, const ulnet_nid_t *nid,
+					     ulnet_pid_t pid);
+struct ksock_tx *ksock_tx_alloc(struct ksock_net *net);
+void ksock_tx_free(struct ksock_net *net, struct ksock_tx *tx);
+uint64_t ksock_now(const struct ksock_net *net);
+const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
+/* Record the loop thread (every loop callback calls it). */
+void ksock_loop_enter(struct ksock_net *net);
+/* Ask the loop to run the kick handler soon (any thread). */
+void ksock_kick(struct ksock_net *net);
+/* Resume rx of a conn on the loop (holds a ref until then). */
+void ksock_kick_conn_locked(struct ksock_conn *c);
+
+/* A list of messages to finalize after the lock is dropped. */
+struct ksock_done {
+	struct ksock_tx *head;
+	unsigned nnotify;                 /* peer failures to report */
+	ulnet_nid_t notify_nid[4];
+	int notify_err[4];
+};
+void ksock_done_notify(struct ksock_done *d, const ulnet_nid_t *nid, int err);
+void ksock_done_add(struct ksock_done *d, struct ksock_tx *tx, int status);
+void ksock_done_run(struct ksock_net *net, struct ksock_done *d);
+
+/* sock_acceptor.c */
+int ksock_acceptor_start(struct ksock_net *net);
+void ksock_acceptor_stop(struct ksock_net *net);
+void ksock_acc_readable(struct ksock_conn *c);
+
+/* sock_connect.c */
+void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
+			       struct ksock_done *done);
+void ksock_kick_connect_locked(struct ksock_net *net);
+void ksock_connect_io(struct ksock_conn *c, uint32_t revents);
+void ksock_connect_failed_locked(struct ksock_net *net, struct ksock_peer *peer, int err,
+				 struct ksock_done *done);
+bool ksock_can_bind_privileged(void);
+
+/* sock_conn.c */
+struct ksock_conn *ksock_conn_new(struct ksock_net *net, int fd, bool active);
+struct ksock_conn *ksock_conn_new_locked(struct ksock_net *net, int fd, bool active);
+void ksock_conn_get_locked(struct ksock_conn *c);
+void ksock_conn_put(struct ksock_conn *c);
+void ksock_conn_put_locked(struct ksock_conn *c);
+void ksock_conn_io(struct ul_io *io, uint32_t revents);
+void ksock_conn_free(struct ksock_conn *c);
+/* Close (and fail what it carries); with siblings, every conn of its peer. */
+void ksock_conn_close_locked(struct ksock_conn *c, int err, bool siblings, struct ksock_done *done);
+void ksock_conn_close(struct ksock_conn *c, int err, bool siblings);
+void ksock_hs_readable(struct ksock_conn *c);
+int ksock_hs_flush(struct ksock_conn *c);
+/* Read handshake bytes until hs_have == need: 1 done, 0 EAGAIN, -errno
+ * (-ECONNRESET on EOF). Reads exactly what is asked, never past it. */
+int ksock_hs_fill(struct ksock_conn *c, size_t need);
+void ksock_conn_describe(const struct ksock_conn *c, char *buf, size_t len);
+void ksock_setup_socket(struct ksock_net *net, int fd);
+int ksock_send_hello(struct ksock_conn *c, unsigned version, int ctype, const struct ksock_hello *in);
+void ksock_hs_fail(struct ksock_conn *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* sock_tx.c */
+void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg);
+/* Put a tx on the best conn of its peer, or on the peer's queue. */
+void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct ksock_tx *tx,
+			 struct ksock_done *done);
+/* A conn just came up: move the peer's waiting txs that fit it. */
+void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done);
+/* Write what the conn has queued; returns 0 or -errno (conn must close). */
+int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done);
+void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie,
+			     struct ksock_done *done);
+void ksock_send_keepalive_locked(struct ksock_net *net, struct ksock_peer *peer,
+				 struct ksock_done *done);
+int ksock_handle_zcack_locked(struct ksock_peer *peer, uint64_t c0, uint64_t c1,
+			      struct ksock_done *done);
+
+/* sock_rx.c */
+void ksock_conn_rx(struct ksock_conn *c);
+void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
+		const struct iovec *iov, unsigned niov, size_t offset, size_t mlen, size_t rlen);
+
+#endif

@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sock_proto.c - the socklnd protocol tables and the connection rules that
+ * need no socket: which table a HELLO selects, which connection may carry a
+ * message, ZC-ACK forms, race resolution and connection admission.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "lnd/socklnd/sock_int.h"
+
+/* --- ksock header per byte order ----------------------------------------- */
+
+static ssize_t khdr_decode_le(const uint8_t *buf, size_t len, struct ksock_msg_hdr *m)
+{
+	return ksock_msg_hdr_decode(buf, len, false, m);
+}
+
+static ssize_t khdr_decode_be(const uint8_t *buf, size_t len, struct ksock_msg_hdr *m)
+{
+	return ksock_msg_hdr_decode(buf, len, true, m);
+}
+
+static ssize_t khdr_encode_le(const struct ksock_msg_hdr *m, uint8_t *buf, size_t len)
+{
+	return ksock_msg_hdr_encode(m, false, buf, len);
+}
+
+/* V1 has no ksock header: every message is an LNET one, no cookies. */
+static ssize_t khdr_decode_v1(const uint8_t *buf, size_t len, struct ksock_msg_hdr *m)
+{
+	(void)buf;
+	(void)len;
+	memset(m, 0, sizeof(*m));
+	m->type = KSOCK_MSG_LNET;
+	return 0;
+}
+
+static ssize_t khdr_encode_v1(const struct ksock_msg_hdr *m, uint8_t *buf, size_t len)
+{
+	(void)m;
+	(void)buf;
+	(void)len;
+	return 0;
+}
+
+/* --- message to connection matching (reference §1.4) --------------------- */
+
+/* V1/V2: anything may go anywhere; size picks the preferred type. */
+static enum ksock_match match_v2(int ctype, size_t nob, bool nonblk, size_t min_bulk)
+{
+	(void)nonblk;
+	switch (ctype) {
+	case SOCKLND_CONN_ANY:
+		return KSOCK_MATCH_YES;
+	case SOCKLND_CONN_CONTROL:
+		return nob < min_bulk ? KSOCK_MATCH_YES : KSOCK_MATCH_MAY;
+	case SOCKLND_CONN_BULK_OUT:
+		return nob >= min_bulk ? KSOCK_MATCH_YES : KSOCK_MATCH_MAY;
+	case SOCKLND_CONN_BULK_IN:
+		return KSOCK_MATCH_MAY;
+	default:
+		return KSOCK_MATCH_NO;
+	}
+}
+
+/* V3/V4: never ANY; non-blocking NOOPs only on the conn we hold as
+ * BULK_IN, which carries nothing else but other NOOPs. */
+static enum ksock_match match_v3(int ctype, size_t nob, bool nonblk, size_t min_bulk)
+{
+	bool noop = nob <= KSOCK_MSG_HDR_SIZE;
+
+	switch (ctype) {
+	case SOCKLND_CONN_BULK_IN:
+		if (nonblk)
+			return KSOCK_MATCH_YES;
+		return noop ? KSOCK_MATCH_MAY : KSOCK_MATCH_NO;
+	case SOCKLND_CONN_BULK_OUT:
+		if (nonblk)
+			return KSOCK_MATCH_NO;
+		return nob >= min_bulk ? KSOCK_MATCH_YES : KSOCK_MATCH_MAY;
+	case SOCKLND_CONN_CONTROL:
+		if (nonblk)
+			return KSOCK_MATCH_NO;
+		return nob < min_bulk ? KSOCK_MATCH_YES : KSOCK_MATCH_MAY;
+	default:
+		return KSOCK_MATCH_NO;
+	}
+}
+
+/* --- the tables ------------------------------------------------------------ */
+
+#define PROTO(n, v, be, cod, ksz, dec, enc, zc_, ka, ch, m)                           \
+	{ .name = n, .version = v, .peer_be = be, .codec = &cod, .khdr_size = ksz,     \
+	  .khdr_decode = dec, .khdr_encode = enc, .zc = zc_, .keepalive = ka,          \
+	  .csum_hdr = ch, .match = m }
+
+static const struct ksock_proto ksock_protos[] = {
+	/* V1 HELLO is always little-endian; one table. */
+	PROTO("V1", KSOCK_PROTO_V1, false, lnet_hdr_codec_nid4, 0, khdr_decode_v1,
+	      khdr_encode_v1, false, false, false, match_v2),
+	PROTO("V2/le", KSOCK_PROTO_V2, false, lnet_hdr_codec_nid4, KSOCK_MSG_HDR_SIZE,
+	      khdr_decode_le, khdr_encode_le, true, false, true, match_v2),
+	PROTO("V2/be", KSOCK_PROTO_V2, true, lnet_hdr_codec_nid4, KSOCK_MSG_HDR_SIZE,
+	      khdr_decode_be, khdr_encode_le, true, false, true, match_v2),
+	PROTO("V3/le", KSOCK_PROTO_V3, false, lnet_hdr_codec_nid4, KSOCK_MSG_HDR_SIZE,
+	      khdr_decode_le, khdr_encode_le, true, true, false, match_v3),
+	PROTO("V3/be", KSOCK_PROTO_V3, true, lnet_hdr_codec_nid4, KSOCK_MSG_HDR_SIZE,
+	      khdr_decode_be, khdr_encode_le, true, true, false, match_v3),
+	PROTO("V4/le", KSOCK_PROTO_V4, false, lnet_hdr_codec_nid16, KSOCK_MSG_HDR_SIZE,
+	      khdr_decode_le, khdr_encode_le, true, true, false, match_v3),
+	PROTO("V4/be", KSOCK_PROTO_V4, true, lnet_hdr_codec_nid16, KSOCK_MSG_HDR_SIZE,
+	      khdr_decode_be, khdr_encode_le, true, true, false, match_v3),
+};
+
+const struct ksock_proto *ksock_proto_find(unsigned version, bool peer_be)
+{
+	for (size_t i = 0; i < sizeof(ksock_protos) / sizeof(ksock_protos[0]); i++) {
+		const struct ksock_proto *p = &ksock_protos[i];
+
+		/* V1's byte order is fixed (LE), whatever the caller saw */
+		if (p->version == version && (version == KSOCK_PROTO_V1 || p->peer_be == peer_be))
+			return p;
+	}
+	return NULL;
+}
+
+unsigned ksock_proto_default_version(int family)
+{
+	return family == AF_INET6 ? KSOCK_PROTO_V4 : KSOCK_PROTO_V3;
+}
+
+int ksock_invert_ctype(int ctype)
+{
+	switch (ctype) {
+	case SOCKLND_CONN_ANY:
+	case SOCKLND_CONN_CONTROL:
+		return ctype;
+	case SOCKLND_CONN_BULK_IN:
+		return SOCKLND_CONN_BULK_OUT;
+	case SOCKLND_CONN_BULK_OUT:
+		return SOCKLND_CONN_BULK_IN;
+	default:
+		return SOCKLND_CONN_NONE;
+	}
+}
+
+const char *ksock_ctype_str(int ctype)
+{
+	switch (ctype) {
+	case SOCKLND_CONN_NONE:
+		return "NONE";
+	case SOCKLND_CONN_ANY:
+		return "ANY";
+	case SOCKLND_CONN_CONTROL:
+		return "CONTROL";
+	case SOCKLND_CONN_BULK_IN:
+		return "BULK_IN";
+	case SOCKLND_CONN_BULK_OUT:
+		return "BULK_OUT";
+	default:
+		return "?";
+	}
+}
+
+/* --- ZC cookies -------------------------------------------------------------- */
+
+int ksock_zcack_parse(uint64_t c0, uint64_t c1, bool keepalive_ok, struct ksock_zcack *z)
+{
+	memset(z, 0, sizeof(*z));
+	if (c1 == 0)
+		return -EPROTO;
+	if (c0 == 0)
+		c0 = c1;               /* single form */
+	if (c1 == KSOCK_KEEPALIVE_COOKIE && keepalive_ok) {
+		/* [0,1] or [1,1]: a keepalive; anything bigger mixes it in */
+		if (c0 != c1)
+			return -EPROTO;
+		z->keepalive = true;
+		return 0;
+	}
+	if (c0 > c1) {
+		z->pair = true;
+		z->lo = c1;
+		z->hi = c0;
+		z->count = 2;
+	} else {
+		z->lo = c0;
+		z->hi = c1;
+		/* a range wider than anything we could have outstanding can
+		 * never be satisfied; cap to keep count meaningful */
+		z->count = (c1 - c0) >= 0x7fffffffULL ? 0x7fffffffu : (unsigned)(c1 - c0 + 1);
+	}
+	return 0;
+}
+
+bool ksock_zcack_covers(const struct ksock_zcack *z, uint64_t cookie)
+{
+	if (z->keepalive || cookie == 0)
+		return false;
+	if (z->pair)
+		return cookie == z->lo || cookie == z->hi;
+	return cookie >= z->lo && cookie <= z->hi;
+}
+
+uint64_t ksock_cookie_next(uint64_t *counter)
+{
+	uint64_t c = *counter;
+
+	if (c <= KSOCK_KEEPALIVE_COOKIE)
+		c = KSOCK_KEEPALIVE_COOKIE + 1;
+	*counter = c + 1;
+	return c;
+}
+
+/* --- connection rules ---------------------------------------------------------- */
+
+bool ksock_race_refuse(const ulnet_nid_t *peer_nid, const ulnet_nid_t *my_nid, bool connecting)
+{
+	return connecting && ulnet_nid_cmp(peer_nid, my_nid) < 0;
+}
+
+enum ksock_admit ksock_admit(const struct ksock_admit_in *in)
+{
+	if (!in->active && ksock_race_refuse(in->peer_nid, in->my_nid, in->connecting))
+		return KSOCK_ADMIT_RACE;
+	if (in->peer_known) {
+		if (in->peer_incarnation != in->incarnation)
+			return KSOCK_ADMIT_REBOOT;
+		if (in->peer_proto != in->conn_proto)
+			return KSOCK_ADMIT_WRONG_PROTO;
+	}
+	if (in->active && in->hello_rc == EALREADY)
+		return KSOCK_ADMIT_LOST_RACE;
+	if (in->active && in->hello_rc == EPROTO)
+		return KSOCK_ADMIT_RETRY_PROTO;
+	if (!in->loopback && in->ndup >= (in->conns_per_peer > 0 ? in->conns_per_peer : 1))
+		return KSOCK_ADMIT_DUP;
+	return KSOCK_ADMIT_OK;
+}
+
+const char *ksock_admit_str(enum ksock_admit a)
+{
+	switch (a) {
+	case KSOCK_ADMIT_OK:
+		return "ok";
+	case KSOCK_ADMIT_RACE:
+		return "connection race resolution";
+	case KSOCK_ADMIT_REBOOT:
+		return "peer rebooted";
+	case KSOCK_ADMIT_WRONG_PROTO:
+		return "wrong proto version";
+	case KSOCK_ADMIT_LOST_RACE:
+		return "lost conn race";
+	case KSOCK_ADMIT_RETRY_PROTO:
+		return "retry with different protocol version";
+	case KSOCK_ADMIT_DUP:
+		return "duplicate";
+	}
+	return "?";
+}
+
+int ksock_hello_check_reply(const struct ksock_hello *h, const ulnet_nid_t *target_nid,
+			    ulnet_pid_t target_pid, unsigned sent_version, int sent_ctype,
+			    const char **why)
+{
+	if (ulnet_nid_is_any(&h->src_nid)) {
+		*why = "HELLO with NID ANY";
+		return -EPROTO;
+	}
+	/* A user-space peer puts USERFLAG on its PID; the caller asked for
+	 * the plain PID (deliberate difference: the kernel compares all bits). */
+	if (!ulnet_nid_same(&h->src_nid, target_nid) ||
+	    (h->src_pid & ~ULNET_PID_USERFLAG) != (target_pid & ~ULNET_PID_USERFLAG)) {
+		*why = "they claimed another NID/PID";
+		return -EPROTO;
+	}
+	if (h->ctype == SOCKLND_CONN_NONE)
+		return h->version == sent_version ? EALREADY : EPROTO;
+	if (h->version != sent_version)
+		return EPROTO;
+	if (ksock_invert_ctype(h->ctype) != sent_ctype || h->ctype == SOCKLND_CONN_NONE) {
+		*why = "mismatched connection type";
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int ksock_hello_check_passive(const struct ksock_hello *h, const char **why)
+{
+	if (ulnet_nid_is_any(&h->src_nid)) {
+		*why = "HELLO with NID ANY";
+		return -EPROTO;
+	}
+	/* V4 carries nips but no list: ignored on receipt */
+	if (h->version != KSOCK_PROTO_V4 && h->nips > KSOCK_HELLO_MAX_IPS) {
+		*why = "too many IPs in HELLO";
+		return -EPROTO;
+	}
+	for (uint32_t i = 0; h->version != KSOCK_PROTO_V4 && i < h->nips; i++) {
+		if (h->ips[i] == 0) {
+			*why = "zero IP in HELLO";
+			return -EPROTO;
+		}
+	}
+	if (ksock_invert_ctype(h->ctype) == SOCKLND_CONN_NONE) {
+		*why = "bad connection type";
+		return -EPROTO;
+	}
+	return 0;
+}

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sock_tx.c - the send path: choose a connection (reference §1.4), build
+ * the ksock + LNet header into the tx's own buffer, and write header +
+ * the MD's payload fragments with one sendmsg (no staging copy). If the
+ * connection has nothing queued the caller's thread writes; otherwise the
+ * tx waits and EPOLLOUT drains it on the loop. ZC requests complete on the
+ * peer's ACK; ZC-ACKs and keepalives are NOOPs on the conn held as BULK_IN.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "core/lnd.h"
+#include "lnd/socklnd/sock_int.h"
+
+/* What the matcher sees: the kernel always counts a nid4 header. */
+static size_t ksock_tx_match_nob(const struct ksock_tx *tx)
+{
+	if (!tx->msg)
+		return KSOCK_MSG_HDR_SIZE;
+	return KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE + tx->plen;
+}
+
+static struct ksock_conn *ksock_find_conn_locked(struct ksock_peer *peer, const struct ksock_tx *tx)
+{
+	struct ksock_conn *best = NULL;
+	enum ksock_match best_m = KSOCK_MATCH_NO;
+	size_t nob = ksock_tx_match_nob(tx);
+
+	for (struct ksock_conn *c = peer->conns; c; c = c->next) {
+		enum ksock_match m;
+
+		if (c->state != KSOCK_CS_UP)
+			continue;
+		m = c->proto->match(c->ctype, nob, tx->nonblk, KSOCK_MIN_BULK);
+		if (m == KSOCK_MATCH_NO)
+			continue;
+		/* prefer YES over MAY; among equals, the least queued */
+		if (!best || m > best_m || (m == best_m && c->tx_queued < best->tx_queued)) {
+			best = c;
+			best_m = m;
+		}
+	}
+	return best;
+}
+
+/* Fix the header bytes for the conn the tx is going out on. */
+static int ksock_tx_build_locked(struct ksock_conn *c, struct ksock_tx *tx)
+{
+	struct ksock_net *net = c->net;
+	struct ksock_peer *peer = c->peer;
+	struct ksock_msg_hdr kh = { 0 };
+	ssize_t n, k;
+
+	if (!tx->msg) {
+		kh.type = KSOCK_MSG_NOOP;
+		kh.zc_cookies[0] = tx->noop_cookies[0];
+		kh.zc_cookies[1] = tx->noop_cookies[1];
+	} else {
+		kh.type = KSOCK_MSG_LNET;
+		if (c->proto->zc && tx->plen >= KSOCK_ZC_MIN_PAYLOAD) {
+			tx->zc_cookie = ksock_cookie_next(&peer->zc_next);
+			kh.zc_cookies[0] = tx->zc_cookie;
+		}
+		if (c->proto->zc && peer->nacks)   /* piggyback an ACK we owe */
+			kh.zc_cookies[1] = peer->acks[--peer->nacks];
+	}
+	k = c->proto->khdr_encode(&kh, tx->hdr, sizeof(tx->hdr));
+	if (k < 0)
+		return (int)k;
+	if (tx->msg) {
+		struct lnet_hdr h = *lnet_msg_hdr(tx->msg);
+
+		if (net->user_mode)
+			h.src_pid |= ULNET_PID_USERFLAG;
+		n = c->proto->codec->encode(&h, tx->hdr + k, sizeof(tx->hdr) - (size_t)k);
+		if (n < 0)
+			return (int)n;
+		k += n;
+	}
+	tx->hdr_len = (size_t)k;
+	tx->nob = tx->hdr_len + tx->plen;
+	tx->sent = 0;
+	tx->built = true;
+	tx->conn = c;
+	return 0;
+}
+
+/* Queue on `c`; the caller flushes. */
+static int ksock_conn_queue_locked(struct ksock_conn *c, struct ksock_tx *tx)
+{
+	int rc = ksock_tx_build_locked(c, tx);
+
+	if (rc < 0)
+		return rc;
+	tx->next = NULL;
+	if (c->txq_tail)
+		c->txq_tail->next = tx;
+	else
+		c->txq_head = tx;
+	c->txq_tail = tx;
+	if (!c->tx_queued)
+		c->tx_last_progress = ksock_now(c->net);
+	c->tx_queued += tx->nob;
+	return 0;
+}
+
+static void ksock_peer_enqueue_locked(struct ksock_peer *peer, struct ksock_tx *tx)
+{
+	tx->next = NULL;
+	if (peer->txq_tail)
+		peer->txq_tail->next = tx;
+	else
+		peer->txq_head = tx;
+	peer->txq_tail = tx;
+}
+
+/* Gather the unsent part of `tx` into `iov` (header rest + payload). */
+static unsigned ksock_tx_iov(const struct ksock_tx *tx, struct iovec *iov, unsigned max)
+{
+	unsigned n = 0;
+	size_t skip, left;
+
+	if (tx->sent < tx->hdr_len) {
+		iov[n].iov_base = (void *)(tx->hdr + tx->sent);
+		iov[n].iov_len = tx->hdr_len - tx->sent;
+		n++;
+		skip = tx->poff;
+		left = tx->plen;
+	} else {
+		skip = tx->poff + (tx->sent - tx->hdr_len);
+		left = tx->plen - (tx->sent - tx->hdr_len);
+	}
+	for (unsigned i = 0; i < tx->pniov && left && n < max; i++) {
+		size_t len = tx->piov[i].iov_len;
+
+		if (skip >= len) {
+			skip -= len;
+			continue;
+		}
+		iov[n].iov_base = (char *)tx->piov[i].iov_base + skip;
+		iov[n].iov_len = len - skip < left ? len - skip : left;
+		left -= iov[n].iov_len;
+		skip = 0;
+		n++;
+	}
+	return n;
+}
+
+/* The tx is on the wire (or in the kernel's buffer). */
+static void ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx, struct ksock_done *done)
+{
+	struct ksock_net *net = c->net;
+	struct ksock_peer *peer = c->peer;
+
+	if (!tx->msg) {
+		ksock_tx_free(net, tx);
+	} else if (tx->zc_cookie) {
+		/* complete on the peer's ZC-ACK */
+		tx->deadline = ksock_now(net) + net->timeout_ns;
+		tx->next = peer->zc_head;
+		peer->zc_head = tx;
+	} else {
+		ksock_done_add(done, tx, 0);
+	}
+}
+
+int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
+{
+	struct iovec iov[ULNET_MAX_IOV + 2];
+	int rc;
+
+	if (c->state != KSOCK_CS_UP)
+		return 0;
+	if (c->hs_out_len) {
+		rc = ksock_hs_flush(c);
+		if (rc <= 0)
+			return rc;
+	}
+	while (c->txq_head) {
+		struct ksock_tx *tx = c->txq_head;
+		struct msghdr mh = { 0 };
+		ssize_t n;
+
+		mh.msg_iov = iov;
+		mh.msg_iovlen = ksock_tx_iov(tx, iov, ULNET_MAX_IOV + 2);
+		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return -errno;
+		}
+		tx->sent += (size_t)n;
+		c->tx_queued -= (size_t)n;
+		c->tx_last_progress = ksock_now(c->net);
+		if (tx->sent < tx->nob)
+			continue;
+		c->txq_head = tx->next;
+		if (!c->txq_head)
+			c->txq_tail = NULL;
+		ksock_tx_sent_locked(c, tx, done);
+	}
+	return 0;
+}
+
+static void ksock_conn_kick_tx_locked(struct ksock_conn *c, struct ksock_done *done)
+{
+	int rc = ksock_conn_flush_locked(c, done);
+
+	if (rc < 0) {
+		char desc[160];
+
+		ksock_conn_describe(c, desc, sizeof(desc));
+		lnet_ni_log(c->net->ni, ULNET_LOG_ERROR, "%s: write error: %s", desc, strerror(-rc));
+		ksock_conn_close_locked(c, rc, true, done);
+	}
+}
+
+void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct ksock_tx *tx,
+			 struct ksock_done *done)
+{
+	struct ksock_conn *c = ksock_find_conn_locked(peer, tx);
+	int rc;
+
+	if (!c) {
+		ksock_peer_enqueue_locked(peer, tx);
+		ksock_peer_connect_locked(net, peer, done);
+		return;
+	}
+	rc = ksock_conn_queue_locked(c, tx);
+	if (rc < 0) {
+		char nb[ULNET_NIDSTR_SIZE];
+
+		lnet_ni_log(net->ni, ULNET_LOG_ERROR, "peer %s: can't encode message for %s: %s",
+			    ksock_nidstr(&peer->nid, nb), c->proto->name, strerror(-rc));
+		if (tx->msg)
+			ksock_done_add(done, tx, rc);
+		else
+			ksock_tx_free(net, tx);
+		return;
+	}
+	/* an empty queue means nobody else is writing: write from here */
+	if (c->txq_head == tx)
+		ksock_conn_kick_tx_locked(c, done);
+}
+
+void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	struct ksock_net *net = lnet_ni_data(ni);
+	ulnet_process_id_t target = lnet_msg_target(msg);
+	struct ksock_done done = { 0 };
+	struct ksock_peer *peer;
+	struct ksock_tx *tx;
+	int err = 0;
+
+	ksock_lock(net);
+	if (net->shutdown) {
+		err = -ESHUTDOWN;
+		goto fail;
+	}
+	peer = ksock_peer_find_or_create(net, &target.nid, target.pid);
+	tx = peer ? ksock_tx_alloc(net) : NULL;
+	if (!tx) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (!peer->conns && !peer->userspace)
+		peer->pid = target.pid;
+	tx->msg = msg;
+	lnet_msg_payload(msg, &tx->piov, &tx->pniov, &tx->poff, &tx->plen);
+	*lnet_msg_lnd_slot(msg) = tx;
+	tx->deadline = ksock_now(net) + net->timeout_ns;
+	ksock_launch_locked(net, peer, tx, &done);
+	ksock_unlock(net);
+	ksock_done_run(net, &done);
+	return;
+fail:
+	ksock_unlock(net);
+	lnet_finalize(msg, err);
+}
+
+/* A new conn takes the peer's waiting txs it can carry, and ACKs we owe. */
+void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done)
+{
+	struct ksock_net *net = c->net;
+	struct ksock_peer *peer = c->peer;
+	struct ksock_tx **pp = &peer->txq_head;
+	bool queued = false;
+
+	peer->txq_tail = NULL;
+	while (*pp) {
+		struct ksock_tx *tx = *pp;
+
+		if (c->proto->match(c->ctype, ksock_tx_match_nob(tx), tx->nonblk, KSOCK_MIN_BULK) ==
+		    KSOCK_MATCH_NO) {
+			peer->txq_tail = tx;
+			pp = &tx->next;
+			continue;
+		}
+		*pp = tx->next;
+		if (ksock_conn_queue_locked(c, tx) < 0) {
+			if (tx->msg)
+				ksock_done_add(done, tx, -EPROTO);
+			else
+				ksock_tx_free(net, tx);
+			continue;
+		}
+		queued = true;
+	}
+	if (c->proto->zc && peer->nacks &&
+	    c->proto->match(c->ctype, KSOCK_MSG_HDR_SIZE, true, KSOCK_MIN_BULK) == KSOCK_MATCH_YES) {
+		while (peer->nacks) {
+			struct ksock_tx *tx = ksock_tx_alloc(net);
+
+			if (!tx)
+				break;
+			tx->nonblk = true;
+			tx->noop_cookies[1] = peer->acks[--peer->nacks];
+			if (ksock_conn_queue_locked(c, tx) < 0)
+				ksock_tx_free(net, tx);
+			else
+				queued = true;
+		}
+	}
+	if (queued)
+		ksock_conn_kick_tx_locked(c, done);
+}
+
+static void ksock_send_noop_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t c0,
+				   uint64_t c1, struct ksock_done *done)
+{
+	struct ksock_tx *tx = ksock_tx_alloc(net);
+	struct ksock_conn *c;
+
+	if (!tx)
+		return;
+	tx->nonblk = true;
+	tx->noop_cookies[0] = c0;
+	tx->noop_cookies[1] = c1;
+	c = ksock_find_conn_locked(peer, tx);
+	if (!c || ksock_conn_queue_locked(c, tx) < 0) {
+		ksock_tx_free(net, tx);
+		if (c1 != KSOCK_KEEPALIVE_COOKIE && peer->nacks < sizeof(peer->acks) / sizeof(peer->acks[0]))
+			peer->acks[peer->nacks++] = c1;  /* piggyback later */
+		return;
+	}
+	if (c->txq_head == tx)
+		ksock_conn_kick_tx_locked(c, done);
+}
+
+void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie,
+			     struct ksock_done *done)
+{
+	ksock_send_noop_locked(net, peer, 0, cookie, done);
+}
+
+void ksock_send_keepalive_locked(struct ksock_net *net, struct ksock_peer *peer,
+				 struct ksock_done *done)
+{
+	ksock_send_noop_locked(net, peer, 0, KSOCK_KEEPALIVE_COOKIE, done);
+}
+
+int ksock_handle_zcack_locked(struct ksock_peer *peer, uint64_t c0, uint64_t c1,
+			      struct ksock_done *done)
+{
+	struct ksock_zcack z;
+	unsigned count;
+
+	if (ksock_zcack_parse(c0, c1, peer->proto && peer->proto->keepalive, &z) < 0)
+		return -EPROTO;
+	if (z.keepalive)
+		return 0;
+	count = z.count;
+	for (struct ksock_tx **pp = &peer->zc_head; *pp && count;) {
+		struct ksock_tx *tx = *pp;
+
+		if (ksock_zcack_covers(&z, tx->zc_cookie)) {
+			*pp = tx->next;
+			ksock_done_add(done, tx, 0);
+			count--;
+			continue;
+		}
+		pp = &tx->next;
+	}
+	return count == 0 ? 0 : -EPROTO;
+}

@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * socklnd.c - the TCP LND: ops table, NI startup/shutdown, peers, the tx
+ * pool, and the reaper (timeouts, keepalives, reconnects).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/lnd.h"
+#include "lnd/socklnd/sock_int.h"
+
+static void ksock_startup_fail_free(struct ksock_net *net);
+
+void ksock_lock(struct ksock_net *net)
+{
+	pthread_mutex_lock(&net->lock);
+}
+
+void ksock_unlock(struct ksock_net *net)
+{
+	pthread_mutex_unlock(&net->lock);
+}
+
+uint64_t ksock_now(const struct ksock_net *net)
+{
+	return lnet_ni_now(net->ni);
+}
+
+const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE])
+{
+	return ulnet_nid_str(nid, buf);
+}
+
+void ksock_loop_enter(struct ksock_net *net)
+{
+	net->loop_tid = (int)syscall(SYS_gettid);
+}
+
+/* --- finalize lists ---------------------------------------------------------- */
+
+void ksock_done_add(struct ksock_done *d, struct ksock_tx *tx, int status)
+{
+	/* the status rides in `deadline` once the tx is off every queue */
+	tx->deadline = (uint64_t)(int64_t)status;
+	tx->next = d->head;
+	d->head = tx;
+}
+
+void ksock_done_notify(struct ksock_done *d, const ulnet_nid_t *nid, int err)
+{
+	for (unsigned i = 0; i < d->nnotify; i++)
+		if (ulnet_nid_same(&d->notify_nid[i], nid))
+			return;
+	if (d->nnotify < 4) {
+		d->notify_nid[d->nnotify] = *nid;
+		d->notify_err[d->nnotify++] = err;
+	}
+}
+
+/* Finalize (without the lock) every message collected under it, then
+ * report failed peers to the core. */
+void ksock_done_run(struct ksock_net *net, struct ksock_done *d)
+{
+	struct ksock_tx *tx = d->head, *next;
+
+	d->head = NULL;
+	for (unsigned i = 0; i < d->nnotify; i++)
+		lnet_notify_peer_ni(net->ni, &d->notify_nid[i], d->notify_err[i]);
+	d->nnotify = 0;
+	for (; tx; tx = next) {
+		struct lnet_msg *msg = tx->msg;
+		int status = (int)(int64_t)tx->deadline;
+
+		next = tx->next;
+		ksock_lock(net);
+		ksock_tx_free(net, tx);
+		ksock_unlock(net);
+		if (msg)
+			lnet_finalize(msg, status);
+	}
+}
+
+/* --- tx pool ------------------------------------------------------------------ */
+
+struct ksock_tx *ksock_tx_alloc(struct ksock_net *net)
+{
+	struct ksock_tx *tx = net->tx_free;
+
+	if (!tx) {
+		struct ksock_txblock *b = calloc(1, sizeof(*b));
+
+		if (!b)
+			return NULL;
+		b->next = net->txblocks;
+		net->txblocks = b;
+		for (size_t i = 0; i < sizeof(b->tx) / sizeof(b->tx[0]); i++) {
+			b->tx[i].next = net->tx_free;
+			net->tx_free = &b->tx[i];
+		}
+		tx = net->tx_free;
+	}
+	net->tx_free = tx->next;
+	memset(tx, 0, offsetof(struct ksock_tx, hdr));
+	return tx;
+}
+
+void ksock_tx_free(struct ksock_net *net, struct ksock_tx *tx)
+{
+	tx->msg = NULL;
+	tx->conn = NULL;
+	tx->next = net->tx_free;
+	net->tx_free = tx;
+}
+
+/* --- peers ---------------------------------------------------------------------- */
+
+struct ksock_peer *ksock_peer_find(struct ksock_net *net, const ulnet_nid_t *nid)
+{
+	for (struct ksock_peer *p = net->peers; p; p = p->next)
+		if (ulnet_nid_same(&p->nid, nid))
+			return p;
+	return NULL;
+}
+
+struct ksock_peer *ksock_peer_find_or_create(struct ksock_net *net, const ulnet_nid_t *nid,
+					     ulnet_pid_t pid)
+{
+	struct ksock_peer *p = ksock_peer_find(net, nid);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->nid = *nid;
+	p->pid = pid;
+	p->retry_ms = KSOCK_MIN_RECONNECT_MS;
+	p->zc_next = KSOCK_KEEPALIVE_COOKIE + 1;
+	p->last_alive = ksock_now(net);
+	p->next = net->peers;
+	net->peers = p;
+	return p;
+}
+
+static bool ksock_peer_idle(const struct ksock_peer *p, uint64_t now)
+{
+	return !p->conns && !p->txq_head && !p->zc_head && p->nconnecting == 0 &&
+	       p->accepting == 0 && p->nacks == 0 && now >= p->retry_at;
+}
+
+static void ksock_peer_unlink_free(struct ksock_net *net, struct ksock_peer *peer)
+{
+	for (struct ksock_peer **pp = &net->peers; *pp; pp = &(*pp)->next) {
+		if (*pp == peer) {
+			*pp = peer->next;
+			free(peer);
+			return;
+		}
+	}
+}
+
+/* --- the kick (work for the loop thread) ---------------------------------------- */
+
+void ksock_kick(struct ksock_net *net)
+{
+	/* due now: runs after the current epoll batch of the loop */
+	ul_timer_start(net->loop, &net->kick, 0);
+}
+
+void ksock_kick_conn_locked(struct ksock_conn *c)
+{
+	struct ksock_net *net = c->net;
+
+	if (c->kicked || c->state == KSOCK_CS_CLOSED)
+		return;
+	c->kicked = true;
+	c->refs++;
+	c->kick_next = net->kick_conns;
+	net->kick_conns = c;
+	ksock_kick(net);
+}
+
+static void ksock_kick_cb(struct ul_timer *t)
+{
+	struct ksock_net *net = (struct ksock_net *)((char *)t - offsetof(struct ksock_net, kick));
+	struct ksock_conn *list, *dead, *c, *next;
+	bool connect;
+
+	ksock_loop_enter(net);
+	ksock_lock(net);
+	list = net->kick_conns;
+	net->kick_conns = NULL;
+	dead = net->dead_conns;
+	net->dead_conns = NULL;
+	connect = net->kick_connect;
+	net->kick_connect = false;
+	ksock_unlock(net);
+
+	for (c = dead; c; c = next) {
+		next = c->kick_next;
+		ksock_conn_free(c);
+	}
+	for (c = list; c; c = next) {
+		next = c->kick_next;
+		ksock_lock(net);
+		c->kicked = false;
+		ksock_unlock(net);
+		if (c->state == KSOCK_CS_UP)
+			ksock_conn_rx(c);
+		ksock_conn_put(c);
+	}
+	if (connect) {
+		struct ksock_done done = { 0 };
+
+		ksock_lock(net);
+		for (struct ksock_peer *p = net->peers; p; p = p->next)
+			if (p->txq_head || p->nacks || (p->connector && p->conns))
+				ksock_peer_connect_locked(net, p, &done);
+		ksock_unlock(net);
+		ksock_done_run(net, &done);
+	}
+}
+
+/* --- reaper ------------------------------------------------------------------------ */
+
+static void ksock_reap_peer_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t now,
+				   struct ksock_done *done)
+{
+	char nidbuf[ULNET_NIDSTR_SIZE];
+	struct ksock_conn *c;
+
+	for (c = peer->conns; c; c = c->next) {
+		const char *why = NULL;
+
+		if (c->rx_started && now - c->rx_last_progress > net->timeout_ns)
+			why = "timed out receiving";
+		else if (c->tx_queued && now - c->tx_last_progress > net->timeout_ns)
+			why = "timed out sending";
+		if (why) {
+			char desc[160];
+
+			ksock_conn_describe(c, desc, sizeof(desc));
+			lnet_ni_log(net->ni, ULNET_LOG_ERROR, "%s: %s, closing it and its siblings",
+				    desc, why);
+			ksock_conn_close_locked(c, -ETIMEDOUT, true, done);
+			return;      /* the peer's conn list changed */
+		}
+	}
+	for (struct ksock_tx *tx = peer->zc_head; tx; tx = tx->next) {
+		if (now > tx->deadline && tx->conn) {
+			char desc[160];
+
+			ksock_conn_describe(tx->conn, desc, sizeof(desc));
+			lnet_ni_log(net->ni, ULNET_LOG_ERROR,
+				    "%s: stale ZC request (cookie %llu unacked for %llu s), closing it and its siblings",
+				    desc, (unsigned long long)tx->zc_cookie,
+				    (unsigned long long)(net->timeout_ns / KSOCK_NS_PER_S));
+			ksock_conn_close_locked(tx->conn, -ETIMEDOUT, true, done);
+			return;
+		}
+	}
+	/* messages that never found a connection */
+	for (struct ksock_tx **pp = &peer->txq_head; *pp;) {
+		struct ksock_tx *tx = *pp;
+
+		if (now > tx->deadline) {
+			*pp = tx->next;
+			if (peer->txq_tail == tx) {
+				peer->txq_tail = NULL;
+				for (struct ksock_tx *t = peer->txq_head; t; t = t->next)
+					peer->txq_tail = t;
+			}
+			lnet_ni_log(net->ni, ULNET_LOG_WARN, "peer %s: message timed out waiting for a connection",
+				    ksock_nidstr(&peer->nid, nidbuf));
+			ksock_done_add(done, tx, -ETIMEDOUT);
+			continue;
+		}
+		pp = &tx->next;
+	}
+	if (peer->proto && peer->proto->keepalive && peer->conns &&
+	    now - peer->last_alive > (uint64_t)KSOCK_KEEPALIVE_S * KSOCK_NS_PER_S &&
+	    now - peer->last_keepalive > (uint64_t)KSOCK_KEEPALIVE_MIN_INTERVAL_S * KSOCK_NS_PER_S &&
+	    peer->nacks == 0) {
+		peer->last_keepalive = now;
+		ksock_send_keepalive_locked(net, peer, done);
+	}
+	if ((peer->txq_head || peer->nacks || (peer->connector && peer->conns)) &&
+	    peer->nconnecting == 0 && now >= peer->retry_at)
+		ksock_peer_connect_locked(net, peer, done);
+}
+
+static void ksock_reaper_cb(struct ul_timer *t)
+{
+	struct ksock_net *net = (struct ksock_net *)((char *)t - offsetof(struct ksock_net, reaper));
+	struct ksock_done done = { 0 };
+	uint64_t now = ksock_now(net);
+	struct ksock_conn *c, *next;
+
+	ksock_loop_enter(net);
+	ksock_lock(net);
+	for (c = net->hs_conns; c; c = next) {
+		next = c->next;
+		if (c->hs_deadline && now > c->hs_deadline) {
+			char desc[160];
+
+			ksock_conn_describe(c, desc, sizeof(desc));
+			lnet_ni_log(net->ni, ULNET_LOG_ERROR, "%s: handshake timed out, closing", desc);
+			ksock_conn_close_locked(c, -ETIMEDOUT, false, &done);
+		}
+	}
+	for (struct ksock_peer *p = net->peers, *pn; p; p = pn) {
+		pn = p->next;
+		ksock_reap_peer_locked(net, p, now, &done);
+		if (ksock_peer_idle(p, now))
+			ksock_peer_unlink_free(net, p);
+	}
+	ksock_unlock(net);
+	ksock_done_run(net, &done);
+	ul_timer_start(net->loop, &net->reaper, now + KSOCK_NS_PER_S);
+}
+
+/* --- startup / shutdown ---------------------------------------------------------- */
+
+static int ksock_parse_accept(const char *s)
+{
+	if (!s[0] || !strcmp(s, "secure"))
+		return 0;
+	if (!strcmp(s, "all"))
+		return 1;
+	if (!strcmp(s, "none"))
+		return 2;
+	return -EINVAL;
+}
+
+/* Is the NI's address one of this host's? (bind to port 0 tells.) */
+static int ksock_check_addr(struct ksock_net *net)
+{
+	int fd = socket(net->family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&net->sa, net->salen) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static int ksock_startup(struct lnet_ni *ni)
+{
+	const struct ulnet_ni_conf *conf = lnet_ni_conf(ni);
+	const ulnet_nid_t *nid = lnet_ni_nid(ni);
+	struct ksock_net *net;
+	int rc;
+
+	if (nid->type != ULNET_LND_TCP)
+		return -EINVAL;
+	rc = ksock_parse_accept(conf->accept);
+	if (rc < 0)
+		return rc;
+	net = calloc(1, sizeof(*net));
+	if (!net)
+		return -ENOMEM;
+	net->ni = ni;
+	net->loop = lnet_ni_loop(ni);
+	net->nid = *nid;
+	net->accept_mode = rc;
+	net->incarnation = lnet_ni_incarnation(ni);
+	net->accept_port = conf->accept_port ? conf->accept_port : KSOCK_DEFAULT_PORT;
+	net->conns_per_peer = conf->tun.conns_per_peer > 0 ? conf->tun.conns_per_peer : 1;
+	net->tos = conf->tun.tos;
+	net->timeout_ns = (uint64_t)KSOCK_SOCK_TIMEOUT_S * KSOCK_NS_PER_S;
+	net->listen_fd = -1;
+	net->next_priv_port = KSOCK_PRIV_PORT_HI;
+	net->loop_tid = 0;
+	pthread_mutex_init(&net->lock, NULL);
+	pthread_cond_init(&net->shutdown_cond, NULL);
+	ul_timer_init(&net->reaper, ksock_reaper_cb);
+	ul_timer_init(&net->kick, ksock_kick_cb);
+
+	if (nid->size == 0) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&net->sa;
+
+		net->family = AF_INET;
+		sin->sin_family = AF_INET;
+		memcpy(&sin->sin_addr, nid->addr, 4);
+		net->salen = sizeof(*sin);
+	} else if (nid->size == 12) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&net->sa;
+
+		net->family = AF_INET6;
+		sin6->sin6_family = AF_INET6;
+		memcpy(&sin6->sin6_addr, nid->addr, 16);
+		net->salen = sizeof(*sin6);
+	} else {
+		ksock_startup_fail_free(net);
+		return -EINVAL;
+	}
+
+	/* Without the right to bind ports < 1024 we are a "user-space peer":
+	 * the kernel identifies us by our source port and never calls back. */
+	net->user_mode = !ksock_can_bind_privileged();
+	net->pid = ulnet_pid(lnet_ni_instance(ni));
+	if (net->user_mode)
+		net->pid |= ULNET_PID_USERFLAG;
+
+	rc = ksock_check_addr(net);
+	if (rc == 0 && net->accept_mode != 2)
+		rc = ksock_acceptor_start(net);
+	if (rc < 0) {
+		ksock_startup_fail_free(net);
+		return rc;
+	}
+	lnet_ni_set_data(ni, net);
+	ul_timer_start(net->loop, &net->reaper, ksock_now(net) + KSOCK_NS_PER_S);
+	if (net->user_mode)
+		lnet_ni_log(ni, ULNET_LOG_INFO,
+			    "no privileged ports: connecting as a user-space peer (pid %#x)", net->pid);
+	return 0;
+}
+
+static void ksock_startup_fail_free(struct ksock_net *net)
+{
+	pthread_mutex_destroy(&net->lock);
+	pthread_cond_destroy(&net->shutdown_cond);
+	free(net);
+}
+
+/* Close everything and fail every message; must run where no loop callback
+ * of ours can be running concurrently. */
+static void ksock_shutdown_now(struct ksock_net *net)
+{
+	struct ksock_done done = { 0 };
+	struct ksock_conn *c, *next;
+
+	ksock_acceptor_stop(net);
+	ul_timer_stop(net->loop, &net->reaper);
+	ksock_lock(net);
+	net->shutdown = true;
+	while (net->hs_conns)
+		ksock_conn_close_locked(net->hs_conns, -ESHUTDOWN, false, &done);
+	for (struct ksock_peer *p = net->peers; p; p = p->next) {
+		while (p->conns)
+			ksock_conn_close_locked(p->conns, -ESHUTDOWN, true, &done);
+		while (p->txq_head) {
+			struct ksock_tx *tx = p->txq_head;
+
+			p->txq_head = tx->next;
+			ksock_done_add(&done, tx, -ESHUTDOWN);
+		}
+		p->txq_tail = NULL;
+		while (p->zc_head) {
+			struct ksock_tx *tx = p->zc_head;
+
+			p->zc_head = tx->next;
+			ksock_done_add(&done, tx, -ESHUTDOWN);
+		}
+	}
+	ksock_unlock(net);
+	ksock_done_run(net, &done);
+
+	ul_timer_stop(net->loop, &net->kick);
+	ksock_lock(net);
+	/* conns still referenced (kick list, a recv() the core never made)
+	 * die with the NI: no op is called after shutdown */
+	for (c = net->kick_conns; c; c = next) {
+		next = c->kick_next;
+		c->kicked = false;
+		c->refs--;
+		if (c->refs == 0) {
+			c->kick_next = net->dead_conns;
+			net->dead_conns = c;
+		}
+	}
+	net->kick_conns = NULL;
+	c = net->dead_conns;
+	net->dead_conns = NULL;
+	ksock_unlock(net);
+	for (; c; c = next) {
+		next = c->kick_next;
+		ksock_conn_free(c);
+	}
+	while (net->peers) {
+		struct ksock_peer *p = net->peers;
+
+		net->peers = p->next;
+		free(p);
+	}
+	while (net->txblocks) {
+		struct ksock_txblock *b = net->txblocks;
+
+		net->txblocks = b->next;
+		free(b);
+	}
+}
+
+static void ksock_shutdown_timer_cb(struct ul_timer *t)
+{
+	struct ksock_net *net =
+		(struct ksock_net *)((char *)t - offsetof(struct ksock_net, shutdown_timer));
+
+	ksock_loop_enter(net);
+	ksock_lock(net);
+	if (net->shutdown_abandoned) {
+		ksock_unlock(net);
+		return;
+	}
+	net->shutdown_started = true;
+	ksock_unlock(net);
+	ksock_shutdown_now(net);
+	ksock_lock(net);
+	net->shutdown_done = true;
+	pthread_cond_broadcast(&net->shutdown_cond);
+	ksock_unlock(net);
+}
+
+/* Is the thread that last ran our loop callbacks still alive? */
+static bool ksock_loop_thread_alive(const struct ksock_net *net)
+{
+	if (net->loop_tid <= 0)
+		return false;
+	return syscall(SYS_tgkill, getpid(), net->loop_tid, 0) == 0;
+}
+
+static void ksock_shutdown(struct lnet_ni *ni)
+{
+	struct ksock_net *net = lnet_ni_data(ni);
+	int self = (int)syscall(SYS_gettid);
+
+	if (!net)
+		return;
+	if (net->loop_tid != self && ksock_loop_thread_alive(net)) {
+		/* Another thread runs the loop: do it there, so no callback of
+		 * ours races with the teardown. If the loop does not turn within
+		 * a while, it is not being run: do it here. */
+		struct timespec ts;
+		bool inline_it = false;
+
+		ul_timer_init(&net->shutdown_timer, ksock_shutdown_timer_cb);
+		ul_timer_start(net->loop, &net->shutdown_timer, 0);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 500 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		ksock_lock(net);
+		while (!net->shutdown_done) {
+			if (pthread_cond_timedwait(&net->shutdown_cond, &net->lock, &ts) == ETIMEDOUT &&
+			    !net->shutdown_started) {
+				net->shutdown_abandoned = true;
+				inline_it = true;
+				break;
+			}
+		}
+		ksock_unlock(net);
+		if (inline_it) {
+			ul_timer_stop(net->loop, &net->shutdown_timer);
+			ksock_shutdown_now(net);
+		}
+	} else {
+		ksock_shutdown_now(net);
+	}
+	lnet_ni_set_data(ni, NULL);
+	pthread_mutex_destroy(&net->lock);
+	pthread_cond_destroy(&net->shutdown_cond);
+	free(net);
+}
+
+static void ksock_ni_info(struct lnet_ni *ni, struct ulnet_ni_info *info)
+{
+	(void)ni;
+	info->lnd_timeout = KSOCK_SOCK_TIMEOUT_S;
+}
+
+static void ksock_notify_peer_down(struct lnet_ni *ni, const ulnet_nid_t *nid)
+{
+	struct ksock_net *net = lnet_ni_data(ni);
+	struct ksock_done done = { 0 };
+	struct ksock_peer *peer;
+
+	if (!net)
+		return;
+	/* A transaction timed out: if that peer has nothing in flight on its
+	 * conns, they are fine; otherwise let the reaper judge. We only make
+	 * sure a failing peer is redialled without waiting for back-off. */
+	ksock_lock(net);
+	peer = ksock_peer_find(net, nid);
+	if (peer && !peer->conns && peer->txq_head)
+		peer->retry_at = 0;
+	ksock_unlock(net);
+	ksock_done_run(net, &done);
+}
+
+const struct ulnet_lnd ksocklnd = {
+	.type = ULNET_LND_TCP,
+	.name = "tcp",
+	.startup = ksock_startup,
+	.shutdown = ksock_shutdown,
+	.send = ksock_send,
+	.recv = ksock_recv,
+	.ni_info = ksock_ni_info,
+	.notify_peer_down = ksock_notify_peer_down,
+};
