@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_socklnd_rules.c - the socklnd connection rules without sockets:
+ * which protocol table a HELLO selects, message-to-connection matching,
+ * ctype inversion, ZC-ACK forms and cookie allocation, race resolution,
+ * admission (incarnation, protocol, duplicates) and HELLO checks.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <string.h>
+
+#include "lnd/socklnd/sock_int.h"
+
+static ulnet_nid_t tcp_nid(uint32_t ip)
+{
+	ulnet_nid_t nid;
+
+	ulnet_nid_from_ipv4(ip, ulnet_mknet(ULNET_LND_TCP, 0), &nid);
+	return nid;
+}
+
+static void test_proto_tables(void **state)
+{
+	(void)state;
+	for (unsigned v = KSOCK_PROTO_V1; v <= KSOCK_PROTO_V4; v++) {
+		for (int be = 0; be < 2; be++) {
+			const struct ksock_proto *p = ksock_proto_find(v, be);
+
+			assert_non_null(p);
+			assert_int_equal(p->version, v);
+			if (v != KSOCK_PROTO_V1)
+				assert_int_equal(p->peer_be, be);
+			/* V4 carries nid16 headers, the rest nid4 */
+			assert_ptr_equal(p->codec, v == KSOCK_PROTO_V4 ? &lnet_hdr_codec_nid16
+								   : &lnet_hdr_codec_nid4);
+			assert_int_equal(p->khdr_size, v == KSOCK_PROTO_V1 ? 0 : KSOCK_MSG_HDR_SIZE);
+			assert_int_equal(p->zc, v >= KSOCK_PROTO_V2);
+			assert_int_equal(p->keepalive, v >= KSOCK_PROTO_V3);
+			assert_int_equal(p->csum_hdr, v == KSOCK_PROTO_V2);
+		}
+	}
+	assert_null(ksock_proto_find(0, false));
+	assert_null(ksock_proto_find(5, true));
+	assert_int_equal(ksock_proto_default_version(AF_INET), KSOCK_PROTO_V3);
+	assert_int_equal(ksock_proto_default_version(AF_INET6), KSOCK_PROTO_V4);
+}
+
+static void test_khdr_by_order(void **state)
+{
+	const struct ksock_proto *le = ksock_proto_find(3, false), *be = ksock_proto_find(3, true);
+	const struct ksock_proto *v1 = ksock_proto_find(1, false);
+	struct ksock_msg_hdr m = { .type = KSOCK_MSG_LNET, .zc_cookies = { 7, 9 } }, out;
+	uint8_t buf[KSOCK_MSG_HDR_SIZE];
+
+	(void)state;
+	/* we always write little-endian; the BE table reads a BE sender */
+	assert_int_equal(le->khdr_encode(&m, buf, sizeof(buf)), KSOCK_MSG_HDR_SIZE);
+	assert_int_equal(buf[0], 0xc1);
+	assert_int_equal(le->khdr_decode(buf, sizeof(buf), &out), KSOCK_MSG_HDR_SIZE);
+	assert_int_equal(out.zc_cookies[1], 9);
+	assert_int_equal(ksock_msg_hdr_encode(&m, true, buf, sizeof(buf)), KSOCK_MSG_HDR_SIZE);
+	assert_int_equal(be->khdr_decode(buf, sizeof(buf), &out), KSOCK_MSG_HDR_SIZE);
+	assert_int_equal(out.type, KSOCK_MSG_LNET);
+	assert_int_equal(out.zc_cookies[0], 7);
+	/* V1: no bytes, always an LNET message */
+	assert_int_equal(v1->khdr_encode(&m, buf, sizeof(buf)), 0);
+	assert_int_equal(v1->khdr_decode(buf, 0, &out), 0);
+	assert_int_equal(out.type, KSOCK_MSG_LNET);
+	assert_int_equal(out.zc_cookies[0], 0);
+}
+
+static void test_match_v3(void **state)
+{
+	const struct ksock_proto *p = ksock_proto_find(KSOCK_PROTO_V3, false);
+	size_t small = 24 + 72 + 100, big = 24 + 72 + 1000, noop = 24;
+
+	(void)state;
+	/* never on ANY */
+	assert_int_equal(p->match(SOCKLND_CONN_ANY, small, false, 1024), KSOCK_MATCH_NO);
+	assert_int_equal(p->match(SOCKLND_CONN_ANY, noop, true, 1024), KSOCK_MATCH_NO);
+	/* small -> CONTROL, bulk (headers count) -> BULK_OUT, each the other's fallback */
+	assert_int_equal(p->match(SOCKLND_CONN_CONTROL, small, false, 1024), KSOCK_MATCH_YES);
+	assert_int_equal(p->match(SOCKLND_CONN_BULK_OUT, small, false, 1024), KSOCK_MATCH_MAY);
+	assert_int_equal(p->match(SOCKLND_CONN_BULK_OUT, big, false, 1024), KSOCK_MATCH_YES);
+	assert_int_equal(p->match(SOCKLND_CONN_CONTROL, big, false, 1024), KSOCK_MATCH_MAY);
+	/* messages never on the conn held as BULK_IN */
+	assert_int_equal(p->match(SOCKLND_CONN_BULK_IN, small, false, 1024), KSOCK_MATCH_NO);
+	assert_int_equal(p->match(SOCKLND_CONN_BULK_IN, big, false, 1024), KSOCK_MATCH_NO);
+	/* ZC-ACK / keepalive: only BULK_IN */
+	assert_int_equal(p->match(SOCKLND_CONN_BULK_IN, noop, true, 1024), KSOCK_MATCH_YES);
+	assert_int_equal(p->match(SOCKLND_CONN_CONTROL, noop, true, 1024), KSOCK_MATCH_NO);
+	assert_int_equal(p->match(SOCKLND_CONN_BULK_OUT, noop, true, 1024), KSOCK_MATCH_NO);
+	/* V4 behaves the same */
+	p = ksock_proto_find(KSOCK_PROTO_V4, true);
+	assert_int_equal(p->match(SOCKLND_CONN_ANY, small, false, 1024), KSOCK_MATCH_NO);
+	assert_int_equal(p->match(SOCKLND_CONN_BULK_IN, noop, true, 1024), KSOCK_MATCH_YES);
+}
+
+static void test_match_v2(void **state)
+{
+	const struct ksock_proto *p = ksock_proto_find(KSOCK_PROTO_V2, false);
+
+	(void)state;
+	assert_int_equal(p->match(SOCKLND_CONN_ANY, 100, false, 1024), KSOCK_MATCH_YES);
+	assert_int_equal(p->match(SOCKLND_CONN_ANY, 5000, false, 1024), KSOCK_MATCH_YES);
+	assert_int_equal(p->match(SOCKLND_CONN_CONTROL, 100, false, 1024), KSOCK_MATCH_YES);
+	assert_int_equal(p->match(SOCKLND_CONN_CONTROL, 5000, false, 1024), KSOCK_MATCH_MAY);
+	assert_int_equal(p->match(SOCKLND_CONN_BULK_OUT, 5000, false, 1024), KSOCK_MATCH_YES);
+	assert_int_equal(p->match(SOCKLND_CONN_BULK_IN, 5000, false, 1024), KSOCK_MATCH_MAY);
+	assert_int_equal(p->match(SOCKLND_CONN_NONE, 100, false, 1024), KSOCK_MATCH_NO);
+	/* V1 shares the V2 rules: ANY is fine */
+	p = ksock_proto_find(KSOCK_PROTO_V1, false);
+	assert_int_equal(p->match(SOCKLND_CONN_ANY, 100, false, 1024), KSOCK_MATCH_YES);
+}
+
+static void test_invert(void **state)
+{
+	(void)state;
+	assert_int_equal(ksock_invert_ctype(SOCKLND_CONN_BULK_IN), SOCKLND_CONN_BULK_OUT);
+	assert_int_equal(ksock_invert_ctype(SOCKLND_CONN_BULK_OUT), SOCKLND_CONN_BULK_IN);
+	assert_int_equal(ksock_invert_ctype(SOCKLND_CONN_CONTROL), SOCKLND_CONN_CONTROL);
+	assert_int_equal(ksock_invert_ctype(SOCKLND_CONN_ANY), SOCKLND_CONN_ANY);
+	assert_int_equal(ksock_invert_ctype(SOCKLND_CONN_NONE), SOCKLND_CONN_NONE);
+	assert_int_equal(ksock_invert_ctype(4), SOCKLND_CONN_NONE);
+	assert_int_equal(ksock_invert_ctype(-7), SOCKLND_CONN_NONE);
+}
+
+static void test_zcack_forms(void **state)
+{
+	struct ksock_zcack z;
+
+	(void)state;
+	/* single: NOOP [0, N] or a piggyback in cookies[1] */
+	assert_int_equal(ksock_zcack_parse(0, 5, true, &z), 0);
+	assert_false(z.keepalive);
+	assert_int_equal(z.count, 1);
+	assert_true(ksock_zcack_covers(&z, 5));
+	assert_false(ksock_zcack_covers(&z, 4));
+	assert_false(ksock_zcack_covers(&z, 6));
+	/* pair: [0] > [1] means exactly those two */
+	assert_int_equal(ksock_zcack_parse(9, 4, true, &z), 0);
+	assert_true(z.pair);
+	assert_int_equal(z.count, 2);
+	assert_true(ksock_zcack_covers(&z, 4));
+	assert_true(ksock_zcack_covers(&z, 9));
+	assert_false(ksock_zcack_covers(&z, 5));
+	/* range: 0 < [0] < [1] means all in between, inclusive */
+	assert_int_equal(ksock_zcack_parse(3, 7, true, &z), 0);
+	assert_false(z.pair);
+	assert_int_equal(z.count, 5);
+	for (uint64_t c = 3; c <= 7; c++)
+		assert_true(ksock_zcack_covers(&z, c));
+	assert_false(ksock_zcack_covers(&z, 2));
+	assert_false(ksock_zcack_covers(&z, 8));
+	/* keepalive cookie 1 on V3/V4 ACKs nothing */
+	assert_int_equal(ksock_zcack_parse(0, 1, true, &z), 0);
+	assert_true(z.keepalive);
+	assert_false(ksock_zcack_covers(&z, 1));
+	/* ... on V2 it is an ordinary (unknown) cookie */
+	assert_int_equal(ksock_zcack_parse(0, 1, false, &z), 0);
+	assert_false(z.keepalive);
+	assert_int_equal(z.count, 1);
+	/* a keepalive mixed into a pair is malformed */
+	assert_int_equal(ksock_zcack_parse(5, 1, true, &z), -EPROTO);
+	assert_int_equal(ksock_zcack_parse(0, 0, true, &z), -EPROTO);
+}
+
+static void test_cookie_alloc(void **state)
+{
+	uint64_t ctr = 0;
+
+	(void)state;
+	/* never 0 or 1 (1 is the keepalive), also across a wrap */
+	assert_int_equal(ksock_cookie_next(&ctr), 2);
+	assert_int_equal(ksock_cookie_next(&ctr), 3);
+	ctr = UINT64_MAX;
+	assert_true(ksock_cookie_next(&ctr) == UINT64_MAX);
+	assert_int_equal(ksock_cookie_next(&ctr), 2);
+	ctr = 1;
+	assert_int_equal(ksock_cookie_next(&ctr), 2);
+}
+
+static void test_race(void **state)
+{
+	ulnet_nid_t lo = tcp_nid(0x7f000002), hi = tcp_nid(0x7f000003);
+	ulnet_nid_t v6 = { .size = 12, .type = ULNET_LND_TCP, .addr = { 0x20, 1 } };
+
+	(void)state;
+	/* higher NID wins: I refuse a lower peer only while I'm dialling it */
+	assert_true(ksock_race_refuse(&lo, &hi, true));
+	assert_false(ksock_race_refuse(&lo, &hi, false));
+	assert_false(ksock_race_refuse(&hi, &lo, true));
+	assert_false(ksock_race_refuse(&hi, &hi, true));
+	/* byte order of the 20-byte form: size first, so any IPv6 > any IPv4 */
+	assert_true(ksock_race_refuse(&hi, &v6, true));
+	assert_false(ksock_race_refuse(&v6, &hi, true));
+}
+
+static struct ksock_admit_in admit_base(const ulnet_nid_t *me, const ulnet_nid_t *peer,
+					const struct ksock_proto *p)
+{
+	struct ksock_admit_in in = { 0 };
+
+	in.my_nid = me;
+	in.peer_nid = peer;
+	in.conn_proto = p;
+	in.peer_proto = p;
+	in.incarnation = 100;
+	in.peer_incarnation = 100;
+	in.conns_per_peer = 1;
+	return in;
+}
+
+static void test_admit(void **state)
+{
+	ulnet_nid_t lo = tcp_nid(0x7f000002), hi = tcp_nid(0x7f000003);
+	const struct ksock_proto *v3 = ksock_proto_find(3, false), *v2 = ksock_proto_find(2, false);
+	struct ksock_admit_in in;
+
+	(void)state;
+	in = admit_base(&hi, &lo, v3);
+	assert_int_equal(ksock_admit(&in), KSOCK_ADMIT_OK);
+	in.connecting = true;
+	assert_int_equal(ksock_admit(&in), KSOCK_ADMIT_RACE);
+	in = admit_base(&lo, &hi, v3);
+	in.connecting = true;        /* I'm lower: the higher peer wins, accept */
+	assert_int_equal(ksock_admit(&in), KSOCK_ADMIT_OK);
+
+	/* a new incarnation: the peer rebooted */
+	in = admit_base(&hi, &lo, v3);
+	in.peer_known = true;
+	in.incarnation = 101;
+	assert_int_equal(ksock_admit(&in), KSOCK_ADMIT_REBOOT);
+	in.peer_known = false;       /* first conn sets it */
+	assert_int_equal(ksock_admit(&in), KSOCK_ADMIT_OK);
+	in = admit_base(&hi, &lo, v3);
+	in.peer_known = true;
+	in.conn_proto = v2;
+	assert_int_equal(ksock_admit(&in), KSOCK_ADMIT_WRONG_PROTO);
+
+	/* duplicates beyond conns_per_peer, loopback exempt */
+	in = admit_base(&hi, &lo, v3);
+	in.ndup = 1;
+	assert_int_equal(ksock_admit(&in), KSOCK_ADMIT_DUP);
+	in.conns_per_peer = 2;
+	assert_int_equal(ksock_admit(&in), KSOCK_ADMIT_OK);
+	in.conns_per_peer = 1;
+	in.loopback = true;
+	assert_int_equal(ksock_admit(&in), KSOCK_ADMIT_OK);
+
+	/* active side: NONE in my version = lost race; other version = retry */
+	in = admit_base(&lo, &hi, v3);
+	in.active = true;
+	in.connecting = true;
+	in.hello_rc = EALREADY;
+	assert_int_equal(ksock_admit(&in), KSOCK_ADMIT_LOST_RACE);
+	in.hello_rc = EPROTO;
+	assert_int_equal(ksock_admit(&in), KSOCK_ADMIT_RETRY_PROTO);
+	/* the active side never applies race resolution itself */
+	in = admit_base(&hi, &lo, v3);
+	in.active = true;
+	in.connecting = true;
+	assert_int_equal(ksock_admit(&in), KSOCK_ADMIT_OK);
+}
+
+static void test_hello_checks(void **state)
+{
+	ulnet_nid_t a = tcp_nid(0x7f000002), b = tcp_nid(0x7f000003);
+	struct ksock_hello h = { 0 };
+	const char *why = NULL;
+
+	(void)state;
+	h.version = 3;
+	h.src_nid = b;
+	h.src_pid = 12345;
+	h.ctype = SOCKLND_CONN_BULK_IN;
+	/* we asked for BULK_OUT; the reply says BULK_IN: fine */
+	assert_int_equal(ksock_hello_check_reply(&h, &b, 12345, 3, SOCKLND_CONN_BULK_OUT, &why), 0);
+	/* a user-space peer sets USERFLAG: accepted */
+	h.src_pid = 12345 | ULNET_PID_USERFLAG;
+	assert_int_equal(ksock_hello_check_reply(&h, &b, 12345, 3, SOCKLND_CONN_BULK_OUT, &why), 0);
+	h.src_pid = 12345;
+	/* types that do not invert */
+	assert_int_equal(ksock_hello_check_reply(&h, &b, 12345, 3, SOCKLND_CONN_CONTROL, &why),
+			 -EPROTO);
+	/* another NID or PID than the one we dialled */
+	assert_int_equal(ksock_hello_check_reply(&h, &a, 12345, 3, SOCKLND_CONN_BULK_OUT, &why),
+			 -EPROTO);
+	assert_non_null(why);
+	assert_int_equal(ksock_hello_check_reply(&h, &b, 999, 3, SOCKLND_CONN_BULK_OUT, &why),
+			 -EPROTO);
+	/* NONE: same version = lost race, other = use its version */
+	h.ctype = SOCKLND_CONN_NONE;
+	assert_int_equal(ksock_hello_check_reply(&h, &b, 12345, 3, SOCKLND_CONN_CONTROL, &why),
+			 EALREADY);
+	h.version = 2;
+	assert_int_equal(ksock_hello_check_reply(&h, &b, 12345, 3, SOCKLND_CONN_CONTROL, &why),
+			 EPROTO);
+	h.ctype = SOCKLND_CONN_CONTROL;
+	assert_int_equal(ksock_hello_check_reply(&h, &b, 12345, 3, SOCKLND_CONN_CONTROL, &why),
+			 EPROTO);
+	h.src_nid = ULNET_NID_ANY;
+	assert_int_equal(ksock_hello_check_reply(&h, &b, 12345, 3, SOCKLND_CONN_CONTROL, &why),
+			 -EPROTO);
+
+	/* passive */
+	memset(&h, 0, sizeof(h));
+	h.version = 3;
+	h.src_nid = a;
+	h.ctype = SOCKLND_CONN_CONTROL;
+	assert_int_equal(ksock_hello_check_passive(&h, &why), 0);
+	h.ctype = 7;
+	assert_int_equal(ksock_hello_check_passive(&h, &why), -EPROTO);
+	h.ctype = SOCKLND_CONN_NONE;
+	assert_int_equal(ksock_hello_check_passive(&h, &why), -EPROTO);
+	h.ctype = SOCKLND_CONN_CONTROL;
+	h.src_nid = ULNET_NID_ANY;
+	assert_int_equal(ksock_hello_check_passive(&h, &why), -EPROTO);
+	h.src_nid = a;
+	h.nips = 2;
+	h.ips[0] = 0x7f000002;
+	h.ips[1] = 0;             /* zero IP */
+	assert_int_equal(ksock_hello_check_passive(&h, &why), -EPROTO);
+	h.ips[1] = 0x7f000003;
+	assert_int_equal(ksock_hello_check_passive(&h, &why), 0);
+	h.nips = 17;
+	assert_int_equal(ksock_hello_check_passive(&h, &why), -EPROTO);
+	h.version = 4;            /* V4: nips is ignored */
+	assert_int_equal(ksock_hello_check_passive(&h, &why), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_proto_tables),
+		cmocka_unit_test(test_khdr_by_order),
+		cmocka_unit_test(test_match_v3),
+		cmocka_unit_test(test_match_v2),
+		cmocka_unit_test(test_invert),
+		cmocka_unit_test(test_zcack_forms),
+		cmocka_unit_test(test_cookie_alloc),
+		cmocka_unit_test(test_race),
+		cmocka_unit_test(test_admit),
+		cmocka_unit_test(test_hello_checks),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
