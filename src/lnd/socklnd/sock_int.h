@@ -395,8 +395,8 @@ void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uin
 			     struct ksock_done *done);
 void ksock_send_keepalive_locked(struct ksock_net *net, struct ksock_peer *peer,
 				 struct ksock_done *done);
-int ksock_handle_zcack_locked(struct ksock_peer *peer, uint64_t c0, uint64_t c1,
-			      struct ksock_done *done);
+int ksock_handle_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t c0,
+			      uint64_t c1, struct ksock_done *done);
 
 /* sock_rx.c */
 void ksock_conn_rx(struct ksock_conn *c);

@@ -202,7 +202,7 @@ static int ksock_rx_khdr_done(struct ksock_conn *c)
 	}
 	if (m->zc_cookies[1] != 0) {
 		ksock_lock(net);
-		rc = ksock_handle_zcack_locked(c->peer, m->type == KSOCK_MSG_NOOP ? m->zc_cookies[0] : 0,
+		rc = ksock_handle_zcack_locked(net, c->peer, m->type == KSOCK_MSG_NOOP ? m->zc_cookies[0] : 0,
 					       m->zc_cookies[1], &done);
 		ksock_unlock(net);
 		ksock_done_run(net, &done);

@@ -364,9 +364,10 @@ void ksock_send_keepalive_locked(struct ksock_net *net, struct ksock_peer *peer,
 	ksock_send_noop_locked(net, peer, 0, KSOCK_KEEPALIVE_COOKIE, done);
 }
 
-int ksock_handle_zcack_locked(struct ksock_peer *peer, uint64_t c0, uint64_t c1,
-			      struct ksock_done *done)
+int ksock_handle_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t c0,
+			      uint64_t c1, struct ksock_done *done)
 {
+	char nb[ULNET_NIDSTR_SIZE];
 	struct ksock_zcack z;
 	unsigned count;
 
@@ -374,6 +375,9 @@ int ksock_handle_zcack_locked(struct ksock_peer *peer, uint64_t c0, uint64_t c1,
 		return -EPROTO;
 	if (z.keepalive)
 		return 0;
+	lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "peer %s: ZC-ACK %llu..%llu%s",
+		    ksock_nidstr(&peer->nid, nb), (unsigned long long)z.lo,
+		    (unsigned long long)z.hi, z.pair ? " (pair)" : "");
 	count = z.count;
 	for (struct ksock_tx **pp = &peer->zc_head; *pp && count;) {
 		struct ksock_tx *tx = *pp;

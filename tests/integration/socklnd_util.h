@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * socklnd_util.h - helpers shared by the socklnd integration tests: nodes
+ * with a tcp NI on 127.0.0.x, a log capture, MDs whose events are counted,
+ * and bounded waits. Header-only (static) so each test stays one program.
+ */
+#ifndef ULNET_TEST_SOCKLND_UTIL_H
+#define ULNET_TEST_SOCKLND_UTIL_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ulnet/ulnet.h"
+
+#define ST_LOG_MAX (256 * 1024)
+#define ST_WAIT_MS 15000
+
+struct st_node {
+	ulnet_t *ln;
+	ulnet_nid_t nid;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char *log;                 /* every line, '\n'-separated (bounded) */
+	size_t loglen;
+	bool echo;
+};
+
+static inline uint64_t st_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static inline void st_log_cb(void *arg, enum ulnet_log_level lvl, const char *msg)
+{
+	struct st_node *n = arg;
+	size_t l = strlen(msg);
+
+	(void)lvl;
+	pthread_mutex_lock(&n->mu);
+	if (n->echo || getenv("ST_VERBOSE"))
+		fprintf(stderr, "[%d] %s\n", lvl, msg);
+	if (n->loglen + l + 2 < ST_LOG_MAX) {
+		memcpy(n->log + n->loglen, msg, l);
+		n->loglen += l;
+		n->log[n->loglen++] = '\n';
+		n->log[n->loglen] = 0;
+	} else {
+		/* keep the tail: tests look for recent lines */
+		n->loglen = 0;
+		n->log[0] = 0;
+	}
+	pthread_cond_broadcast(&n->cv);
+	pthread_mutex_unlock(&n->mu);
+}
+
+/* Accept port shared by the nodes of one test run: high, from the pid. */
+static inline uint16_t st_port(void)
+{
+	return (uint16_t)(20000 + (getpid() * 7) % 30000);
+}
+
+static inline bool st_is_privileged(void)
+{
+	char line[256];
+	bool ok = false;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return geteuid() == 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long caps;
+
+		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
+			ok = (caps >> 10) & 1;     /* CAP_NET_BIND_SERVICE */
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
+static inline int st_node_start(struct st_node *n, const char *nid, uint16_t port, const char *accept)
+{
+	struct ulnet_opts o = { 0 };
+	struct ulnet_ni_conf c = { 0 };
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	pthread_mutex_init(&n->mu, NULL);
+	pthread_cond_init(&n->cv, NULL);
+	n->log = calloc(1, ST_LOG_MAX);
+	o.log = st_log_cb;
+	o.log_arg = n;
+	o.log_level = ULNET_LOG_DEBUG;
+	rc = ulnet_create(&o, &n->ln);
+	if (rc)
+		return rc;
+	rc = ulnet_nid_parse(nid, &c.nid, NULL);
+	if (rc)
+		return rc;
+	n->nid = c.nid;
+	c.accept_port = port;
+	c.tun.tos = -1;
+	snprintf(c.accept, sizeof(c.accept), "%s", accept);
+	return ulnet_ni_add(n->ln, &c);
+}
+
+static inline void st_node_stop(struct st_node *n)
+{
+	if (n->ln)
+		ulnet_destroy(n->ln);
+	n->ln = NULL;
+	free(n->log);
+	n->log = NULL;
+	pthread_mutex_destroy(&n->mu);
+	pthread_cond_destroy(&n->cv);
+}
+
+/* Wait (bounded) until the node logged a line containing every needle. */
+static inline bool st_wait_log(struct st_node *n, const char *needle, const char *needle2)
+{
+	uint64_t end = st_now_ms() + ST_WAIT_MS;
+	bool found = false;
+
+	pthread_mutex_lock(&n->mu);
+	while (!found) {
+		for (const char *p = n->log; p && *p && !found;) {
+			const char *eol = strchr(p, '\n');
+			size_t l = eol ? (size_t)(eol - p) : strlen(p);
+			char line[600];
+
+			snprintf(line, sizeof(line), "%.*s", (int)(l < 599 ? l : 599), p);
+			found = strstr(line, needle) && (!needle2 || strstr(line, needle2));
+			p = eol ? eol + 1 : NULL;
+		}
+		if (found || st_now_ms() > end)
+			break;
+		{
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 50 * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&n->cv, &n->mu, &ts);
+		}
+	}
+	pthread_mutex_unlock(&n->mu);
+	return found;
+}
+
+static inline void st_log_clear(struct st_node *n)
+{
+	pthread_mutex_lock(&n->mu);
+	n->loglen = 0;
+	n->log[0] = 0;
+	pthread_mutex_unlock(&n->mu);
+}
+
+/* --- MDs whose events are counted ---------------------------------------- */
+
+struct st_md {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int n[8];                 /* per enum ulnet_event_kind */
+	int nerr;
+	int last_status;
+	uint32_t last_mlength;
+	ulnet_handle_t h;
+};
+
+static inline void st_md_handler(const struct ulnet_event *ev)
+{
+	struct st_md *m = ev->md_user_ptr;
+
+	pthread_mutex_lock(&m->mu);
+	if (ev->type < 8)
+		m->n[ev->type]++;
+	if (ev->status) {
+		m->nerr++;
+		m->last_status = ev->status;
+	}
+	if (ev->type == ULNET_EVENT_PUT || ev->type == ULNET_EVENT_REPLY || ev->type == ULNET_EVENT_GET)
+		m->last_mlength = ev->mlength;
+	pthread_cond_broadcast(&m->cv);
+	pthread_mutex_unlock(&m->mu);
+}
+
+static inline void st_md_init(struct st_md *m)
+{
+	memset(m, 0, sizeof(*m));
+	pthread_mutex_init(&m->mu, NULL);
+	pthread_cond_init(&m->cv, NULL);
+}
+
+static inline void st_md_fini(struct st_md *m)
+{
+	pthread_mutex_destroy(&m->mu);
+	pthread_cond_destroy(&m->cv);
+}
+
+/* Wait (bounded) until `kind` was seen `count` times; false on timeout. */
+static inline bool st_md_wait(struct st_md *m, enum ulnet_event_kind kind, int count)
+{
+	uint64_t end = st_now_ms() + ST_WAIT_MS;
+	bool ok;
+
+	pthread_mutex_lock(&m->mu);
+	while (m->n[kind] < count && st_now_ms() < end) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 50 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&m->cv, &m->mu, &ts);
+	}
+	ok = m->n[kind] >= count;
+	pthread_mutex_unlock(&m->mu);
+	return ok;
+}
+
+static inline void st_fill(uint8_t *buf, size_t len, unsigned seed)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * 31 + seed + (i >> 8));
+}
+
+static inline bool st_check(const uint8_t *buf, size_t len, unsigned seed)
+{
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != (uint8_t)(i * 31 + seed + (i >> 8)))
+			return false;
+	return true;
+}
+
+static inline ulnet_process_id_t st_any_id(void)
+{
+	ulnet_process_id_t id;
+
+	id.nid = ULNET_NID_ANY;
+	id.pid = ULNET_PID_ANY;
+	return id;
+}
+
+/* A target MD on `portal` (match bits `mb`) over `buf`, for PUT and GET. */
+static inline int st_target(struct st_node *n, unsigned portal, uint64_t mb, void *buf, size_t len,
+			    struct st_md *m)
+{
+	struct ulnet_md md = { 0 };
+	ulnet_handle_t me;
+	int rc;
+
+	rc = ulnet_me_attach(n->ln, portal, st_any_id(), mb, 0, ULNET_RETAIN, ULNET_INS_AFTER, &me);
+	if (rc)
+		return rc;
+	md.start = buf;
+	md.length = len;
+	md.threshold = ULNET_MD_THRESH_INF;
+	md.options = ULNET_MD_OP_PUT | ULNET_MD_OP_GET | ULNET_MD_MANAGE_REMOTE | ULNET_MD_TRUNCATE;
+	md.user_ptr = m;
+	md.handler = st_md_handler;
+	return ulnet_md_attach(n->ln, me, &md, ULNET_RETAIN, &m->h);
+}
+
+/* A free-floating MD over `buf` (source of a PUT, sink of a GET). */
+static inline int st_bind(struct st_node *n, void *buf, size_t len, int threshold, struct st_md *m)
+{
+	struct ulnet_md md = { 0 };
+
+	md.start = buf;
+	md.length = len;
+	md.threshold = threshold;
+	md.options = ULNET_MD_TRUNCATE;
+	md.user_ptr = m;
+	md.handler = st_md_handler;
+	return ulnet_md_bind(n->ln, &md, ULNET_UNLINK, &m->h);
+}
+
+#endif

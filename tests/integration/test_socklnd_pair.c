@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_socklnd_pair.c - two instances (each with its progress thread) with
+ * tcp NIs on 127.0.0.2 and 127.0.0.3 talk through ksocklnd: PUT and GET of
+ * 0 B, 1 B, 4 KiB and 1 MiB with the payload checked, ACKs, the typed
+ * connections (CONTROL, BULK_IN, BULK_OUT) coming up, ZC cookies exchanged
+ * for payloads >= 16 KiB, and many messages in flight at once.
+ *
+ * With the right to bind ports < 1024 the nodes use privileged source ports
+ * and accept=secure; a second case drops that right in a child process and
+ * runs the same exchange as user-space peers (accept=all).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "socklnd_util.h"
+
+#define PORTAL 12
+#define MB_DATA 0x5a5a
+
+static const size_t sizes[] = { 0, 1, 4096, 1u << 20 };
+
+static ulnet_process_id_t st_target_id(const struct st_node *n)
+{
+	ulnet_process_id_t id;
+
+	id.nid = n->nid;
+	id.pid = ulnet_pid(n->ln);
+	return id;
+}
+
+/* PUT from a to b and GET it back, every size; returns 0 or a line number. */
+static int exchange(struct st_node *a, struct st_node *b)
+{
+	uint8_t *src = malloc(1u << 20), *dst = malloc(1u << 20), *back = malloc(1u << 20);
+	struct st_md tmd, smd;
+	int rc = 0;
+
+	if (!src || !dst || !back)
+		return __LINE__;
+	st_md_init(&tmd);
+	if (st_target(b, PORTAL, MB_DATA, dst, 1u << 20, &tmd)) {
+		rc = __LINE__;
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && !rc; i++) {
+		size_t len = sizes[i];
+		int puts_before = tmd.n[ULNET_EVENT_PUT], gets_before = tmd.n[ULNET_EVENT_GET];
+
+		/* PUT with an ACK */
+		st_fill(src, len, (unsigned)i + 1);
+		memset(dst, 0xee, len);
+		st_md_init(&smd);
+		if (st_bind(a, src, len, 2, &smd) ||
+		    ulnet_put(a->ln, NULL, smd.h, ULNET_ACK_REQ, st_target_id(b), PORTAL, MB_DATA, 0, 7)) {
+			rc = __LINE__;
+			break;
+		}
+		if (!st_md_wait(&smd, ULNET_EVENT_SEND, 1) || !st_md_wait(&smd, ULNET_EVENT_ACK, 1) ||
+		    smd.nerr || !st_md_wait(&tmd, ULNET_EVENT_PUT, puts_before + 1))
+			rc = __LINE__;
+		else if (tmd.last_mlength != len || !st_check(dst, len, (unsigned)i + 1))
+			rc = __LINE__;
+		st_md_fini(&smd);
+		if (rc)
+			break;
+
+		/* GET the same bytes back */
+		memset(back, 0, len);
+		st_md_init(&smd);
+		if (st_bind(a, back, len, 2, &smd) ||
+		    ulnet_get(a->ln, NULL, smd.h, st_target_id(b), PORTAL, MB_DATA, 0)) {
+			rc = __LINE__;
+			break;
+		}
+		if (!st_md_wait(&smd, ULNET_EVENT_SEND, 1) || !st_md_wait(&smd, ULNET_EVENT_REPLY, 1) ||
+		    smd.nerr || !st_md_wait(&tmd, ULNET_EVENT_GET, gets_before + 1))
+			rc = __LINE__;
+		else if (smd.last_mlength != len || !st_check(back, len, (unsigned)i + 1))
+			rc = __LINE__;
+		st_md_fini(&smd);
+	}
+	ulnet_md_unlink(b->ln, tmd.h);
+out:
+	st_md_fini(&tmd);
+	free(src);
+	free(dst);
+	free(back);
+	return rc;
+}
+
+/* Many PUTs in flight at once from one thread: every fourth is 64 KiB (a
+ * ZC request, completed by the peer's ZC-ACK), the others 4 KiB. */
+static int pipeline(struct st_node *a, struct st_node *b, int count)
+{
+	size_t big = 64 * 1024, small = 4096;
+	uint8_t *src = malloc(big), *dst = malloc(big);
+	struct st_md tmd, bmd, smd;
+	int rc = 0, nbig = 0, nsmall = 0;
+
+	st_md_init(&tmd);
+	st_md_init(&bmd);
+	st_md_init(&smd);
+	st_fill(src, big, 99);
+	if (st_target(b, PORTAL, MB_DATA + 1, dst, big, &tmd) ||
+	    st_bind(a, src, big, ULNET_MD_THRESH_INF, &bmd) ||
+	    st_bind(a, src, small, ULNET_MD_THRESH_INF, &smd)) {
+		rc = __LINE__;
+		goto out;
+	}
+	for (int i = 0; i < count; i++) {
+		bool isbig = i % 4 == 0;
+
+		if (ulnet_put(a->ln, NULL, isbig ? bmd.h : smd.h, ULNET_ACK_REQ, st_target_id(b),
+			      PORTAL, MB_DATA + 1, 0, (uint64_t)i)) {
+			rc = __LINE__;
+			break;
+		}
+		if (isbig)
+			nbig++;
+		else
+			nsmall++;
+	}
+	if (!st_md_wait(&bmd, ULNET_EVENT_ACK, nbig) || !st_md_wait(&smd, ULNET_EVENT_ACK, nsmall) ||
+	    !st_md_wait(&bmd, ULNET_EVENT_SEND, nbig) || !st_md_wait(&smd, ULNET_EVENT_SEND, nsmall) ||
+	    !st_md_wait(&tmd, ULNET_EVENT_PUT, nbig + nsmall) || bmd.nerr || smd.nerr || tmd.nerr)
+		rc = rc ? rc : __LINE__;
+	else if (!st_check(dst, big, 99))
+		rc = __LINE__;
+	ulnet_md_unlink(a->ln, bmd.h);
+	ulnet_md_unlink(a->ln, smd.h);
+	ulnet_md_unlink(b->ln, tmd.h);
+out:
+	st_md_fini(&tmd);
+	st_md_fini(&bmd);
+	st_md_fini(&smd);
+	free(src);
+	free(dst);
+	return rc;
+}
+
+/* The whole scenario; returns 0 or the line that failed. */
+static int scenario(const char *accept, bool expect_user_mode)
+{
+	struct st_node a, b;
+	uint16_t port = st_port();
+	int rc = 0;
+
+	if (st_node_start(&a, "127.0.0.2@tcp", port, accept) ||
+	    st_node_start(&b, "127.0.0.3@tcp", port, accept)) {
+		rc = __LINE__;
+		goto out;
+	}
+	if (expect_user_mode && !st_wait_log(&a, "user-space peer", NULL)) {
+		rc = __LINE__;
+		goto out;
+	}
+	rc = exchange(&a, &b);
+	if (!rc)
+		rc = exchange(&b, &a);
+	if (!rc)
+		rc = pipeline(&a, &b, 200);
+	if (rc)
+		goto out;
+	/* the typed connections, seen from the passive side of each */
+	if (!st_wait_log(&a, "CONTROL", " up (") && !st_wait_log(&b, "CONTROL", " up ("))
+		rc = __LINE__;
+	else if (!st_wait_log(&a, "BULK_IN", " up (") || !st_wait_log(&b, "BULK_IN", " up ("))
+		rc = __LINE__;
+	else if (!st_wait_log(&a, "BULK_OUT", " up (") || !st_wait_log(&b, "BULK_OUT", " up ("))
+		rc = __LINE__;
+	/* 1 MiB and 64 KiB payloads completed on the peer's ZC-ACK */
+	else if (!st_wait_log(&a, "ZC-ACK", NULL) || !st_wait_log(&b, "ZC-ACK", NULL))
+		rc = __LINE__;
+out:
+	if (rc) {
+		fprintf(stderr, "---- node a log tail ----\n%s\n", a.log ? a.log + (a.loglen > 4000 ? a.loglen - 4000 : 0) : "");
+		fprintf(stderr, "---- node b log tail ----\n%s\n", b.log ? b.log + (b.loglen > 4000 ? b.loglen - 4000 : 0) : "");
+	}
+	st_node_stop(&a);
+	st_node_stop(&b);
+	return rc;
+}
+
+static void test_privileged_pair(void **state)
+{
+	(void)state;
+	if (!st_is_privileged()) {
+		printf("SKIP: needs root\n");
+		skip();
+	}
+	assert_int_equal(scenario("secure", false), 0);
+}
+
+/* Drop CAP_NET_BIND_SERVICE (we keep our uid) so binding 512..1023 fails. */
+static int drop_bind_cap(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -errno;
+	d[0].effective &= ~(1u << CAP_NET_BIND_SERVICE);
+	d[0].permitted &= ~(1u << CAP_NET_BIND_SERVICE);
+	d[0].inheritable &= ~(1u << CAP_NET_BIND_SERVICE);
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -errno;
+	return 0;
+}
+
+static void test_user_space_peers(void **state)
+{
+	pid_t pid;
+	int status = 0;
+
+	(void)state;
+	fflush(NULL);
+	/* a child, so dropping the capability does not leak into other tests */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (st_is_privileged() && drop_bind_cap() < 0)
+			_exit(100);
+		if (st_is_privileged())
+			_exit(101);
+		_exit(scenario("all", true) ? 1 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_privileged_pair),
+		cmocka_unit_test(test_user_space_peers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
