@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/lnd.h"
 #include "ulnet/ulnet.h"
 
 #define ST_LOG_MAX (256 * 1024)
@@ -102,6 +103,10 @@ static inline int st_node_start(struct st_node *n, const char *nid, uint16_t por
 	o.log_level = ULNET_LOG_DEBUG;
 	rc = ulnet_create(&o, &n->ln);
 	if (rc)
+		return rc;
+	/* until ulnet_create registers it as a built-in (then: -EEXIST) */
+	rc = ulnet_lnd_register(n->ln, &ksocklnd);
+	if (rc && rc != -EEXIST)
 		return rc;
 	rc = ulnet_nid_parse(nid, &c.nid, NULL);
 	if (rc)
@@ -201,6 +206,15 @@ static inline void st_md_init(struct st_md *m)
 	memset(m, 0, sizeof(*m));
 	pthread_mutex_init(&m->mu, NULL);
 	pthread_cond_init(&m->cv, NULL);
+}
+
+/* Unlink (if still linked: an UNLINK event comes now, while `m` lives) and
+ * release. */
+static inline void st_md_release(struct st_node *n, struct st_md *m)
+{
+	if (!ulnet_handle_is_none(m->h))
+		(void)ulnet_md_unlink(n->ln, m->h);
+	m->h = ULNET_HANDLE_NONE;
 }
 
 static inline void st_md_fini(struct st_md *m)

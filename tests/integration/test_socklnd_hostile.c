@@ -57,12 +57,14 @@ static bool healthy_put_ok(void)
 	st_md_init(&smd);
 	if (st_bind(&W.healthy, src, sizeof(src), 2, &smd) ||
 	    ulnet_put(W.healthy.ln, NULL, smd.h, ULNET_ACK_REQ, id_of(&W.victim), PORTAL, 1, 0, 0)) {
+		st_md_release(&W.healthy, &smd);
 		st_md_fini(&smd);
 		return false;
 	}
 	W.nput++;
 	ok = st_md_wait(&smd, ULNET_EVENT_ACK, 1) && st_md_wait(&W.tmd, ULNET_EVENT_PUT, W.nput) &&
 	     !smd.nerr && st_check(W.buf, sizeof(src), (unsigned)W.nput - 1);
+	st_md_release(&W.healthy, &smd);
 	st_md_fini(&smd);
 	return ok;
 }
@@ -88,6 +90,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	st_md_release(&W.victim, &W.tmd);
 	st_node_stop(&W.healthy);
 	st_node_stop(&W.victim);
 	st_md_fini(&W.tmd);
@@ -340,6 +343,7 @@ static void test_dialled_peer_lies(void **state)
 	/* that PUT fails; the healthy path still works */
 	assert_true(st_md_wait(&smd, ULNET_EVENT_SEND, 1));
 	assert_true(smd.nerr > 0);
+	st_md_release(&W.victim, &smd);
 	st_md_fini(&smd);
 	assert_true(healthy_put_ok());
 }

@@ -59,6 +59,8 @@ static int exchange(struct st_node *a, struct st_node *b)
 		st_md_init(&smd);
 		if (st_bind(a, src, len, 2, &smd) ||
 		    ulnet_put(a->ln, NULL, smd.h, ULNET_ACK_REQ, st_target_id(b), PORTAL, MB_DATA, 0, 7)) {
+			st_md_release(a, &smd);
+			st_md_fini(&smd);
 			rc = __LINE__;
 			break;
 		}
@@ -67,6 +69,7 @@ static int exchange(struct st_node *a, struct st_node *b)
 			rc = __LINE__;
 		else if (tmd.last_mlength != len || !st_check(dst, len, (unsigned)i + 1))
 			rc = __LINE__;
+		st_md_release(a, &smd);
 		st_md_fini(&smd);
 		if (rc)
 			break;
@@ -76,6 +79,8 @@ static int exchange(struct st_node *a, struct st_node *b)
 		st_md_init(&smd);
 		if (st_bind(a, back, len, 2, &smd) ||
 		    ulnet_get(a->ln, NULL, smd.h, st_target_id(b), PORTAL, MB_DATA, 0)) {
+			st_md_release(a, &smd);
+			st_md_fini(&smd);
 			rc = __LINE__;
 			break;
 		}
@@ -84,10 +89,11 @@ static int exchange(struct st_node *a, struct st_node *b)
 			rc = __LINE__;
 		else if (smd.last_mlength != len || !st_check(back, len, (unsigned)i + 1))
 			rc = __LINE__;
+		st_md_release(a, &smd);
 		st_md_fini(&smd);
 	}
-	ulnet_md_unlink(b->ln, tmd.h);
 out:
+	st_md_release(b, &tmd);
 	st_md_fini(&tmd);
 	free(src);
 	free(dst);
@@ -133,10 +139,10 @@ static int pipeline(struct st_node *a, struct st_node *b, int count)
 		rc = rc ? rc : __LINE__;
 	else if (!st_check(dst, big, 99))
 		rc = __LINE__;
-	ulnet_md_unlink(a->ln, bmd.h);
-	ulnet_md_unlink(a->ln, smd.h);
-	ulnet_md_unlink(b->ln, tmd.h);
 out:
+	st_md_release(a, &bmd);
+	st_md_release(a, &smd);
+	st_md_release(b, &tmd);
 	st_md_fini(&tmd);
 	st_md_fini(&bmd);
 	st_md_fini(&smd);

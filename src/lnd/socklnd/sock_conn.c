@@ -158,6 +158,8 @@ void ksock_conn_close_locked(struct ksock_conn *c, int err, bool siblings, struc
 	struct ksock_peer *peer = c->peer;
 	bool was_up = c->state == KSOCK_CS_UP;
 
+	bool clean = err == 0;        /* EOF between messages: no failure to report */
+
 	if (c->state == KSOCK_CS_CLOSED)
 		return;
 	ksock_conn_unlink_locked(c);
@@ -191,11 +193,11 @@ void ksock_conn_close_locked(struct ksock_conn *c, int err, bool siblings, struc
 		}
 	}
 	if (was_up && peer) {
-		if (err != -ESHUTDOWN)
+		if (err != -ESHUTDOWN && !clean)
 			ksock_done_notify(done, &peer->nid, err);
 		if (siblings)
 			while (peer->conns)
-				ksock_conn_close_locked(peer->conns, err, false, done);
+				ksock_conn_close_locked(peer->conns, clean ? 0 : err, false, done);
 		if (!peer->conns && peer->txq_head && !net->shutdown) {
 			/* redial after back-off; the reaper does it */
 			if (peer->retry_at < ksock_now(net))

@@ -366,7 +366,7 @@ io_err:
 
 		ksock_conn_describe(c, desc, sizeof(desc));
 		lnet_ni_log(c->net->ni, ULNET_LOG_INFO, "%s: EOF, closing it and its siblings", desc);
-		ksock_conn_close(c, -ECONNRESET, true);
+		ksock_conn_close(c, 0, true);
 		return;
 	}
 	if (rc == -ECONNRESET)
