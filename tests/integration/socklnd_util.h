@@ -88,7 +88,26 @@ static inline bool st_is_privileged(void)
 	return ok;
 }
 
+/* A clock the test can push forward: CLOCK_MONOTONIC + *(uint64_t *)arg. */
+static inline uint64_t st_skewed_clock(void *arg)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec +
+	       __atomic_load_n((uint64_t *)arg, __ATOMIC_ACQUIRE);
+}
+
+static inline int st_node_start_clock(struct st_node *n, const char *nid, uint16_t port,
+				      const char *accept, uint64_t *skew);
+
 static inline int st_node_start(struct st_node *n, const char *nid, uint16_t port, const char *accept)
+{
+	return st_node_start_clock(n, nid, port, accept, NULL);
+}
+
+static inline int st_node_start_clock(struct st_node *n, const char *nid, uint16_t port,
+				      const char *accept, uint64_t *skew)
 {
 	struct ulnet_opts o = { 0 };
 	struct ulnet_ni_conf c = { 0 };
@@ -101,6 +120,10 @@ static inline int st_node_start(struct st_node *n, const char *nid, uint16_t por
 	o.log = st_log_cb;
 	o.log_arg = n;
 	o.log_level = ULNET_LOG_DEBUG;
+	if (skew) {
+		o.clock = st_skewed_clock;
+		o.clock_arg = skew;
+	}
 	rc = ulnet_create(&o, &n->ln);
 	if (rc)
 		return rc;

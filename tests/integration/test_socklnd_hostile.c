@@ -31,6 +31,7 @@
 
 struct world {
 	struct st_node healthy, victim;
+	uint64_t skew;                 /* the victim's clock runs this far ahead */
 	uint16_t port;
 	uint8_t *buf;
 	struct st_md tmd;
@@ -78,7 +79,7 @@ static int setup(void **state)
 	W.port = (uint16_t)(st_port() + 1);
 	W.buf = calloc(1, 1u << 20);
 	if (st_node_start(&W.healthy, "127.0.0.2@tcp", W.port, accept) ||
-	    st_node_start(&W.victim, VICTIM_NID, W.port, accept))
+	    st_node_start_clock(&W.victim, VICTIM_NID, W.port, accept, &W.skew))
 		return -1;
 	st_md_init(&W.tmd);
 	if (st_target(&W.victim, PORTAL, 1, W.buf, 1u << 20, &W.tmd))
@@ -152,17 +153,22 @@ static size_t hello(uint8_t *buf, const char *from, const char *to, int ctype)
 	return (size_t)n;
 }
 
-/* connreq + HELLO V3 CONTROL as ATTACKER_NID, then read the victim's reply. */
-static int handshake(void)
+/* connreq + HELLO V3 as ATTACKER_NID, then read the victim's reply. */
+static int handshake_type(int ctype)
 {
 	uint8_t buf[256];
 	size_t n = connreq(buf, VICTIM_NID);
 	int fd = att_connect(VICTIM);
 
-	n += hello(buf + n, ATTACKER_NID, VICTIM_NID, SOCKLND_CONN_CONTROL);
+	n += hello(buf + n, ATTACKER_NID, VICTIM_NID, ctype);
 	assert_int_equal(send(fd, buf, n, 0), (ssize_t)n);
 	assert_int_equal(recv(fd, buf, KSOCK_HELLO_V2_SIZE, MSG_WAITALL), KSOCK_HELLO_V2_SIZE);
 	return fd;
+}
+
+static int handshake(void)
+{
+	return handshake_type(SOCKLND_CONN_CONTROL);
 }
 
 /* ksock LNET header + PUT header (to an unmatched portal) into buf. */
@@ -348,6 +354,38 @@ static void test_dialled_peer_lies(void **state)
 	assert_true(healthy_put_ok());
 }
 
+/* Time, through the instance's clock: a silent peer gets a keepalive NOOP
+ * [0,1] on the conn the node holds as BULK_IN after 30 s; a message stalled
+ * mid-header for more than sock_timeout (50 s) closes the conn and its
+ * siblings. */
+static void test_keepalive_and_stall(void **state)
+{
+	uint8_t buf[128];
+	struct ksock_msg_hdr k;
+	int bulk = handshake_type(SOCKLND_CONN_BULK_OUT);   /* the node's BULK_IN */
+	int ctl = handshake();
+	struct pollfd p = { .fd = bulk, .events = POLLIN };
+
+	(void)state;
+	put_hdr(buf, 100);
+	assert_int_equal(send(ctl, buf, 10, 0), 10);        /* a header cut short */
+	usleep(100 * 1000);
+	__atomic_add_fetch(&W.skew, 35ULL * 1000000000ULL, __ATOMIC_RELEASE);
+	assert_int_equal(poll(&p, 1, ST_WAIT_MS), 1);
+	assert_int_equal(recv(bulk, buf, KSOCK_MSG_HDR_SIZE, MSG_WAITALL), KSOCK_MSG_HDR_SIZE);
+	assert_int_equal(ksock_msg_hdr_decode(buf, KSOCK_MSG_HDR_SIZE, false, &k), KSOCK_MSG_HDR_SIZE);
+	assert_int_equal(k.type, KSOCK_MSG_NOOP);
+	assert_int_equal(k.zc_cookies[0], 0);
+	assert_int_equal(k.zc_cookies[1], KSOCK_KEEPALIVE_COOKIE);
+	__atomic_add_fetch(&W.skew, 30ULL * 1000000000ULL, __ATOMIC_RELEASE);
+	assert_true(st_wait_log(&W.victim, "timed out receiving", NULL));
+	assert_true(closed_by_node(ctl));
+	assert_true(closed_by_node(bulk));
+	close(ctl);
+	close(bulk);
+	assert_true(healthy_put_ok());
+}
+
 /* accept=secure: a source port above 1023 is refused before any byte. */
 static void test_insecure_port(void **state)
 {
@@ -381,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_cut_mid_payload),
 		cmocka_unit_test(test_dialled_peer_lies),
 		cmocka_unit_test(test_insecure_port),
+		cmocka_unit_test(test_keepalive_and_stall),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
