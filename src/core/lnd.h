@@ -111,6 +111,12 @@ ulnet_process_id_t lnet_msg_target(const struct lnet_msg *msg);
  * (e.g. to link it into a tx queue without allocating). */
 void **lnet_msg_lnd_slot(struct lnet_msg *msg);
 
+/* Copy `nob` bytes from the fragments `src` (starting `soff` bytes in) to the
+ * fragments `dst` (starting `doff` bytes in); stops early if either list
+ * ends. Returns the bytes copied. For recv() of loopback-style LNDs. */
+size_t lnet_copy_iov(const struct iovec *dst, unsigned ndst, size_t doff,
+		     const struct iovec *src, unsigned nsrc, size_t soff, size_t nob);
+
 /* --- core entry points for LNDs ------------------------------------------ */
 
 /*

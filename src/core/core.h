@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core.h - internal types of the LNet core: the instance, its NIs, portals,
+ * match entries (ME), memory descriptors (MD), messages and peers.
+ *
+ * Locking: every field below that can change after creation is protected by
+ * the instance mutex `ln_lock` unless its comment says otherwise. The lock
+ * is never held while an event handler or an LND op runs; functions named
+ * *_locked expect it held.
+ */
+#ifndef ULNET_CORE_CORE_H
+#define ULNET_CORE_CORE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "core/lnd.h"
+#include "core/lnet_hdr.h"
+#include "core/ping_info.h"
+#include "ulnet/ulnet.h"
+#include "util/evloop.h"
+#include "util/log.h"
+
+/* --- invariants ------------------------------------------------------------ */
+
+/* Always on (release builds too): a broken invariant is a bug in the core or
+ * an LND (a message finalized twice), and continuing would corrupt memory. */
+#define LASSERT(cond)                                                          \
+	do {                                                                   \
+		if (__builtin_expect(!(cond), 0))                              \
+			lnet_assert_fail(#cond, __FILE__, __LINE__);           \
+	} while (0)
+_Noreturn void lnet_assert_fail(const char *expr, const char *file, int line);
+
+/* --- intrusive doubly linked list ------------------------------------------ */
+
+struct ul_list {
+	struct ul_list *next, *prev;
+};
+
+#define ul_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+static inline void ul_list_init(struct ul_list *l) { l->next = l->prev = l; }
+static inline bool ul_list_empty(const struct ul_list *l) { return l->next == l; }
+static inline void ul_list_insert(struct ul_list *n, struct ul_list *prev, struct ul_list *next)
+{
+	n->next = next;
+	n->prev = prev;
+	prev->next = n;
+	next->prev = n;
+}
+static inline void ul_list_add(struct ul_list *n, struct ul_list *head) { ul_list_insert(n, head, head->next); }
+static inline void ul_list_add_tail(struct ul_list *n, struct ul_list *head) { ul_list_insert(n, head->prev, head); }
+static inline void ul_list_del(struct ul_list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	ul_list_init(n);
+}
+/* Move every entry of `from` to the tail of `to`. */
+static inline void ul_list_splice_tail(struct ul_list *from, struct ul_list *to)
+{
+	if (ul_list_empty(from))
+		return;
+	from->next->prev = to->prev;
+	to->prev->next = from->next;
+	from->prev->next = to;
+	to->prev = from->prev;
+	ul_list_init(from);
+}
+#define ul_list_first(head, type, member) \
+	(ul_list_empty(head) ? NULL : ul_container_of((head)->next, type, member))
+#define ul_list_for_each(pos, head) for (pos = (head)->next; pos != (head); pos = pos->next)
+#define ul_list_for_each_safe(pos, n, head) \
+	for (pos = (head)->next, n = pos->next; pos != (head); pos = n, n = pos->next)
+
+/* --- handles ---------------------------------------------------------------- */
+
+/*
+ * Cookie layout: bits 0-1 object type, bits 2-33 slot index, bits 34-63 slot
+ * generation (never 0). A freed slot bumps its generation, so an old cookie
+ * never names a new object. Type 3 is unused, so no cookie is all-ones (the
+ * "no ACK" wire handle) and none is 0 (ULNET_HANDLE_NONE).
+ */
+enum lnet_obj_type { LNET_OBJ_MD = 1, LNET_OBJ_ME = 2 };
+
+struct lnet_handle_slot {
+	void *obj;          /* NULL: free */
+	uint32_t gen;
+	uint32_t next_free; /* free list link (index + 1; 0 ends) */
+};
+
+struct lnet_handle_table {
+	struct lnet_handle_slot *slots;
+	uint32_t nslots, cap;
+	uint32_t free_head; /* index + 1 of the first free slot, 0: none */
+	uint32_t nused;
+};
+
+void lnet_handle_table_init(struct lnet_handle_table *t);
+void lnet_handle_table_fini(struct lnet_handle_table *t);
+/* Returns 0 and the cookie, or -ENOMEM. */
+int lnet_handle_alloc(struct lnet_handle_table *t, void *obj, enum lnet_obj_type type,
+		      uint64_t *cookie);
+/* The object named by `cookie` if it is live and of `type`, else NULL. */
+void *lnet_handle_lookup(const struct lnet_handle_table *t, uint64_t cookie,
+			 enum lnet_obj_type type);
+/* Invalidate a live cookie (its slot is reused later, with a new generation). */
+void lnet_handle_free(struct lnet_handle_table *t, uint64_t cookie);
+
+/* --- MEs, MDs, portals ------------------------------------------------------ */
+
+#define LNET_MD_FLAG_ZOMBIE      0x1u  /* unlinked; freed when idle */
+#define LNET_MD_FLAG_AUTO_UNLINK 0x2u  /* ULNET_UNLINK: unlink when exhausted */
+#define LNET_MD_FLAG_ABORTED     0x4u  /* ulnet_md_unlink()/timeout: abort sends */
+#define LNET_MD_FLAG_HANDLING    0x8u  /* a handler runs on it without the lock */
+
+struct lnet_me;
+
+struct lnet_libmd {
+	struct ul_list md_list;        /* ln_md_active */
+	uint64_t md_cookie;
+	struct lnet_me *md_me;         /* attached ME, NULL when bound */
+	void *md_start;                /* as given: buffer or iovec array */
+	size_t md_length;              /* total bytes */
+	size_t md_offset;              /* running offset (shared by PUT and GET) */
+	size_t md_max_size;
+	unsigned md_options;
+	int md_threshold;
+	int md_refcount;               /* messages holding it */
+	unsigned md_flags;
+	void *md_user_ptr;
+	ulnet_handler_t md_handler;
+	pthread_t md_handling_thread;  /* valid with LNET_MD_FLAG_HANDLING */
+	/* response tracking (one tracker per MD, as the kernel) */
+	struct ul_list md_rspt_list;   /* ln_rspt_list while tracked */
+	uint64_t md_rspt_deadline;
+	uint64_t md_rspt_start;
+	int md_rspt_pending;           /* responses (ACK/REPLY) still expected */
+	bool md_rspt_active;
+	unsigned md_niov;
+	struct iovec md_iov[];         /* md_niov fragments (1 for a plain buffer) */
+};
+
+static inline bool lnet_md_exhausted(const struct lnet_libmd *md)
+{
+	return md->md_threshold == 0 ||
+	       ((md->md_options & ULNET_MD_MAX_SIZE) && md->md_offset + md->md_max_size > md->md_length);
+}
+
+static inline bool lnet_md_unlinkable(const struct lnet_libmd *md)
+{
+	if (md->md_refcount != 0)
+		return false;
+	if (md->md_flags & LNET_MD_FLAG_ZOMBIE)
+		return true;
+	return (md->md_flags & LNET_MD_FLAG_AUTO_UNLINK) && lnet_md_exhausted(md);
+}
+
+#define LNET_MT_HASH_BITS 8
+#define LNET_MT_HASH_SIZE (1u << LNET_MT_HASH_BITS)
+#define LNET_MT_HASH_IGNORE LNET_MT_HASH_SIZE   /* the list of MEs with ignore bits */
+
+struct lnet_me {
+	struct ul_list me_list;        /* in its portal's hash chain or ignore list */
+	uint64_t me_cookie;
+	unsigned me_portal;
+	ulnet_process_id_t me_match_id;
+	uint64_t me_match_bits;
+	uint64_t me_ignore_bits;
+	enum ulnet_unlink me_unlink;
+	unsigned me_pos;               /* hash chain index or LNET_MT_HASH_IGNORE */
+	struct lnet_libmd *me_md;
+};
+
+#define LNET_PTL_LAZY     0x1u
+#define LNET_PTL_UNIQUE   0x2u
+#define LNET_PTL_WILDCARD 0x4u
+
+struct lnet_portal {
+	unsigned ptl_index;
+	unsigned ptl_options;
+	unsigned ptl_nme;
+	/* LNET_MT_HASH_SIZE chains plus the ignore-bits list; allocated with
+	 * the first ME (most portals are never used). */
+	struct ul_list *ptl_mhash;
+	struct ul_list ptl_msg_delayed; /* PUTs waiting on a lazy portal */
+};
+
+/* What a request asks to match (lnet_try_match_md). */
+struct lnet_match_info {
+	ulnet_process_id_t mi_id;      /* initiator (primary NID) and PID */
+	unsigned mi_opc;               /* ULNET_MD_OP_PUT or ULNET_MD_OP_GET */
+	unsigned mi_portal;
+	uint32_t mi_rlength;
+	uint32_t mi_roffset;
+	uint64_t mi_mbits;
+};
+
+/* Outcome bits of matching, as the kernel's LNET_MATCHMD_*. */
+#define LNET_MATCHMD_NONE      0x01  /* no match (try the next ME) */
+#define LNET_MATCHMD_OK        0x02  /* matched: take it */
+#define LNET_MATCHMD_DROP      0x04  /* matched but must be dropped (too long), or give up */
+#define LNET_MATCHMD_EXHAUSTED 0x08  /* the MD is (now) exhausted */
+#define LNET_MATCHMD_FINISH    (LNET_MATCHMD_OK | LNET_MATCHMD_DROP)
+
+/*
+ * Pure match test of one MD (and its ME) against a request: no side effect.
+ * Returns NONE (maybe | EXHAUSTED), DROP (fits nowhere without TRUNCATE) or OK
+ * with the offset and length to use. `same_peer` (may be NULL) says whether
+ * two NIDs belong to one peer; the ME's NID is then accepted for a request
+ * from another NID of that peer. Called with the instance lock held.
+ */
+int lnet_try_match_md(const struct lnet_libmd *md, const struct lnet_match_info *info,
+		      bool (*same_peer)(void *arg, const ulnet_nid_t *a, const ulnet_nid_t *b),
+		      void *arg, uint32_t *offset, uint32_t *mlength);
+
+/* --- messages --------------------------------------------------------------- */
+
+enum lnet_msg_state { LNET_MSG_FREE = 0, LNET_MSG_BUSY = 1 };
+
+struct lnet_msg {
+	struct ul_list msg_list;       /* free list, credit queue, lazy queue, discovery queue */
+	ulnet_t *msg_ln;
+	struct lnet_msg *msg_fin_next; /* per-thread finalize queue */
+	int msg_fin_status;
+	unsigned msg_state;
+	int msg_finalized;             /* exactly-once guard, atomic */
+
+	uint32_t msg_type;             /* enum ulnet_msg_type */
+	ulnet_process_id_t msg_target; /* where it goes (sending) */
+	ulnet_nid_t msg_from;          /* last hop (receiving) */
+	ulnet_nid_t msg_initiator;     /* primary NID of the sender (receiving) */
+	ulnet_nid_t msg_src_nid_param; /* local NID the caller asked for, or ANY */
+	struct lnet_hdr msg_hdr;
+
+	unsigned msg_sending:1;
+	unsigned msg_receiving:1;
+	unsigned msg_tx_committed:1;
+	unsigned msg_rx_committed:1;
+	unsigned msg_ack:1;            /* send an ACK once the PUT is in */
+	unsigned msg_txcredit:1;
+	unsigned msg_peertxcredit:1;
+	unsigned msg_tx_delayed:1;
+	unsigned msg_rx_delayed:1;     /* waiting on a lazy portal */
+	unsigned msg_discovery_wait:1; /* queued on a peer until discovered */
+	unsigned msg_tracked:1;        /* counted in md_rspt_pending */
+
+	struct lnet_ni *msg_txni;
+	struct lnet_ni *msg_rxni;
+	struct lnet_peer_ni *msg_txpeer;
+	struct lnet_peer_ni *msg_rxpeer;
+	struct lnet_libmd *msg_md;
+
+	uint32_t msg_len;              /* payload bytes on the wire */
+	uint32_t msg_offset;           /* into the MD */
+	uint32_t msg_wanted;           /* bytes placed (receiving) */
+	const struct iovec *msg_iov;   /* payload fragments (the MD's) */
+	unsigned msg_niov;
+
+	void *msg_rx_private;
+	uint64_t msg_deadline;         /* instance clock */
+	uint64_t msg_t_start;
+	void *msg_lnd_slot;
+	struct ulnet_event msg_ev;
+};
+
+/* --- NIs ---------------------------------------------------------------------- */
+
+struct lnet_ni {
+	struct ul_list ni_list;        /* ln_nis (0@lo first) */
+	ulnet_t *ni_ln;
+	ulnet_nid_t ni_nid;
+	struct ulnet_ni_conf ni_conf;  /* tunables with defaults filled in */
+	const struct ulnet_lnd *ni_lnd;
+	void *ni_data;                 /* LND private */
+	uint64_t ni_incarnation;
+	int ni_refcount;               /* list + messages */
+	bool ni_up;                    /* in ln_nis and usable */
+	uint32_t ni_status;            /* LNET_NI_STATUS_* for the ping info */
+	int ni_tx_credits, ni_tx_credits_max, ni_tx_credits_min;
+	struct ul_list ni_tx_delayed;  /* messages waiting for an NI credit */
+	unsigned ni_seq;               /* round robin among equals */
+	uint64_t ni_send_count, ni_recv_count, ni_drop_count;
+	struct ulnet_msg_type_counts ni_sent, ni_received, ni_dropped;
+	struct ulnet_latency ni_put_egress, ni_get_rtt, ni_put_ack;
+	struct ulnet_health_stats ni_health;
+};
+
+/* --- peers ----------------------------------------------------------------------- */
+
+/* lp_state bits (the kernel's values). */
+#define LNET_PEER_MULTI_RAIL     (1u << 0)
+#define LNET_PEER_NO_DISCOVERY   (1u << 1)
+#define LNET_PEER_ROUTER_ENABLED (1u << 2)
+#define LNET_PEER_CONFIGURED     (1u << 3)
+#define LNET_PEER_DISCOVERED     (1u << 4)
+#define LNET_PEER_REDISCOVER     (1u << 5)
+#define LNET_PEER_DISCOVERING    (1u << 6)
+#define LNET_PEER_DATA_PRESENT   (1u << 7)
+#define LNET_PEER_NIDS_UPTODATE  (1u << 8)
+#define LNET_PEER_PING_SENT      (1u << 9)
+#define LNET_PEER_PUSH_SENT      (1u << 10)
+#define LNET_PEER_PING_FAILED    (1u << 11)
+#define LNET_PEER_PUSH_FAILED    (1u << 12)
+#define LNET_PEER_FORCE_PING     (1u << 13)
+#define LNET_PEER_FORCE_PUSH     (1u << 14)
+
+struct lnet_peer;
+
+struct lnet_peer_ni {
+	struct ul_list lpni_hash;      /* ln_pni_hash chain */
+	struct ul_list lpni_peer_list; /* lp_nis */
+	struct lnet_peer *lpni_peer;   /* NULL once removed */
+	ulnet_nid_t lpni_nid;
+	int lpni_refcount;             /* table + messages */
+	int lpni_txcredits, lpni_mintxcredits, lpni_maxtxcredits;
+	long lpni_txqnob;
+	struct ul_list lpni_txq;       /* messages waiting for a peer credit */
+	uint32_t lpni_ns_status;       /* as the peer's ping info said */
+	uint64_t lpni_last_alive;
+	unsigned lpni_seq;
+	uint64_t lpni_send_count, lpni_recv_count, lpni_drop_count;
+	struct ulnet_msg_type_counts lpni_sent, lpni_received, lpni_dropped;
+	struct ulnet_health_stats lpni_health;
+};
+
+struct lnet_peer {
+	struct ul_list lp_list;        /* ln_peers */
+	ulnet_nid_t lp_primary;
+	unsigned lp_state;
+	struct ul_list lp_nis;         /* lnet_peer_ni, primary first */
+	int lp_nnis;
+	struct ul_list lp_pending;     /* messages waiting for discovery */
+	uint32_t lp_peer_seqno;        /* the peer's ping sequence number */
+	uint32_t lp_node_seqno;        /* our sequence number it has (pushed) */
+	uint32_t lp_features;          /* of its last ping info */
+	unsigned lp_data_nbytes;       /* size of its last ping info */
+	int lp_dc_error;               /* result of the last discovery */
+	unsigned lp_dc_gen;            /* bumped when a discovery ends */
+	ulnet_handle_t lp_ping_mdh;
+	ulnet_handle_t lp_push_mdh;
+	uint8_t *lp_ping_buf;          /* sink of the discovery ping */
+	unsigned lp_ping_buflen;
+	uint8_t *lp_push_buf;          /* our ping info as pushed */
+	bool lp_removed;
+	int lp_refcount;               /* ln_peers + in-flight discovery */
+	/* push data received while busy: applied when the discovery ends */
+	uint8_t *lp_data;
+	unsigned lp_data_len;
+};
+
+/* --- the instance ------------------------------------------------------------- */
+
+enum lnet_state { LNET_STATE_RUNNING = 1, LNET_STATE_STOPPING = 2 };
+
+struct ulnet {
+	pthread_mutex_t ln_lock;
+	pthread_cond_t ln_cond;        /* MD handling ends, discovery ends */
+	enum lnet_state ln_state;
+	ulnet_pid_t ln_pid;
+	unsigned ln_flags;
+	ulnet_clock_fn ln_clock;
+	void *ln_clock_arg;
+	struct ul_logger ln_log;
+	char ln_log_prefix[ULNET_NIDSTR_SIZE];
+	struct ul_loop *ln_loop;
+	pthread_t ln_thread;
+	bool ln_has_thread;
+	int ln_stop;                   /* atomic: progress thread must exit */
+	uint64_t ln_interface_cookie;
+
+	const struct ulnet_lnd *ln_lnds[256];
+
+	struct ul_list ln_nis;
+	int ln_nnis;
+	struct lnet_ni *ln_loni;
+
+	struct lnet_portal ln_portals[ULNET_MAX_PORTALS];
+	struct lnet_handle_table ln_handles;
+	struct ul_list ln_md_active;
+
+	/* message pool: allocated in chunks, never freed before destroy */
+	struct ul_list ln_msg_free;
+	void **ln_msg_chunks;
+	unsigned ln_nmsg_chunks;
+
+	/* response tracking, ordered by deadline */
+	struct ul_list ln_rspt_list;
+	struct ul_timer ln_rspt_timer;
+
+	/* peers */
+	struct ul_list ln_peers;
+	int ln_npeers;
+	struct ul_list *ln_pni_hash;
+	unsigned ln_pni_hash_size;
+
+	struct ulnet_globals ln_g;
+	struct ulnet_counters ln_ctr;
+
+	/* ping target (GET on portal 0) and push target (PUT on portal 0) */
+	uint32_t ln_ping_seqno;
+	uint8_t *ln_ping_buf;          /* the encoded ping info the target holds */
+	size_t ln_ping_len;
+	ulnet_handle_t ln_ping_mdh;
+	uint8_t *ln_push_buf;
+	size_t ln_push_len;
+	size_t ln_push_nbytes;         /* wanted size of the next push target */
+	ulnet_handle_t ln_push_mdh;
+	bool ln_push_posted;
+};
+
+/* --- instance helpers (instance.c) ----------------------------------------- */
+
+static inline void lnet_lock(ulnet_t *ln) { pthread_mutex_lock(&ln->ln_lock); }
+static inline void lnet_unlock(ulnet_t *ln) { pthread_mutex_unlock(&ln->ln_lock); }
+static inline uint64_t lnet_now(const ulnet_t *ln) { return ln->ln_clock(ln->ln_clock_arg); }
+#define LNET_NSEC_PER_SEC 1000000000ULL
+
+void lnet_log(const ulnet_t *ln, enum ulnet_log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* NID text for logs (does not need nid_str.c). */
+const char *lnet_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
+bool lnet_nid_is_lo0(const ulnet_nid_t *nid);
+
+/* --- NIs (ni.c) ------------------------------------------------------------- */
+
+int lnet_ni_add_locked_lo(ulnet_t *ln);
+struct lnet_ni *lnet_nid2ni_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+bool lnet_nid_is_local_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+bool lnet_net_is_local_locked(ulnet_t *ln, ulnet_net_t net);
+void lnet_ni_addref_locked(struct lnet_ni *ni);
+void lnet_ni_decref_locked(struct lnet_ni *ni);
+/* Shut every NI down (destroy). */
+void lnet_ni_shutdown_all(ulnet_t *ln);
+
+/* --- portals and MEs (portal.c) ---------------------------------------------- */
+
+void lnet_portals_init(ulnet_t *ln);
+void lnet_portals_fini(ulnet_t *ln);
+/* Match an incoming PUT/GET: OK (MD attached to msg), NONE (delayed on a
+ * lazy portal) or DROP. */
+int lnet_ptl_match_md_locked(ulnet_t *ln, const struct lnet_match_info *info,
+			     struct lnet_msg *msg);
+/* Try the delayed PUTs of the ME's portal against its new MD; matched ones
+ * go on `matches`, too-long ones on `drops`. */
+void lnet_ptl_attach_md_locked(ulnet_t *ln, struct lnet_me *me, struct lnet_libmd *md,
+			       struct ul_list *matches, struct ul_list *drops);
+void lnet_me_unlink_locked(ulnet_t *ln, struct lnet_me *me);
+/* Take every delayed message (of `ni`, or all with NULL) off the lazy
+ * queues; `all_lazy_off` also clears the lazy flags. */
+void lnet_ptl_take_delayed_locked(ulnet_t *ln, struct lnet_ni *ni, struct ul_list *out);
+void lnet_drop_delayed_msg_list(ulnet_t *ln, struct ul_list *list, const char *reason);
+void lnet_recv_delayed_msg_list(ulnet_t *ln, struct ul_list *list);
+
+/* --- MDs (md.c) --------------------------------------------------------------- */
+
+/* Start (or finish) the unlink of an MD; frees it once idle. */
+void lnet_md_unlink_locked(ulnet_t *ln, struct lnet_libmd *md);
+void lnet_md_free_locked(ulnet_t *ln, struct lnet_libmd *md);
+/* The MD a wire handle names, if it is ours and live. */
+struct lnet_libmd *lnet_wire_handle2md_locked(ulnet_t *ln, const lnet_wire_handle_t *wh);
+/* LNetMDUnlink with the status its UNLINK event carries (0, -ETIMEDOUT,
+ * -ESHUTDOWN). Drops and retakes the lock to run the handler. */
+void lnet_md_unlink_event_locked(ulnet_t *ln, struct lnet_libmd *md, int status);
+/* Wait until no other thread runs a handler on `md`; returns false if the
+ * MD went away meanwhile (looked up again by cookie). */
+bool lnet_md_wait_handling_locked(ulnet_t *ln, uint64_t cookie, struct lnet_libmd **mdp);
+void lnet_md_deconstruct(const struct lnet_libmd *md, struct ulnet_event *ev);
+
+/* --- messages (msg.c) --------------------------------------------------------- */
+
+int lnet_msg_pool_init(ulnet_t *ln);
+void lnet_msg_pool_fini(ulnet_t *ln);
+struct lnet_msg *lnet_msg_alloc_locked(ulnet_t *ln);
+void lnet_msg_free_locked(ulnet_t *ln, struct lnet_msg *msg);
+void lnet_msg_attach_md(struct lnet_msg *msg, struct lnet_libmd *md, uint32_t offset,
+			uint32_t mlen);
+void lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type);
+void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg);
+/* Finalize a message the core owns (never handed to an LND, or handed back). */
+void lnet_finalize_core(struct lnet_msg *msg, int status);
+
+/* Messages to hand to LNDs / fail once the lock is dropped. */
+struct lnet_sendq {
+	struct ul_list sq_send;
+	struct ul_list sq_fail;        /* msg_fin_status holds the error */
+};
+static inline void lnet_sendq_init(struct lnet_sendq *q)
+{
+	ul_list_init(&q->sq_send);
+	ul_list_init(&q->sq_fail);
+}
+void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q);
+
+/* --- send and receive (move.c) ------------------------------------------------ */
+
+void lnet_prep_send(ulnet_t *ln, struct lnet_msg *msg, uint32_t type,
+		    const ulnet_process_id_t *target, uint32_t offset, uint32_t len);
+/* Send a prepared message from `src` (NULL/ANY: choose). Returns 0 (sent,
+ * queued for credits or for discovery) or -errno (not sent; the caller
+ * finalizes). */
+int lnet_send(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg);
+/* The same with the lock held; ready messages go on `q`. */
+int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
+		     struct lnet_sendq *q);
+void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q);
+void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t offset,
+		  uint32_t mlen, uint32_t rlen);
+void lnet_ni_send(struct lnet_ni *ni, struct lnet_msg *msg);
+void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg);
+/* Response tracking. */
+void lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md);
+void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md);
+void lnet_rspt_timer_cb(struct ul_timer *t);
+bool lnet_response_tracking_enabled(const ulnet_t *ln, uint32_t type, unsigned md_options);
+/* Can `target` be reached (from `self`)? 0, -EHOSTUNREACH or -EINVAL. */
+int lnet_check_reachable_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *target);
+/* Fail every message waiting for credits (destroy). */
+void lnet_fail_queued_locked(ulnet_t *ln, struct lnet_ni *ni, struct lnet_sendq *q, int status);
+
+/* --- peers (peer.c) ------------------------------------------------------------- */
+
+int lnet_peer_tables_init(ulnet_t *ln);
+void lnet_peer_tables_fini(ulnet_t *ln);
+struct lnet_peer_ni *lnet_peer_ni_find_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+/* Find the peer NI of `nid`, creating peer and peer NI if needed. */
+struct lnet_peer_ni *lnet_peer_ni_get_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+void lnet_peer_ni_addref_locked(struct lnet_peer_ni *lpni);
+void lnet_peer_ni_decref_locked(ulnet_t *ln, struct lnet_peer_ni *lpni);
+/* Primary NID of the peer owning `nid` (or `nid` itself). */
+void lnet_peer_primary_nid_locked(ulnet_t *ln, const ulnet_nid_t *nid, ulnet_nid_t *primary);
+bool lnet_peer_same_locked(void *ln, const ulnet_nid_t *a, const ulnet_nid_t *b);
+/* Add a NID to a peer (moving it from another peer when needed). */
+int lnet_peer_add_nid_locked(ulnet_t *ln, struct lnet_peer *lp, const ulnet_nid_t *nid);
+void lnet_peer_decref_locked(ulnet_t *ln, struct lnet_peer *lp);
+/* Fail every message queued for discovery (destroy). */
+void lnet_peer_fail_pending_locked(ulnet_t *ln, struct ul_list *out);
+
+/* --- ping target, push target, discovery (ping.c, discovery.c) --------------- */
+
+int lnet_ping_target_setup(ulnet_t *ln);
+/* Rebuild the ping info after an NI change (lock not held). */
+int lnet_ping_target_update(ulnet_t *ln);
+void lnet_ping_target_fini(ulnet_t *ln);
+int lnet_push_target_post(ulnet_t *ln);
+void lnet_push_target_fini(ulnet_t *ln);
+/* Encode our ping info into a new buffer (lock held). */
+int lnet_ping_info_build_locked(ulnet_t *ln, uint8_t **buf, size_t *len);
+/* Incoming push (event on the push target MD). */
+void lnet_peer_push_event(ulnet_t *ln, const struct ulnet_event *ev, const uint8_t *data,
+			  size_t len);
+/* Does sending `msg` to `lpni` have to wait for discovery? If so queue it
+ * and start discovery (lock held): returns true. */
+bool lnet_peer_discovery_hold_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
+				     struct lnet_msg *msg);
+/* Start discovery of `lp` (lock held); messages to send after the lock is
+ * dropped go to `q`. */
+int lnet_peer_start_discovery_locked(ulnet_t *ln, struct lnet_peer *lp, bool force);
+/* Wait (real time, driving progress in manual mode) until `done` says so. */
+int lnet_wait_locked(ulnet_t *ln, bool (*done)(void *arg), void *arg, int timeout_ms);
+
+#endif /* ULNET_CORE_CORE_H */

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * counters.c - global settings (lnetctl set / global show) with the kernel's
+ * range checks, and the instance counters (lnetctl stats).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/core.h"
+
+void ulnet_globals_get(ulnet_t *ln, struct ulnet_globals *g)
+{
+	lnet_lock(ln);
+	*g = ln->ln_g;
+	lnet_unlock(ln);
+}
+
+/* Ranges as the kernel's parameter setters enforce them. */
+static int lnet_globals_check(const struct ulnet_globals *g)
+{
+	if (g->numa_range < 0)
+		return -EINVAL;
+	if (g->max_interfaces < 16)            /* LNET_INTERFACES_MIN */
+		return -EINVAL;
+	if (g->discovery != 0 && g->discovery != 1)
+		return -EINVAL;
+	if (g->drop_asym_route != 0 && g->drop_asym_route != 1)
+		return -EINVAL;
+	if (g->health_sensitivity < 0 || g->health_sensitivity > 1000)
+		return -EINVAL;
+	if (g->retry_count < 0)
+		return -EINVAL;
+	/* no resend without health */
+	if (g->health_sensitivity == 0 && g->retry_count > 0)
+		return -EINVAL;
+	/* the transaction timeout must exceed the retry count */
+	if (g->transaction_timeout <= 0 || g->transaction_timeout <= g->retry_count)
+		return -EINVAL;
+	if (g->recovery_interval <= 0)
+		return -EINVAL;
+	if (g->router_sensitivity < 0 || g->router_sensitivity > 100)
+		return -EINVAL;
+	if (g->response_tracking < 0 || g->response_tracking > 3)
+		return -EINVAL;
+	if (g->recovery_limit < 0)
+		return -EINVAL;
+	if (g->max_recovery_ping_interval <= 0)
+		return -EINVAL;
+	return 0;
+}
+
+int ulnet_globals_set(ulnet_t *ln, const struct ulnet_globals *g)
+{
+	bool discovery_changed;
+	int rc;
+
+	if (!ln || !g)
+		return -EINVAL;
+	rc = lnet_globals_check(g);
+	if (rc)
+		return rc;
+	lnet_lock(ln);
+	discovery_changed = ln->ln_g.discovery != g->discovery;
+	ln->ln_g = *g;
+	lnet_unlock(ln);
+	/* the DISCOVERY feature bit of our ping info follows the setting */
+	if (discovery_changed)
+		lnet_ping_target_update(ln);
+	return 0;
+}
+
+void ulnet_counters_get(ulnet_t *ln, struct ulnet_counters *c)
+{
+	lnet_lock(ln);
+	*c = ln->ln_ctr;
+	lnet_unlock(ln);
+}
+
+void ulnet_counters_reset(ulnet_t *ln)
+{
+	uint64_t alloc;
+
+	lnet_lock(ln);
+	/* messages in flight stay counted */
+	alloc = ln->ln_ctr.msgs_alloc;
+	memset(&ln->ln_ctr, 0, sizeof(ln->ln_ctr));
+	ln->ln_ctr.msgs_alloc = alloc;
+	ln->ln_ctr.msgs_max = alloc;
+	lnet_unlock(ln);
+}

@@ -1,0 +1,919 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * move.c - moving messages: ulnet_put/ulnet_get, path selection, credits,
+ * the receive path (lnet_parse), ACK/REPLY generation and response tracking.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/core.h"
+
+#define LNET_CREDIT_OK   0
+#define LNET_CREDIT_WAIT 1
+#define LNET_DC_WAIT     2
+
+static bool lnet_wire_handle_is_none(const lnet_wire_handle_t *wh)
+{
+	return wh->wh_interface_cookie == ~0ULL && wh->wh_object_cookie == ~0ULL;
+}
+
+static bool lnet_msg_is_response(const struct lnet_msg *msg)
+{
+	return msg->msg_type == ULNET_MSG_ACK || msg->msg_type == ULNET_MSG_REPLY;
+}
+
+static const char *lnet_msgtyp2str(uint32_t type)
+{
+	switch (type) {
+	case ULNET_MSG_ACK: return "ACK";
+	case ULNET_MSG_PUT: return "PUT";
+	case ULNET_MSG_GET: return "GET";
+	case ULNET_MSG_REPLY: return "REPLY";
+	case ULNET_MSG_HELLO: return "HELLO";
+	default: return "<UNKNOWN>";
+	}
+}
+
+static void lnet_setpayloadbuffer(struct lnet_msg *msg)
+{
+	LASSERT(msg->msg_md);
+	msg->msg_iov = msg->msg_md->md_iov;
+	msg->msg_niov = msg->msg_md->md_niov;
+}
+
+void lnet_prep_send(ulnet_t *ln, struct lnet_msg *msg, uint32_t type,
+		    const ulnet_process_id_t *target, uint32_t offset, uint32_t len)
+{
+	msg->msg_type = type;
+	msg->msg_target = *target;
+	msg->msg_len = len;
+	msg->msg_offset = offset;
+	msg->msg_iov = NULL;
+	msg->msg_niov = 0;
+	if (len)
+		lnet_setpayloadbuffer(msg);
+	memset(&msg->msg_hdr, 0, sizeof(msg->msg_hdr));
+	msg->msg_hdr.type = type;
+	/* dest_nid is the peer NI chosen later; src_nid the local NI */
+	msg->msg_hdr.dest_nid = target->nid;
+	msg->msg_hdr.dest_pid = target->pid;
+	msg->msg_hdr.src_pid = ln->ln_pid;
+	msg->msg_hdr.payload_length = len;
+	/* a new hand-over to an LND begins */
+	__atomic_store_n(&msg->msg_finalized, 0, __ATOMIC_RELEASE);
+}
+
+/* --- LND calls ---------------------------------------------------------------------- */
+
+void lnet_ni_send(struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	ni->ni_lnd->send(ni, msg);
+}
+
+void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t offset,
+		  uint32_t mlen, uint32_t rlen)
+{
+	const struct iovec *iov = NULL;
+	unsigned niov = 0;
+
+	LASSERT(mlen == 0 || msg);
+	if (msg) {
+		LASSERT(msg->msg_receiving);
+		msg->msg_receiving = 0;
+		if (mlen) {
+			iov = msg->msg_iov;
+			niov = msg->msg_niov;
+		}
+	}
+	ni->ni_lnd->recv(ni, priv, msg, iov, niov, offset, mlen, rlen);
+}
+
+/* --- credits ------------------------------------------------------------------------ */
+
+/* OK: ready to hand to the LND; WAIT: queued for a credit; <0: fail it. */
+static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg)
+{
+	struct lnet_peer_ni *lp = msg->msg_txpeer;
+	struct lnet_ni *ni = msg->msg_txni;
+	char nid[ULNET_NIDSTR_SIZE];
+
+	if (!ni->ni_up)
+		return -ESHUTDOWN;
+	if (lnet_now(ln) > msg->msg_deadline) {
+		ln->ln_ctr.drop_count++;
+		ln->ln_ctr.drop_length += msg->msg_len;
+		ni->ni_drop_count++;
+		ni->ni_dropped.n[msg->msg_type]++;
+		if (lp) {
+			lp->lpni_drop_count++;
+			lp->lpni_dropped.n[msg->msg_type]++;
+		}
+		lnet_log(ln, ULNET_LOG_WARN, "dropping %s for %s: exceeded message deadline",
+			 lnet_msgtyp2str(msg->msg_type), lnet_nidstr(&msg->msg_target.nid, nid));
+		return -ETIMEDOUT;
+	}
+	if (msg->msg_md && (msg->msg_md->md_flags & LNET_MD_FLAG_ABORTED)) {
+		lnet_log(ln, ULNET_LOG_INFO, "aborting %s for %s: its MD was unlinked",
+			 lnet_msgtyp2str(msg->msg_type), lnet_nidstr(&msg->msg_target.nid, nid));
+		return -ECANCELED;
+	}
+	if (lp && !msg->msg_peertxcredit) {
+		msg->msg_peertxcredit = 1;
+		lp->lpni_txqnob += msg->msg_len + LNET_HDR_NID4_SIZE;
+		lp->lpni_txcredits--;
+		if (lp->lpni_txcredits < lp->lpni_mintxcredits)
+			lp->lpni_mintxcredits = lp->lpni_txcredits;
+		if (lp->lpni_txcredits < 0) {
+			msg->msg_tx_delayed = 1;
+			ul_list_add_tail(&msg->msg_list, &lp->lpni_txq);
+			return LNET_CREDIT_WAIT;
+		}
+	}
+	if (ni != ln->ln_loni && !msg->msg_txcredit) {
+		msg->msg_txcredit = 1;
+		ni->ni_tx_credits--;
+		if (ni->ni_tx_credits < ni->ni_tx_credits_min)
+			ni->ni_tx_credits_min = ni->ni_tx_credits;
+		if (ni->ni_tx_credits < 0) {
+			msg->msg_tx_delayed = 1;
+			ul_list_add_tail(&msg->msg_list, &ni->ni_tx_delayed);
+			return LNET_CREDIT_WAIT;
+		}
+	}
+	msg->msg_tx_delayed = 0;
+	return LNET_CREDIT_OK;
+}
+
+static void lnet_post_delayed_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q)
+{
+	int rc = lnet_post_send_locked(ln, msg);
+
+	if (rc == LNET_CREDIT_OK) {
+		ul_list_add_tail(&msg->msg_list, &q->sq_send);
+	} else if (rc < 0) {
+		msg->msg_fin_status = rc;
+		ul_list_add_tail(&msg->msg_list, &q->sq_fail);
+	}
+}
+
+void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q)
+{
+	if (msg->msg_txcredit) {
+		struct lnet_ni *ni = msg->msg_txni;
+
+		msg->msg_txcredit = 0;
+		ni->ni_tx_credits++;
+		/* the queue may have been emptied by a shutdown */
+		if (ni->ni_tx_credits <= 0 && !ul_list_empty(&ni->ni_tx_delayed)) {
+			struct lnet_msg *m2 = ul_list_first(&ni->ni_tx_delayed, struct lnet_msg, msg_list);
+
+			ul_list_del(&m2->msg_list);
+			lnet_post_delayed_locked(ln, m2, q);
+		}
+	}
+	if (msg->msg_peertxcredit) {
+		struct lnet_peer_ni *lp = msg->msg_txpeer;
+
+		msg->msg_peertxcredit = 0;
+		lp->lpni_txqnob -= msg->msg_len + LNET_HDR_NID4_SIZE;
+		lp->lpni_txcredits++;
+		if (lp->lpni_txcredits <= 0 && !ul_list_empty(&lp->lpni_txq)) {
+			struct lnet_msg *m2 = ul_list_first(&lp->lpni_txq, struct lnet_msg, msg_list);
+
+			ul_list_del(&m2->msg_list);
+			lnet_post_delayed_locked(ln, m2, q);
+		}
+	}
+}
+
+static void lnet_fail_list_locked(struct ul_list *list, struct lnet_ni *ni,
+				  struct lnet_sendq *q, int status)
+{
+	struct ul_list *pos, *n;
+
+	ul_list_for_each_safe(pos, n, list) {
+		struct lnet_msg *msg = ul_container_of(pos, struct lnet_msg, msg_list);
+
+		if (ni && msg->msg_txni != ni)
+			continue;
+		ul_list_del(&msg->msg_list);
+		msg->msg_fin_status = status;
+		ul_list_add_tail(&msg->msg_list, &q->sq_fail);
+	}
+}
+
+void lnet_fail_queued_locked(ulnet_t *ln, struct lnet_ni *ni, struct lnet_sendq *q, int status)
+{
+	struct ul_list *pos;
+	unsigned b;
+
+	ul_list_for_each(pos, &ln->ln_nis) {
+		struct lnet_ni *n = ul_container_of(pos, struct lnet_ni, ni_list);
+
+		lnet_fail_list_locked(&n->ni_tx_delayed, ni, q, status);
+	}
+	if (ni)
+		lnet_fail_list_locked(&ni->ni_tx_delayed, ni, q, status);
+	for (b = 0; b < ln->ln_pni_hash_size; b++) {
+		ul_list_for_each(pos, &ln->ln_pni_hash[b]) {
+			struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_hash);
+
+			lnet_fail_list_locked(&lpni->lpni_txq, ni, q, status);
+		}
+	}
+}
+
+/* --- path selection ------------------------------------------------------------------ */
+
+static struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
+{
+	struct lnet_ni *best = NULL;
+	struct ul_list *pos;
+
+	ul_list_for_each(pos, &ln->ln_nis) {
+		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+		if (!ni->ni_up || ulnet_nid_net(&ni->ni_nid) != net)
+			continue;
+		/* more credits, then round robin */
+		if (!best || ni->ni_tx_credits > best->ni_tx_credits ||
+		    (ni->ni_tx_credits == best->ni_tx_credits && ni->ni_seq < best->ni_seq))
+			best = ni;
+	}
+	if (best)
+		best->ni_seq++;
+	return best;
+}
+
+int lnet_check_reachable_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *target)
+{
+	if (ulnet_nid_is_any(target))
+		return -EINVAL;
+	if (lnet_nid_is_lo0(target) || lnet_nid_is_local_locked(ln, target))
+		return ln->ln_loni ? 0 : -EHOSTUNREACH;
+	if (self && !ulnet_nid_is_any(self)) {
+		if (!lnet_nid_is_local_locked(ln, self))
+			return -EINVAL;
+		if (ulnet_nid_net(self) != ulnet_nid_net(target))
+			return -EHOSTUNREACH; /* no routing */
+		return 0;
+	}
+	return lnet_net_is_local_locked(ln, ulnet_nid_net(target)) ? 0 : -EHOSTUNREACH;
+}
+
+/* Multi-Rail: among the peer's NIs on nets we have, the one with the most
+ * credits, round robin among equals; the local NI likewise. */
+static int lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
+				 struct lnet_ni **best_ni, struct lnet_peer_ni **best_lpni)
+{
+	struct lnet_peer_ni *best = NULL;
+	struct ul_list *pos;
+
+	ul_list_for_each(pos, &lp->lp_nis) {
+		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
+		ulnet_net_t net = ulnet_nid_net(&lpni->lpni_nid);
+
+		if (src_ni ? ulnet_nid_net(&src_ni->ni_nid) != net : !lnet_net_is_local_locked(ln, net))
+			continue;
+		if (!best || lpni->lpni_txcredits > best->lpni_txcredits ||
+		    (lpni->lpni_txcredits == best->lpni_txcredits && lpni->lpni_seq < best->lpni_seq))
+			best = lpni;
+	}
+	if (!best)
+		return -EHOSTUNREACH;
+	best->lpni_seq++;
+	*best_lpni = best;
+	*best_ni = src_ni ? src_ni : lnet_best_ni_on_net_locked(ln, ulnet_nid_net(&best->lpni_nid));
+	return *best_ni ? 0 : -EHOSTUNREACH;
+}
+
+static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg)
+{
+	const ulnet_nid_t *dst = &msg->msg_target.nid;
+	bool src_any = !src || ulnet_nid_is_any(src);
+	struct lnet_ni *src_ni = NULL, *best_ni = NULL;
+	struct lnet_peer_ni *lpni, *best_lpni = NULL;
+	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
+	int rc;
+
+	if (ulnet_nid_is_any(dst))
+		return -EINVAL;
+
+	/* our own NIDs go through 0@lo: no credits, no peer */
+	if (lnet_nid_is_lo0(dst) || lnet_nid_is_local_locked(ln, dst)) {
+		if (!ln->ln_loni)
+			return -EHOSTUNREACH;
+		msg->msg_hdr.dest_nid = ULNET_NID_LO0;
+		msg->msg_hdr.src_nid = ULNET_NID_LO0;
+		msg->msg_target.nid = ULNET_NID_LO0;
+		lnet_msg_commit_locked(ln, msg);
+		msg->msg_txni = ln->ln_loni;
+		lnet_ni_addref_locked(ln->ln_loni);
+		return LNET_CREDIT_OK;
+	}
+
+	msg->msg_src_nid_param = src_any ? ULNET_NID_ANY : *src;
+	if (!src_any) {
+		src_ni = lnet_nid2ni_locked(ln, src);
+		if (!src_ni) {
+			lnet_log(ln, ULNET_LOG_ERROR, "can't send to %s: %s is not a local NID",
+				 lnet_nidstr(dst, nid), lnet_nidstr(src, nid2));
+			return -EINVAL;
+		}
+		if (ulnet_nid_net(src) != ulnet_nid_net(dst)) {
+			lnet_log(ln, ULNET_LOG_ERROR, "can't send to %s from %s: no route",
+				 lnet_nidstr(dst, nid), lnet_nidstr(src, nid2));
+			return -EHOSTUNREACH;
+		}
+	} else if (!lnet_net_is_local_locked(ln, ulnet_nid_net(dst))) {
+		lnet_log(ln, ULNET_LOG_ERROR, "no route to %s: no local NI on its net",
+			 lnet_nidstr(dst, nid));
+		return -EHOSTUNREACH;
+	}
+
+	lpni = lnet_peer_ni_get_locked(ln, dst);
+	if (!lpni)
+		return -ENOMEM;
+
+	/* the first ordinary message to an undiscovered peer waits */
+	if (lnet_peer_discovery_hold_locked(ln, lpni, msg))
+		return LNET_DC_WAIT;
+
+	if (lpni->lpni_peer && (lpni->lpni_peer->lp_state & LNET_PEER_MULTI_RAIL) &&
+	    !lnet_msg_is_response(msg)) {
+		rc = lnet_select_mr_locked(ln, lpni->lpni_peer, src_ni, &best_ni, &best_lpni);
+		if (rc)
+			return rc;
+	} else {
+		/* non-MR peers and responses go to the NID given */
+		best_lpni = lpni;
+		best_ni = src_ni ? src_ni : lnet_best_ni_on_net_locked(ln, ulnet_nid_net(dst));
+		if (!best_ni)
+			return -EHOSTUNREACH;
+	}
+
+	msg->msg_hdr.dest_nid = best_lpni->lpni_nid;
+	msg->msg_hdr.src_nid = best_ni->ni_nid;
+	msg->msg_target.nid = best_lpni->lpni_nid;
+	lnet_msg_commit_locked(ln, msg);
+	msg->msg_txni = best_ni;
+	lnet_ni_addref_locked(best_ni);
+	msg->msg_txpeer = best_lpni;
+	lnet_peer_ni_addref_locked(best_lpni);
+	return lnet_post_send_locked(ln, msg);
+}
+
+int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
+		     struct lnet_sendq *q)
+{
+	int rc;
+
+	LASSERT(!msg->msg_sending && !msg->msg_receiving && !msg->msg_txni);
+	msg->msg_sending = 1;
+	if (ln->ln_state != LNET_STATE_RUNNING)
+		return -ESHUTDOWN;
+	rc = lnet_select_pathway_locked(ln, src, msg);
+	if (rc < 0)
+		return rc;
+	if (rc == LNET_CREDIT_OK)
+		ul_list_add_tail(&msg->msg_list, &q->sq_send);
+	return 0;
+}
+
+int lnet_send(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg)
+{
+	struct lnet_sendq q;
+	int rc;
+
+	lnet_sendq_init(&q);
+	lnet_lock(ln);
+	rc = lnet_send_locked(ln, src, msg, &q);
+	lnet_unlock(ln);
+	lnet_sendq_flush(ln, &q);
+	return rc;
+}
+
+/* --- response tracking ------------------------------------------------------------------ */
+
+bool lnet_response_tracking_enabled(const ulnet_t *ln, uint32_t type, unsigned md_options)
+{
+	if (md_options & ULNET_MD_NO_TRACK_RESPONSE)
+		return false;
+	if (md_options & ULNET_MD_TRACK_RESPONSE)
+		return true;
+	if (ln->ln_g.response_tracking == 3)
+		return true;
+	if (type == ULNET_MSG_PUT)
+		return ln->ln_g.response_tracking == 2;
+	if (type == ULNET_MSG_GET)
+		return ln->ln_g.response_tracking == 1;
+	return false;
+}
+
+void lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md)
+{
+	uint64_t now = lnet_now(ln);
+	struct lnet_libmd *head;
+
+	if (!md->md_rspt_active) {
+		md->md_rspt_active = true;
+		md->md_rspt_start = now;
+		md->md_rspt_pending = 0;
+	}
+	md->md_rspt_pending++;
+	/* one tracker per MD: a new request pushes its deadline out */
+	md->md_rspt_deadline = now + (uint64_t)ln->ln_g.transaction_timeout * LNET_NSEC_PER_SEC;
+	ul_list_del(&md->md_rspt_list);
+	ul_list_add_tail(&md->md_rspt_list, &ln->ln_rspt_list);
+	head = ul_list_first(&ln->ln_rspt_list, struct lnet_libmd, md_rspt_list);
+	if (!ul_timer_armed(&ln->ln_rspt_timer) ||
+	    ln->ln_rspt_timer.deadline_ns > head->md_rspt_deadline)
+		ul_timer_start(ln->ln_loop, &ln->ln_rspt_timer, head->md_rspt_deadline);
+}
+
+void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md)
+{
+	(void)ln;
+	if (!md->md_rspt_active)
+		return;
+	md->md_rspt_active = false;
+	md->md_rspt_pending = 0;
+	ul_list_del(&md->md_rspt_list);
+}
+
+void lnet_rspt_timer_cb(struct ul_timer *t)
+{
+	ulnet_t *ln = ul_container_of(t, ulnet_t, ln_rspt_timer);
+	struct lnet_libmd *md;
+
+	lnet_lock(ln);
+	while ((md = ul_list_first(&ln->ln_rspt_list, struct lnet_libmd, md_rspt_list))) {
+		if (md->md_rspt_deadline > lnet_now(ln))
+			break;
+		/* no ACK/REPLY in time: unlink the MD (as the kernel); its
+		 * last event says -ETIMEDOUT, and a late response finds no
+		 * MD and is dropped */
+		lnet_rspt_detach_locked(ln, md);
+		ln->ln_ctr.response_timeout_count++;
+		lnet_log(ln, ULNET_LOG_INFO, "response timeout on MD %#llx",
+			 (unsigned long long)md->md_cookie);
+		lnet_md_unlink_event_locked(ln, md, -ETIMEDOUT);
+	}
+	md = ul_list_first(&ln->ln_rspt_list, struct lnet_libmd, md_rspt_list);
+	if (md)
+		ul_timer_start(ln->ln_loop, t, md->md_rspt_deadline);
+	lnet_unlock(ln);
+}
+
+/* --- initiating ------------------------------------------------------------------------ */
+
+static int lnet_md_for_send_locked(ulnet_t *ln, ulnet_handle_t mdh, struct lnet_libmd **mdp)
+{
+	struct lnet_libmd *md = lnet_handle_lookup(&ln->ln_handles, mdh.cookie, LNET_OBJ_MD);
+
+	if (!md)
+		return -ENOENT;
+	/* inactive, or an MD that belongs to a portal */
+	if (md->md_threshold == 0 || md->md_me)
+		return -EINVAL;
+	if (md->md_length > ULNET_MTU)
+		return -EINVAL;
+	*mdp = md;
+	return 0;
+}
+
+int ulnet_put(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh, enum ulnet_ack_req ack,
+	      ulnet_process_id_t target, unsigned portal, uint64_t match_bits,
+	      unsigned remote_offset, uint64_t hdr_data)
+{
+	struct lnet_libmd *md;
+	struct lnet_msg *msg;
+	int rc;
+
+	if (!ln || portal >= ULNET_MAX_PORTALS || (ack != ULNET_ACK_REQ && ack != ULNET_NOACK_REQ))
+		return -EINVAL;
+	lnet_lock(ln);
+	if (ln->ln_state != LNET_STATE_RUNNING) {
+		rc = -ESHUTDOWN;
+		goto out_unlock;
+	}
+	rc = lnet_md_for_send_locked(ln, mdh, &md);
+	if (rc)
+		goto out_unlock;
+	rc = lnet_check_reachable_locked(ln, self, &target.nid);
+	if (rc)
+		goto out_unlock;
+	msg = lnet_msg_alloc_locked(ln);
+	if (!msg) {
+		rc = -ENOMEM;
+		goto out_unlock;
+	}
+	lnet_msg_attach_md(msg, md, 0, 0);
+	lnet_prep_send(ln, msg, ULNET_MSG_PUT, &target, 0, (uint32_t)md->md_length);
+	msg->msg_hdr.msg.put.match_bits = match_bits;
+	msg->msg_hdr.msg.put.ptl_index = portal;
+	msg->msg_hdr.msg.put.offset = remote_offset;
+	msg->msg_hdr.msg.put.hdr_data = hdr_data;
+	if (ack == ULNET_ACK_REQ) {
+		msg->msg_hdr.msg.put.ack_wmd.wh_interface_cookie = ln->ln_interface_cookie;
+		msg->msg_hdr.msg.put.ack_wmd.wh_object_cookie = md->md_cookie;
+	} else {
+		msg->msg_hdr.msg.put.ack_wmd = LNET_WIRE_HANDLE_NONE;
+	}
+	lnet_build_msg_event(msg, ULNET_EVENT_SEND);
+	if (ack == ULNET_ACK_REQ &&
+	    lnet_response_tracking_enabled(ln, ULNET_MSG_PUT, md->md_options)) {
+		lnet_rspt_attach_locked(ln, md);
+		msg->msg_tracked = 1;
+	}
+	lnet_unlock(ln);
+
+	rc = lnet_send(ln, self, msg);
+	if (rc < 0) {
+		char nid[ULNET_NIDSTR_SIZE];
+
+		lnet_log(ln, ULNET_LOG_WARN, "error sending PUT to %s: %s",
+			 lnet_nidstr(&target.nid, nid), ulnet_strerror(rc));
+		lnet_finalize_core(msg, rc);
+	}
+	/* from here on, completion is signalled by events */
+	return 0;
+
+out_unlock:
+	lnet_unlock(ln);
+	return rc;
+}
+
+int ulnet_get(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
+	      ulnet_process_id_t target, unsigned portal, uint64_t match_bits,
+	      unsigned remote_offset)
+{
+	struct lnet_libmd *md;
+	struct lnet_msg *msg;
+	int rc;
+
+	if (!ln || portal >= ULNET_MAX_PORTALS)
+		return -EINVAL;
+	lnet_lock(ln);
+	if (ln->ln_state != LNET_STATE_RUNNING) {
+		rc = -ESHUTDOWN;
+		goto out_unlock;
+	}
+	rc = lnet_md_for_send_locked(ln, mdh, &md);
+	if (rc)
+		goto out_unlock;
+	rc = lnet_check_reachable_locked(ln, self, &target.nid);
+	if (rc)
+		goto out_unlock;
+	msg = lnet_msg_alloc_locked(ln);
+	if (!msg) {
+		rc = -ENOMEM;
+		goto out_unlock;
+	}
+	lnet_msg_attach_md(msg, md, 0, 0);
+	lnet_prep_send(ln, msg, ULNET_MSG_GET, &target, 0, 0);
+	msg->msg_hdr.msg.get.match_bits = match_bits;
+	msg->msg_hdr.msg.get.ptl_index = portal;
+	msg->msg_hdr.msg.get.src_offset = remote_offset;
+	msg->msg_hdr.msg.get.sink_length = (uint32_t)md->md_length;
+	msg->msg_hdr.msg.get.return_wmd.wh_interface_cookie = ln->ln_interface_cookie;
+	msg->msg_hdr.msg.get.return_wmd.wh_object_cookie = md->md_cookie;
+	lnet_build_msg_event(msg, ULNET_EVENT_SEND);
+	if (lnet_response_tracking_enabled(ln, ULNET_MSG_GET, md->md_options)) {
+		lnet_rspt_attach_locked(ln, md);
+		msg->msg_tracked = 1;
+	}
+	lnet_unlock(ln);
+
+	rc = lnet_send(ln, self, msg);
+	if (rc < 0) {
+		char nid[ULNET_NIDSTR_SIZE];
+
+		lnet_log(ln, ULNET_LOG_WARN, "error sending GET to %s: %s",
+			 lnet_nidstr(&target.nid, nid), ulnet_strerror(rc));
+		lnet_finalize_core(msg, rc);
+	}
+	return 0;
+
+out_unlock:
+	lnet_unlock(ln);
+	return rc;
+}
+
+/* --- receiving --------------------------------------------------------------------------- */
+
+void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	const struct lnet_hdr *hdr = &msg->msg_hdr;
+
+	if (msg->msg_wanted)
+		lnet_setpayloadbuffer(msg);
+	lnet_build_msg_event(msg, ULNET_EVENT_PUT);
+	/* ACK once the PUT is in, if asked and the MD allows it */
+	msg->msg_ack = !lnet_wire_handle_is_none(&hdr->msg.put.ack_wmd) &&
+		       !(msg->msg_md->md_options & ULNET_MD_ACK_DISABLE);
+	lnet_ni_recv(ni, msg->msg_rx_private, msg, msg->msg_offset, msg->msg_wanted,
+		     hdr->payload_length);
+}
+
+/* Called locked; returns unlocked. 0: handled; -ENOENT: drop. */
+static int lnet_parse_put(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	const struct lnet_hdr *hdr = &msg->msg_hdr;
+	struct lnet_match_info info = {
+		.mi_id = { .nid = msg->msg_initiator, .pid = hdr->src_pid },
+		.mi_opc = ULNET_MD_OP_PUT,
+		.mi_portal = hdr->msg.put.ptl_index,
+		.mi_rlength = hdr->payload_length,
+		.mi_roffset = hdr->msg.put.offset,
+		.mi_mbits = hdr->msg.put.match_bits,
+	};
+	char nid[ULNET_NIDSTR_SIZE];
+	int rc;
+
+	rc = lnet_ptl_match_md_locked(ln, &info, msg);
+	lnet_unlock(ln);
+	switch (rc) {
+	case LNET_MATCHMD_OK:
+		lnet_recv_put(ni, msg);
+		return 0;
+	case LNET_MATCHMD_NONE:
+		/* parked on a lazy portal: recv comes with the MD */
+		return 0;
+	default:
+		lnet_log(ln, ULNET_LOG_INFO,
+			 "dropping PUT from %s pid %u portal %u match %#llx offset %u length %u: no match",
+			 lnet_nidstr(&info.mi_id.nid, nid), info.mi_id.pid, info.mi_portal,
+			 (unsigned long long)info.mi_mbits, info.mi_roffset, info.mi_rlength);
+		return -ENOENT;
+	}
+}
+
+static int lnet_parse_get(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	struct lnet_hdr *hdr = &msg->msg_hdr;
+	struct lnet_match_info info = {
+		.mi_id = { .nid = msg->msg_initiator, .pid = hdr->src_pid },
+		.mi_opc = ULNET_MD_OP_GET,
+		.mi_portal = hdr->msg.get.ptl_index,
+		.mi_rlength = hdr->msg.get.sink_length,
+		.mi_roffset = hdr->msg.get.src_offset,
+		.mi_mbits = hdr->msg.get.match_bits,
+	};
+	ulnet_process_id_t source = { .nid = hdr->src_nid, .pid = hdr->src_pid };
+	ulnet_nid_t self = ni->ni_nid;
+	lnet_wire_handle_t reply_wmd;
+	char nid[ULNET_NIDSTR_SIZE];
+	int rc;
+
+	rc = lnet_ptl_match_md_locked(ln, &info, msg);
+	if (rc != LNET_MATCHMD_OK) {
+		lnet_unlock(ln);
+		lnet_log(ln, ULNET_LOG_INFO,
+			 "dropping GET from %s pid %u portal %u match %#llx offset %u length %u: no match",
+			 lnet_nidstr(&info.mi_id.nid, nid), info.mi_id.pid, info.mi_portal,
+			 (unsigned long long)info.mi_mbits, info.mi_roffset, info.mi_rlength);
+		return -ENOENT;
+	}
+	lnet_build_msg_event(msg, ULNET_EVENT_GET);
+	reply_wmd = hdr->msg.get.return_wmd;
+	/* the GET becomes its REPLY, right after matching */
+	lnet_prep_send(ln, msg, ULNET_MSG_REPLY, &source, msg->msg_offset, msg->msg_wanted);
+	msg->msg_hdr.msg.reply.dst_wmd = reply_wmd;
+	lnet_unlock(ln);
+
+	/* the GET carries no payload: the LND is done with it */
+	lnet_ni_recv(ni, msg->msg_rx_private, NULL, 0, 0, 0);
+	msg->msg_receiving = 0;
+	msg->msg_rx_private = NULL;
+
+	rc = lnet_send(ln, &self, msg);
+	if (rc < 0) {
+		lnet_log(ln, ULNET_LOG_ERROR, "%s: can't send REPLY for GET from %s: %s",
+			 lnet_nidstr(&self, nid), lnet_nidstr(&source.nid, nid),
+			 ulnet_strerror(rc));
+		lnet_finalize_core(msg, rc);
+	}
+	return 0;
+}
+
+static int lnet_parse_reply(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	const struct lnet_hdr *hdr = &msg->msg_hdr;
+	struct lnet_libmd *md;
+	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
+	uint32_t rlength, mlength;
+
+	md = lnet_wire_handle2md_locked(ln, &hdr->msg.reply.dst_wmd);
+	if (!md || md->md_threshold == 0 || md->md_me) {
+		lnet_unlock(ln);
+		lnet_log(ln, ULNET_LOG_INFO, "%s: dropping REPLY from %s for %s MD %#llx.%#llx",
+			 lnet_nidstr(&ni->ni_nid, nid), lnet_nidstr(&hdr->src_nid, nid2),
+			 md ? "inactive" : "invalid",
+			 (unsigned long long)hdr->msg.reply.dst_wmd.wh_interface_cookie,
+			 (unsigned long long)hdr->msg.reply.dst_wmd.wh_object_cookie);
+		return -ENOENT;
+	}
+	rlength = hdr->payload_length;
+	mlength = rlength < md->md_length ? rlength : (uint32_t)md->md_length;
+	if (mlength < rlength && !(md->md_options & ULNET_MD_TRUNCATE)) {
+		lnet_unlock(ln);
+		lnet_log(ln, ULNET_LOG_WARN,
+			 "%s: dropping REPLY from %s length %u for MD %#llx: would overflow (%u)",
+			 lnet_nidstr(&ni->ni_nid, nid), lnet_nidstr(&hdr->src_nid, nid2), rlength,
+			 (unsigned long long)hdr->msg.reply.dst_wmd.wh_object_cookie, mlength);
+		return -ENOENT;
+	}
+	lnet_msg_attach_md(msg, md, 0, mlength);
+	if (mlength)
+		lnet_setpayloadbuffer(msg);
+	lnet_build_msg_event(msg, ULNET_EVENT_REPLY);
+	lnet_unlock(ln);
+	lnet_ni_recv(ni, msg->msg_rx_private, msg, 0, mlength, rlength);
+	return 0;
+}
+
+static int lnet_parse_ack(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	const struct lnet_hdr *hdr = &msg->msg_hdr;
+	struct lnet_libmd *md;
+	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
+
+	md = lnet_wire_handle2md_locked(ln, &hdr->msg.ack.dst_wmd);
+	if (!md || md->md_threshold == 0 || md->md_me) {
+		lnet_unlock(ln);
+		/* expected after a timeout or an unlink: no noise */
+		lnet_log(ln, ULNET_LOG_DEBUG, "%s: dropping ACK from %s to %s MD %#llx.%#llx",
+			 lnet_nidstr(&ni->ni_nid, nid), lnet_nidstr(&hdr->src_nid, nid2),
+			 md ? "inactive" : "invalid",
+			 (unsigned long long)hdr->msg.ack.dst_wmd.wh_interface_cookie,
+			 (unsigned long long)hdr->msg.ack.dst_wmd.wh_object_cookie);
+		return -ENOENT;
+	}
+	lnet_msg_attach_md(msg, md, 0, 0);
+	lnet_build_msg_event(msg, ULNET_EVENT_ACK);
+	lnet_unlock(ln);
+	lnet_ni_recv(ni, msg->msg_rx_private, msg, 0, 0, msg->msg_len);
+	return 0;
+}
+
+static void lnet_drop_message(ulnet_t *ln, struct lnet_ni *ni, void *priv, uint32_t nob,
+			      uint32_t type)
+{
+	lnet_lock(ln);
+	ln->ln_ctr.drop_count++;
+	ln->ln_ctr.drop_length += nob;
+	ni->ni_drop_count++;
+	ni->ni_dropped.n[type <= ULNET_MSG_HELLO ? type : 0]++;
+	lnet_unlock(ln);
+	/* the LND still reads and discards the payload */
+	lnet_ni_recv(ni, priv, NULL, 0, 0, nob);
+}
+
+int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t *from_nid,
+	       void *rx_private)
+{
+	ulnet_t *ln = ni->ni_ln;
+	uint32_t type = hdr->type, plen = hdr->payload_length;
+	bool for_me = ulnet_nid_same(&ni->ni_nid, &hdr->dest_nid);
+	char fnid[ULNET_NIDSTR_SIZE], snid[ULNET_NIDSTR_SIZE], dnid[ULNET_NIDSTR_SIZE];
+	struct lnet_msg *msg;
+	int rc;
+
+	switch (type) {
+	case ULNET_MSG_ACK:
+	case ULNET_MSG_GET:
+		if (plen > 0) {
+			lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: bad %s payload %u (0 expected)",
+				 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+				 lnet_msgtyp2str(type), plen);
+			return -EPROTO;
+		}
+		break;
+	case ULNET_MSG_PUT:
+	case ULNET_MSG_REPLY:
+		if (plen > ULNET_MTU) {
+			lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: bad %s payload %u (%u max expected)",
+				 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+				 lnet_msgtyp2str(type), plen, ULNET_MTU);
+			return -EPROTO;
+		}
+		break;
+	default:
+		lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: bad message type %#x",
+			 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid), type);
+		return -EPROTO;
+	}
+
+	if (!for_me) {
+		bool local;
+
+		if (ulnet_nid_net(&hdr->dest_nid) == ulnet_nid_net(&ni->ni_nid)) {
+			lnet_log(ln, ULNET_LOG_ERROR,
+				 "%s, src %s: bad dest nid %s (should have been sent direct)",
+				 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+				 lnet_nidstr(&hdr->dest_nid, dnid));
+			return -EPROTO;
+		}
+		lnet_lock(ln);
+		local = lnet_nid_is_local_locked(ln, &hdr->dest_nid);
+		lnet_unlock(ln);
+		if (local) {
+			lnet_log(ln, ULNET_LOG_ERROR,
+				 "%s, src %s: bad dest nid %s (it's my nid but on a different network)",
+				 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+				 lnet_nidstr(&hdr->dest_nid, dnid));
+			return -EPROTO;
+		}
+		lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: dropping message for %s (routing not enabled)",
+			 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+			 lnet_nidstr(&hdr->dest_nid, dnid));
+		goto drop;
+	}
+
+	/* from here on the LND's recv() is called, come what may */
+	lnet_lock(ln);
+	if (ln->ln_state != LNET_STATE_RUNNING || !ni->ni_up) {
+		lnet_unlock(ln);
+		goto drop;
+	}
+	msg = lnet_msg_alloc_locked(ln);
+	if (!msg) {
+		lnet_unlock(ln);
+		lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: dropping %s (out of memory)",
+			 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+			 lnet_msgtyp2str(type));
+		goto drop;
+	}
+	msg->msg_type = type;
+	msg->msg_rx_private = rx_private;
+	msg->msg_receiving = 1;
+	msg->msg_len = msg->msg_wanted = plen;
+	msg->msg_offset = 0;
+	msg->msg_hdr = *hdr;
+	msg->msg_from = *from_nid;
+	msg->msg_rxni = ni;
+	lnet_ni_addref_locked(ni);
+	if (ni != ln->ln_loni) {
+		struct lnet_peer_ni *lpni = lnet_peer_ni_get_locked(ln, from_nid);
+
+		if (lpni) {
+			lpni->lpni_last_alive = lnet_now(ln);
+			lpni->lpni_ns_status = LNET_NI_STATUS_UP;
+			msg->msg_rxpeer = lpni;
+			lnet_peer_ni_addref_locked(lpni);
+		}
+	}
+	/* Multi-Rail: match on the peer's primary NID */
+	lnet_peer_primary_nid_locked(ln, &hdr->src_nid, &msg->msg_initiator);
+	lnet_msg_commit_locked(ln, msg);
+
+	switch (type) {
+	case ULNET_MSG_ACK:
+		rc = lnet_parse_ack(ln, ni, msg);
+		break;
+	case ULNET_MSG_PUT:
+		rc = lnet_parse_put(ln, ni, msg);
+		break;
+	case ULNET_MSG_GET:
+		rc = lnet_parse_get(ln, ni, msg);
+		break;
+	default:
+		rc = lnet_parse_reply(ln, ni, msg);
+		break;
+	}
+	if (rc == 0)
+		return 0;
+	/* no match: free it (no MD, so no event), then have the LND
+	 * discard the payload */
+	LASSERT(!msg->msg_md);
+	lnet_finalize_core(msg, rc);
+drop:
+	lnet_drop_message(ln, ni, rx_private, plen, type);
+	return 0;
+}
+
+void lnet_notify_peer_ni(struct lnet_ni *ni, const ulnet_nid_t *peer, int status)
+{
+	ulnet_t *ln = ni->ni_ln;
+	struct lnet_peer_ni *lpni;
+	char nid[ULNET_NIDSTR_SIZE];
+
+	lnet_lock(ln);
+	lpni = lnet_peer_ni_find_locked(ln, peer);
+	if (lpni && status) {
+		struct ulnet_health_stats *h = &lpni->lpni_health;
+
+		h->health_value -= ln->ln_g.health_sensitivity;
+		if (h->health_value < 0)
+			h->health_value = 0;
+		if (status == -ETIMEDOUT)
+			h->timeouts++;
+		else
+			h->error++;
+	}
+	lnet_unlock(ln);
+	if (status)
+		lnet_log(ln, ULNET_LOG_INFO, "peer NI %s reported failed: %s",
+			 lnet_nidstr(peer, nid), ulnet_strerror(status));
+}

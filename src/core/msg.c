@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msg.c - messages: the pool (no allocation per message once warm), events,
+ * commit/decommit with counters, and lnet_finalize(), the one completion
+ * point of every message.
+ *
+ * lnet_finalize() may be re-entered on one thread (loopback: a handler sends,
+ * the LND finalizes inside send()); a per-thread queue turns that recursion
+ * into iteration, as the kernel's finalizer slots do, so a handler that keeps
+ * sending from its own completion runs in constant stack.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+#define LNET_MSG_CHUNK 64
+
+/* --- pool ------------------------------------------------------------------------ */
+
+static int lnet_msg_pool_grow_locked(ulnet_t *ln)
+{
+	struct lnet_msg *chunk;
+	void **chunks;
+	unsigned i;
+
+	chunks = realloc(ln->ln_msg_chunks, (ln->ln_nmsg_chunks + 1) * sizeof(*chunks));
+	if (!chunks)
+		return -ENOMEM;
+	ln->ln_msg_chunks = chunks;
+	chunk = calloc(LNET_MSG_CHUNK, sizeof(*chunk));
+	if (!chunk)
+		return -ENOMEM;
+	chunks[ln->ln_nmsg_chunks++] = chunk;
+	for (i = 0; i < LNET_MSG_CHUNK; i++) {
+		chunk[i].msg_state = LNET_MSG_FREE;
+		ul_list_add_tail(&chunk[i].msg_list, &ln->ln_msg_free);
+	}
+	return 0;
+}
+
+int lnet_msg_pool_init(ulnet_t *ln)
+{
+	return lnet_msg_pool_grow_locked(ln);
+}
+
+void lnet_msg_pool_fini(ulnet_t *ln)
+{
+	unsigned i;
+
+	for (i = 0; i < ln->ln_nmsg_chunks; i++)
+		free(ln->ln_msg_chunks[i]);
+	free(ln->ln_msg_chunks);
+	ln->ln_msg_chunks = NULL;
+	ln->ln_nmsg_chunks = 0;
+	ul_list_init(&ln->ln_msg_free);
+}
+
+struct lnet_msg *lnet_msg_alloc_locked(ulnet_t *ln)
+{
+	struct lnet_msg *msg;
+
+	if (ul_list_empty(&ln->ln_msg_free) && lnet_msg_pool_grow_locked(ln))
+		return NULL;
+	msg = ul_list_first(&ln->ln_msg_free, struct lnet_msg, msg_list);
+	ul_list_del(&msg->msg_list);
+	LASSERT(msg->msg_state == LNET_MSG_FREE);
+	memset(msg, 0, sizeof(*msg));
+	ul_list_init(&msg->msg_list);
+	msg->msg_ln = ln;
+	msg->msg_state = LNET_MSG_BUSY;
+	msg->msg_ev.ln = ln;
+	return msg;
+}
+
+void lnet_msg_free_locked(ulnet_t *ln, struct lnet_msg *msg)
+{
+	LASSERT(msg->msg_state == LNET_MSG_BUSY);
+	LASSERT(!msg->msg_md && !msg->msg_tx_committed && !msg->msg_rx_committed);
+	msg->msg_state = LNET_MSG_FREE;
+	ul_list_add(&msg->msg_list, &ln->ln_msg_free);
+}
+
+/* --- what LNDs see of a message ---------------------------------------------- */
+
+const struct lnet_hdr *lnet_msg_hdr(const struct lnet_msg *msg)
+{
+	return &msg->msg_hdr;
+}
+
+void lnet_msg_payload(const struct lnet_msg *msg, const struct iovec **iov, unsigned *niov,
+		      size_t *offset, size_t *len)
+{
+	if (msg->msg_len == 0) {
+		*iov = NULL;
+		*niov = 0;
+		*offset = 0;
+		*len = 0;
+		return;
+	}
+	*iov = msg->msg_iov;
+	*niov = msg->msg_niov;
+	*offset = msg->msg_offset;
+	*len = msg->msg_len;
+}
+
+ulnet_process_id_t lnet_msg_target(const struct lnet_msg *msg)
+{
+	ulnet_process_id_t id = { .nid = msg->msg_hdr.dest_nid, .pid = msg->msg_hdr.dest_pid };
+
+	return id;
+}
+
+void **lnet_msg_lnd_slot(struct lnet_msg *msg)
+{
+	return &msg->msg_lnd_slot;
+}
+
+size_t lnet_copy_iov(const struct iovec *dst, unsigned ndst, size_t doff,
+		     const struct iovec *src, unsigned nsrc, size_t soff, size_t nob)
+{
+	size_t done = 0;
+
+	if (nob == 0)
+		return 0;
+	while (ndst && doff >= dst->iov_len) {
+		doff -= dst->iov_len;
+		dst++;
+		ndst--;
+	}
+	while (nsrc && soff >= src->iov_len) {
+		soff -= src->iov_len;
+		src++;
+		nsrc--;
+	}
+	while (nob && ndst && nsrc) {
+		size_t d = dst->iov_len - doff, s = src->iov_len - soff;
+		size_t n = d < s ? d : s;
+
+		if (n > nob)
+			n = nob;
+		memcpy((char *)dst->iov_base + doff, (const char *)src->iov_base + soff, n);
+		done += n;
+		nob -= n;
+		doff += n;
+		soff += n;
+		if (doff == dst->iov_len) {
+			dst++;
+			ndst--;
+			doff = 0;
+		}
+		if (soff == src->iov_len) {
+			src++;
+			nsrc--;
+			soff = 0;
+		}
+	}
+	return done;
+}
+
+/* --- MD attachment and events ------------------------------------------------- */
+
+void lnet_msg_attach_md(struct lnet_msg *msg, struct lnet_libmd *md, uint32_t offset,
+			uint32_t mlen)
+{
+	/* from here the message owns a reference on the MD until finalize */
+	msg->msg_md = md;
+	if (msg->msg_receiving) {
+		msg->msg_offset = offset;
+		msg->msg_wanted = mlen;
+	}
+	md->md_refcount++;
+	if (md->md_threshold != ULNET_MD_THRESH_INF) {
+		LASSERT(md->md_threshold > 0);
+		md->md_threshold--;
+	}
+	lnet_md_deconstruct(md, &msg->msg_ev);
+}
+
+void lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type)
+{
+	const struct lnet_hdr *hdr = &msg->msg_hdr;
+	struct ulnet_event *ev = &msg->msg_ev;
+
+	ev->type = type;
+	ev->msg_type = (enum ulnet_msg_type)msg->msg_type;
+	if (type == ULNET_EVENT_SEND) {
+		/* active side: the target as asked; we are the initiator */
+		ev->target.nid = hdr->dest_nid;
+		ev->target.pid = hdr->dest_pid;
+		ev->initiator.nid = ULNET_NID_ANY;
+		ev->initiator.pid = hdr->src_pid;
+		ev->source.nid = ULNET_NID_ANY;
+		ev->source.pid = hdr->src_pid;
+		ev->sender = ULNET_NID_ANY;
+	} else {
+		ev->target.nid = hdr->dest_nid;
+		ev->target.pid = hdr->dest_pid;
+		ev->initiator.nid = msg->msg_initiator;
+		ev->initiator.pid = hdr->src_pid;
+		ev->source.nid = hdr->src_nid;
+		ev->source.pid = hdr->src_pid;
+		ev->rlength = hdr->payload_length;
+		ev->sender = msg->msg_from;
+		ev->mlength = msg->msg_wanted;
+		ev->offset = msg->msg_offset;
+	}
+
+	switch (type) {
+	case ULNET_EVENT_PUT:
+		ev->pt_index = hdr->msg.put.ptl_index;
+		ev->match_bits = hdr->msg.put.match_bits;
+		ev->hdr_data = hdr->msg.put.hdr_data;
+		break;
+	case ULNET_EVENT_GET:
+		ev->pt_index = hdr->msg.get.ptl_index;
+		ev->match_bits = hdr->msg.get.match_bits;
+		ev->hdr_data = 0;
+		break;
+	case ULNET_EVENT_ACK:
+		ev->match_bits = hdr->msg.ack.match_bits;
+		ev->mlength = hdr->msg.ack.mlength;
+		break;
+	case ULNET_EVENT_REPLY:
+		break;
+	case ULNET_EVENT_SEND:
+		if (msg->msg_type == ULNET_MSG_PUT) {
+			ev->pt_index = hdr->msg.put.ptl_index;
+			ev->match_bits = hdr->msg.put.match_bits;
+			ev->offset = hdr->msg.put.offset;
+			ev->mlength = ev->rlength = hdr->payload_length;
+			ev->hdr_data = hdr->msg.put.hdr_data;
+		} else {
+			ev->pt_index = hdr->msg.get.ptl_index;
+			ev->match_bits = hdr->msg.get.match_bits;
+			ev->mlength = ev->rlength = hdr->msg.get.sink_length;
+			ev->offset = hdr->msg.get.src_offset;
+			ev->hdr_data = 0;
+		}
+		break;
+	default:
+		LASSERT(0);
+	}
+}
+
+/* --- commit / decommit --------------------------------------------------------- */
+
+void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg)
+{
+	uint64_t now = lnet_now(ln);
+
+	msg->msg_t_start = now;
+	msg->msg_deadline = now + (uint64_t)ln->ln_g.transaction_timeout * LNET_NSEC_PER_SEC;
+	if (msg->msg_sending) {
+		LASSERT(!msg->msg_tx_committed);
+		msg->msg_tx_committed = 1;
+		if (msg->msg_rx_committed) /* a REPLY reusing its GET: counted once */
+			return;
+	} else {
+		LASSERT(!msg->msg_rx_committed);
+		msg->msg_rx_committed = 1;
+	}
+	ln->ln_ctr.msgs_alloc++;
+	if (ln->ln_ctr.msgs_alloc > ln->ln_ctr.msgs_max)
+		ln->ln_ctr.msgs_max = ln->ln_ctr.msgs_alloc;
+}
+
+static void lnet_latency_record(struct ulnet_latency *l, uint64_t ns)
+{
+	if (!l->samples || ns < l->min_nsec)
+		l->min_nsec = ns;
+	if (ns > l->max_nsec)
+		l->max_nsec = ns;
+	l->avg_nsec = (l->avg_nsec * l->samples + ns) / (l->samples + 1);
+	l->samples++;
+}
+
+static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
+					struct lnet_sendq *q)
+{
+	struct ulnet_event *ev = &msg->msg_ev;
+	uint32_t type = msg->msg_type;
+
+	if (status == 0) {
+		/* the kernel counts an ACK as the PUT it answers and a
+		 * REPLY as the GET: keep its sent_stats */
+		if (ev->type == ULNET_EVENT_PUT)
+			type = ULNET_MSG_PUT;
+		else if (ev->type == ULNET_EVENT_GET)
+			type = ULNET_MSG_GET;
+		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT)
+			ln->ln_ctr.send_length += msg->msg_len;
+		ln->ln_ctr.send_count++;
+		if (msg->msg_txpeer) {
+			msg->msg_txpeer->lpni_sent.n[type]++;
+			msg->msg_txpeer->lpni_send_count++;
+		}
+		if (msg->msg_txni) {
+			msg->msg_txni->ni_sent.n[type]++;
+			msg->msg_txni->ni_send_count++;
+			if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT)
+				lnet_latency_record(&msg->msg_txni->ni_put_egress,
+						    lnet_now(ln) - msg->msg_t_start);
+		}
+	}
+	lnet_return_tx_credits_locked(ln, msg, q);
+	msg->msg_tx_committed = 0;
+}
+
+static void lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int status)
+{
+	struct ulnet_event *ev = &msg->msg_ev;
+
+	if (status == 0) {
+		if (ev->type == ULNET_EVENT_GET)
+			ln->ln_ctr.send_length += msg->msg_wanted;
+		if (ev->type == ULNET_EVENT_PUT || ev->type == ULNET_EVENT_REPLY)
+			ln->ln_ctr.recv_length += msg->msg_wanted;
+		ln->ln_ctr.recv_count++;
+		if (msg->msg_rxpeer) {
+			msg->msg_rxpeer->lpni_received.n[msg->msg_type == ULNET_MSG_REPLY &&
+							 ev->type == ULNET_EVENT_GET
+						 ? ULNET_MSG_GET : msg->msg_type]++;
+			msg->msg_rxpeer->lpni_recv_count++;
+		}
+		if (msg->msg_rxni) {
+			msg->msg_rxni->ni_received.n[msg->msg_type == ULNET_MSG_REPLY &&
+						     ev->type == ULNET_EVENT_GET
+					     ? ULNET_MSG_GET : msg->msg_type]++;
+			msg->msg_rxni->ni_recv_count++;
+		}
+	}
+	msg->msg_rx_committed = 0;
+}
+
+static void lnet_msg_decommit_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
+				     struct lnet_sendq *q)
+{
+	bool counted = msg->msg_tx_committed || msg->msg_rx_committed;
+
+	if (msg->msg_tx_committed)
+		lnet_msg_decommit_tx_locked(ln, msg, status, q);
+	if (msg->msg_rx_committed)
+		lnet_msg_decommit_rx_locked(ln, msg, status);
+	if (counted)
+		ln->ln_ctr.msgs_alloc--;
+	/* references taken by send and receive paths */
+	if (msg->msg_txni) {
+		lnet_ni_decref_locked(msg->msg_txni);
+		msg->msg_txni = NULL;
+	}
+	if (msg->msg_txpeer) {
+		lnet_peer_ni_decref_locked(ln, msg->msg_txpeer);
+		msg->msg_txpeer = NULL;
+	}
+	if (msg->msg_rxni) {
+		lnet_ni_decref_locked(msg->msg_rxni);
+		msg->msg_rxni = NULL;
+	}
+	if (msg->msg_rxpeer) {
+		lnet_peer_ni_decref_locked(ln, msg->msg_rxpeer);
+		msg->msg_rxpeer = NULL;
+	}
+}
+
+/* --- completion -------------------------------------------------------------------- */
+
+static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int status)
+{
+	struct lnet_libmd *md = msg->msg_md;
+	ulnet_handler_t handler = NULL;
+	bool unlink;
+
+	/* one handler at a time per MD, as the kernel */
+	while ((md->md_flags & LNET_MD_FLAG_HANDLING) &&
+	       !pthread_equal(md->md_handling_thread, pthread_self()))
+		pthread_cond_wait(&ln->ln_cond, &ln->ln_lock);
+
+	md->md_refcount--;
+	LASSERT(md->md_refcount >= 0);
+	unlink = lnet_md_unlinkable(md);
+	if (md->md_handler) {
+		/* an MD unlinked (or timed out) under a busy message: that
+		 * message did not do its job */
+		if ((md->md_flags & LNET_MD_FLAG_ABORTED) && status == 0)
+			msg->msg_ev.status = -ETIMEDOUT;
+		else
+			msg->msg_ev.status = status;
+		msg->msg_ev.unlinked = unlink;
+		handler = md->md_handler;
+		if (!unlink) {
+			md->md_flags |= LNET_MD_FLAG_HANDLING;
+			md->md_handling_thread = pthread_self();
+		}
+	}
+
+	/* round trip of a tracked request, before the tracker goes */
+	if (md->md_rspt_active && msg->msg_rxni && status == 0) {
+		if (msg->msg_ev.type == ULNET_EVENT_REPLY)
+			lnet_latency_record(&msg->msg_rxni->ni_get_rtt,
+					    lnet_now(ln) - md->md_rspt_start);
+		else if (msg->msg_ev.type == ULNET_EVENT_ACK)
+			lnet_latency_record(&msg->msg_rxni->ni_put_ack,
+					    lnet_now(ln) - md->md_rspt_start);
+	}
+	if (md->md_rspt_active) {
+		bool response = msg->msg_ev.type == ULNET_EVENT_ACK ||
+				msg->msg_ev.type == ULNET_EVENT_REPLY;
+
+		/* the response came, or the request never left: one less
+		 * response to wait for */
+		if (response || (msg->msg_tracked && status != 0))
+			md->md_rspt_pending--;
+		if (unlink || md->md_rspt_pending <= 0 ||
+		    (md->md_refcount == 0 && md->md_threshold == ULNET_MD_THRESH_INF))
+			lnet_rspt_detach_locked(ln, md);
+	}
+	msg->msg_md = NULL;
+	if (unlink)
+		lnet_md_unlink_locked(ln, md);
+
+	if (handler) {
+		lnet_unlock(ln);
+		handler(&msg->msg_ev);
+		lnet_lock(ln);
+		if (!unlink) {
+			md->md_flags &= ~LNET_MD_FLAG_HANDLING;
+			pthread_cond_broadcast(&ln->ln_cond);
+			/* unlinked by its own handler: free it now */
+			if ((md->md_flags & LNET_MD_FLAG_ZOMBIE) && md->md_refcount == 0)
+				lnet_md_free_locked(ln, md);
+		}
+	}
+}
+
+static void lnet_complete_msg(struct lnet_msg *msg, int status)
+{
+	ulnet_t *ln = msg->msg_ln;
+	struct lnet_sendq q;
+
+	lnet_sendq_init(&q);
+	lnet_lock(ln);
+	msg->msg_ev.status = status;
+	if (msg->msg_md)
+		lnet_msg_detach_md_locked(ln, msg, status);
+
+	if (status == 0 && msg->msg_ack) {
+		/* the PUT is in: answer with an ACK, reusing the message */
+		lnet_wire_handle_t ack_wmd = msg->msg_hdr.msg.put.ack_wmd;
+		ulnet_process_id_t src = msg->msg_ev.source;
+		ulnet_nid_t self = msg->msg_ev.target.nid;
+		int rc;
+
+		lnet_msg_decommit_locked(ln, msg, 0, &q);
+		msg->msg_ack = 0;
+		lnet_prep_send(ln, msg, ULNET_MSG_ACK, &src, 0, 0);
+		msg->msg_hdr.msg.ack.dst_wmd = ack_wmd;
+		msg->msg_hdr.msg.ack.match_bits = msg->msg_ev.match_bits;
+		msg->msg_hdr.msg.ack.mlength = msg->msg_ev.mlength;
+		rc = lnet_send_locked(ln, &self, msg, &q);
+		if (rc < 0) {
+			char nid[ULNET_NIDSTR_SIZE];
+
+			lnet_log(ln, ULNET_LOG_ERROR, "can't send ACK to %s: %s",
+				 lnet_nidstr(&src.nid, nid), ulnet_strerror(rc));
+			msg->msg_fin_status = rc;
+			ul_list_add_tail(&msg->msg_list, &q.sq_fail);
+		}
+		lnet_unlock(ln);
+		lnet_sendq_flush(ln, &q);
+		return;
+	}
+
+	lnet_msg_decommit_locked(ln, msg, status, &q);
+	lnet_msg_free_locked(ln, msg);
+	lnet_unlock(ln);
+	lnet_sendq_flush(ln, &q);
+}
+
+static _Thread_local struct lnet_msg *lnet_fin_head, *lnet_fin_tail;
+static _Thread_local bool lnet_finalizing;
+
+void lnet_finalize_core(struct lnet_msg *msg, int status)
+{
+	msg->msg_fin_status = status;
+	msg->msg_fin_next = NULL;
+	if (lnet_fin_tail)
+		lnet_fin_tail->msg_fin_next = msg;
+	else
+		lnet_fin_head = msg;
+	lnet_fin_tail = msg;
+	if (lnet_finalizing)
+		return; /* an outer frame of this thread completes it */
+
+	lnet_finalizing = true;
+	while ((msg = lnet_fin_head)) {
+		lnet_fin_head = msg->msg_fin_next;
+		if (!lnet_fin_head)
+			lnet_fin_tail = NULL;
+		lnet_complete_msg(msg, msg->msg_fin_status);
+	}
+	lnet_finalizing = false;
+}
+
+void lnet_finalize(struct lnet_msg *msg, int status)
+{
+	if (!msg)
+		return;
+	LASSERT(msg->msg_state == LNET_MSG_BUSY);
+	/* exactly once per hand-over to an LND */
+	LASSERT(__atomic_exchange_n(&msg->msg_finalized, 1, __ATOMIC_ACQ_REL) == 0);
+	lnet_finalize_core(msg, status);
+}
+
+void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q)
+{
+	struct lnet_msg *msg;
+
+	(void)ln;
+	while ((msg = ul_list_first(&q->sq_send, struct lnet_msg, msg_list))) {
+		ul_list_del(&msg->msg_list);
+		lnet_ni_send(msg->msg_txni, msg);
+	}
+	while ((msg = ul_list_first(&q->sq_fail, struct lnet_msg, msg_list))) {
+		ul_list_del(&msg->msg_list);
+		lnet_finalize_core(msg, msg->msg_fin_status);
+	}
+}

@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * peer.c - the peer table: peers (one per remote node) own peer NIs (one per
+ * remote NID), found by NID through a hash. Peer NIs carry the tx credits and
+ * the per-NID counters. Peers are created on first contact, in either
+ * direction, or by hand (ulnet_peer_add).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+#define LNET_PNI_HASH_SIZE 256
+
+static unsigned lnet_nid_hash(const ulnet_nid_t *nid, unsigned size)
+{
+	uint64_t h = (uint64_t)nid->type * 131 + nid->num;
+	unsigned i;
+
+	for (i = 0; i < 16; i++)
+		h = h * 0x100000001b3ULL ^ nid->addr[i];
+	return (unsigned)(h % size);
+}
+
+int lnet_peer_tables_init(ulnet_t *ln)
+{
+	unsigned i;
+
+	ul_list_init(&ln->ln_peers);
+	ln->ln_pni_hash = malloc(LNET_PNI_HASH_SIZE * sizeof(*ln->ln_pni_hash));
+	if (!ln->ln_pni_hash)
+		return -ENOMEM;
+	ln->ln_pni_hash_size = LNET_PNI_HASH_SIZE;
+	for (i = 0; i < LNET_PNI_HASH_SIZE; i++)
+		ul_list_init(&ln->ln_pni_hash[i]);
+	return 0;
+}
+
+static void lnet_peer_free(struct lnet_peer *lp)
+{
+	free(lp->lp_ping_buf);
+	free(lp->lp_push_buf);
+	free(lp->lp_data);
+	free(lp);
+}
+
+void lnet_peer_tables_fini(ulnet_t *ln)
+{
+	unsigned i;
+
+	if (!ln->ln_pni_hash)
+		return;
+	for (i = 0; i < ln->ln_pni_hash_size; i++) {
+		struct lnet_peer_ni *lpni;
+
+		while ((lpni = ul_list_first(&ln->ln_pni_hash[i], struct lnet_peer_ni, lpni_hash))) {
+			ul_list_del(&lpni->lpni_hash);
+			free(lpni);
+		}
+	}
+	while (!ul_list_empty(&ln->ln_peers)) {
+		struct lnet_peer *lp = ul_list_first(&ln->ln_peers, struct lnet_peer, lp_list);
+
+		ul_list_del(&lp->lp_list);
+		lnet_peer_free(lp);
+	}
+	free(ln->ln_pni_hash);
+	ln->ln_pni_hash = NULL;
+}
+
+struct lnet_peer_ni *lnet_peer_ni_find_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	struct ul_list *head = &ln->ln_pni_hash[lnet_nid_hash(nid, ln->ln_pni_hash_size)];
+	struct ul_list *pos;
+
+	ul_list_for_each(pos, head) {
+		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_hash);
+
+		if (ulnet_nid_same(&lpni->lpni_nid, nid))
+			return lpni;
+	}
+	return NULL;
+}
+
+void lnet_peer_ni_addref_locked(struct lnet_peer_ni *lpni)
+{
+	lpni->lpni_refcount++;
+}
+
+void lnet_peer_ni_decref_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
+{
+	(void)ln;
+	LASSERT(lpni->lpni_refcount > 0);
+	if (--lpni->lpni_refcount == 0) {
+		LASSERT(!lpni->lpni_peer && ul_list_empty(&lpni->lpni_txq));
+		free(lpni);
+	}
+}
+
+void lnet_peer_decref_locked(ulnet_t *ln, struct lnet_peer *lp)
+{
+	(void)ln;
+	LASSERT(lp->lp_refcount > 0);
+	if (--lp->lp_refcount == 0) {
+		LASSERT(lp->lp_removed && ul_list_empty(&lp->lp_nis));
+		lnet_peer_free(lp);
+	}
+}
+
+static struct lnet_peer *lnet_peer_alloc_locked(ulnet_t *ln, const ulnet_nid_t *primary)
+{
+	struct lnet_peer *lp = calloc(1, sizeof(*lp));
+
+	if (!lp)
+		return NULL;
+	lp->lp_primary = *primary;
+	ul_list_init(&lp->lp_nis);
+	ul_list_init(&lp->lp_pending);
+	lp->lp_refcount = 1; /* ln_peers */
+	ul_list_add_tail(&lp->lp_list, &ln->ln_peers);
+	ln->ln_npeers++;
+	return lp;
+}
+
+static int lnet_peer_credits_for_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	struct ul_list *pos;
+
+	ul_list_for_each(pos, &ln->ln_nis) {
+		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+		if (ulnet_nid_net(&ni->ni_nid) == ulnet_nid_net(nid) && ni->ni_conf.tun.peer_credits)
+			return ni->ni_conf.tun.peer_credits;
+	}
+	return 8;
+}
+
+static struct lnet_peer_ni *lnet_peer_ni_alloc_locked(ulnet_t *ln, struct lnet_peer *lp,
+						      const ulnet_nid_t *nid)
+{
+	struct lnet_peer_ni *lpni = calloc(1, sizeof(*lpni));
+	int credits;
+
+	if (!lpni)
+		return NULL;
+	lpni->lpni_nid = *nid;
+	lpni->lpni_refcount = 1; /* the table */
+	credits = lnet_peer_credits_for_locked(ln, nid);
+	lpni->lpni_txcredits = lpni->lpni_mintxcredits = lpni->lpni_maxtxcredits = credits;
+	ul_list_init(&lpni->lpni_txq);
+	lpni->lpni_ns_status = LNET_NI_STATUS_INVALID;
+	lpni->lpni_health.health_value = 1000;
+	ul_list_add_tail(&lpni->lpni_hash, &ln->ln_pni_hash[lnet_nid_hash(nid, ln->ln_pni_hash_size)]);
+	lpni->lpni_peer = lp;
+	/* the primary NI first */
+	if (ulnet_nid_same(nid, &lp->lp_primary))
+		ul_list_add(&lpni->lpni_peer_list, &lp->lp_nis);
+	else
+		ul_list_add_tail(&lpni->lpni_peer_list, &lp->lp_nis);
+	lp->lp_nnis++;
+	return lpni;
+}
+
+/* Take a peer NI out of its peer and of the table. */
+static void lnet_peer_ni_remove_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
+{
+	struct lnet_peer *lp = lpni->lpni_peer;
+
+	ul_list_del(&lpni->lpni_hash);
+	if (lp) {
+		ul_list_del(&lpni->lpni_peer_list);
+		lp->lp_nnis--;
+		lpni->lpni_peer = NULL;
+	}
+	lnet_peer_ni_decref_locked(ln, lpni);
+}
+
+struct lnet_peer_ni *lnet_peer_ni_get_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, nid);
+	struct lnet_peer *lp;
+
+	if (lpni)
+		return lpni;
+	lp = lnet_peer_alloc_locked(ln, nid);
+	if (!lp)
+		return NULL;
+	lpni = lnet_peer_ni_alloc_locked(ln, lp, nid);
+	if (!lpni) {
+		lp->lp_removed = true;
+		ul_list_del(&lp->lp_list);
+		ln->ln_npeers--;
+		lnet_peer_decref_locked(ln, lp);
+	}
+	return lpni;
+}
+
+void lnet_peer_primary_nid_locked(ulnet_t *ln, const ulnet_nid_t *nid, ulnet_nid_t *primary)
+{
+	struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, nid);
+
+	*primary = lpni && lpni->lpni_peer ? lpni->lpni_peer->lp_primary : *nid;
+}
+
+bool lnet_peer_same_locked(void *arg, const ulnet_nid_t *a, const ulnet_nid_t *b)
+{
+	ulnet_t *ln = arg;
+	struct lnet_peer_ni *pa = lnet_peer_ni_find_locked(ln, a);
+	struct lnet_peer_ni *pb = lnet_peer_ni_find_locked(ln, b);
+	char na[ULNET_NIDSTR_SIZE], nb[ULNET_NIDSTR_SIZE];
+
+	if (!pa || !pb || !pa->lpni_peer || pa->lpni_peer != pb->lpni_peer)
+		return false;
+	lnet_log(ln, ULNET_LOG_WARN, "message from %s matched ME of %s: same peer, accepted",
+		 lnet_nidstr(b, nb), lnet_nidstr(a, na));
+	return true;
+}
+
+static void lnet_peer_delete_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_sendq *q);
+
+int lnet_peer_add_nid_locked(ulnet_t *ln, struct lnet_peer *lp, const ulnet_nid_t *nid)
+{
+	struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, nid);
+
+	if (lpni) {
+		struct lnet_peer *old = lpni->lpni_peer;
+		struct lnet_sendq q;
+
+		if (old == lp)
+			return 0;
+		/* the NID moves to this peer (it was learnt as a peer of its
+		 * own before discovery told us better) */
+		ul_list_del(&lpni->lpni_peer_list);
+		old->lp_nnis--;
+		lpni->lpni_peer = lp;
+		ul_list_add_tail(&lpni->lpni_peer_list, &lp->lp_nis);
+		lp->lp_nnis++;
+		if (old->lp_nnis == 0 && !(old->lp_state & LNET_PEER_CONFIGURED)) {
+			lnet_sendq_init(&q);
+			lnet_peer_delete_locked(ln, old, &q);
+			/* only discovery-queued messages can be there; the
+			 * new owner is being discovered, so park them on it */
+			ul_list_splice_tail(&q.sq_send, &lp->lp_pending);
+		}
+		return 0;
+	}
+	lpni = lnet_peer_ni_alloc_locked(ln, lp, nid);
+	return lpni ? 0 : -ENOMEM;
+}
+
+/* Remove a peer; messages it held for discovery go to q->sq_send unsent
+ * (the caller re-sends or fails them). */
+static void lnet_peer_delete_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_sendq *q)
+{
+	while (!ul_list_empty(&lp->lp_nis)) {
+		struct lnet_peer_ni *lpni = ul_list_first(&lp->lp_nis, struct lnet_peer_ni,
+							  lpni_peer_list);
+
+		lnet_peer_ni_remove_locked(ln, lpni);
+	}
+	ul_list_splice_tail(&lp->lp_pending, &q->sq_send);
+	lp->lp_removed = true;
+	ul_list_del(&lp->lp_list);
+	ln->ln_npeers--;
+	pthread_cond_broadcast(&ln->ln_cond);
+	lnet_peer_decref_locked(ln, lp);
+}
+
+void lnet_peer_fail_pending_locked(ulnet_t *ln, struct ul_list *out)
+{
+	struct ul_list *pos;
+
+	ul_list_for_each(pos, &ln->ln_peers) {
+		struct lnet_peer *lp = ul_container_of(pos, struct lnet_peer, lp_list);
+		struct lnet_msg *msg;
+
+		while ((msg = ul_list_first(&lp->lp_pending, struct lnet_msg, msg_list))) {
+			ul_list_del(&msg->msg_list);
+			msg->msg_discovery_wait = 0;
+			msg->msg_fin_status = -ESHUTDOWN;
+			ul_list_add_tail(&msg->msg_list, out);
+		}
+	}
+}
+
+static struct lnet_peer *lnet_peer_find_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, nid);
+
+	return lpni ? lpni->lpni_peer : NULL;
+}
+
+static bool lnet_nid_ok_for_peer(const ulnet_nid_t *nid)
+{
+	return !ulnet_nid_is_any(nid) && nid->type != ULNET_LND_LO &&
+	       (nid->size == 0 || nid->size == 12);
+}
+
+/* Re-send messages that were parked on a deleted peer. */
+static void lnet_resend_parked(ulnet_t *ln, struct lnet_sendq *parked)
+{
+	struct lnet_msg *msg;
+
+	while ((msg = ul_list_first(&parked->sq_send, struct lnet_msg, msg_list))) {
+		ulnet_nid_t src = msg->msg_src_nid_param;
+		int rc;
+
+		ul_list_del(&msg->msg_list);
+		msg->msg_discovery_wait = 0;
+		msg->msg_sending = 0;
+		rc = lnet_send(ln, ulnet_nid_is_any(&src) ? NULL : &src, msg);
+		if (rc < 0)
+			lnet_finalize_core(msg, rc);
+	}
+}
+
+int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+		   int nnids, bool non_mr)
+{
+	struct lnet_peer *lp;
+	int i, rc = 0;
+
+	if (!ln || !primary || nnids < 0 || (nnids > 0 && !nids))
+		return -EINVAL;
+	if (!lnet_nid_ok_for_peer(primary))
+		return -EINVAL;
+	for (i = 0; i < nnids; i++)
+		if (!lnet_nid_ok_for_peer(&nids[i]))
+			return -EINVAL;
+
+	lnet_lock(ln);
+	if (lnet_peer_ni_find_locked(ln, primary)) {
+		rc = -EEXIST;
+		goto out;
+	}
+	for (i = 0; i < nnids; i++) {
+		if (lnet_peer_ni_find_locked(ln, &nids[i]) && !ulnet_nid_same(&nids[i], primary)) {
+			rc = -EEXIST;
+			goto out;
+		}
+	}
+	lp = lnet_peer_alloc_locked(ln, primary);
+	if (!lp) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	lp->lp_state = LNET_PEER_CONFIGURED | (non_mr ? 0 : LNET_PEER_MULTI_RAIL);
+	if (!lnet_peer_ni_alloc_locked(ln, lp, primary)) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nnids && !rc; i++)
+		if (!ulnet_nid_same(&nids[i], primary))
+			rc = lnet_peer_add_nid_locked(ln, lp, &nids[i]);
+out:
+	lnet_unlock(ln);
+	return rc;
+}
+
+int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+		   int nnids)
+{
+	struct lnet_peer *lp;
+	struct lnet_sendq parked;
+	int i;
+
+	if (!ln || !primary || nnids < 0 || (nnids > 0 && !nids))
+		return -EINVAL;
+	lnet_sendq_init(&parked);
+	lnet_lock(ln);
+	lp = lnet_peer_find_locked(ln, primary);
+	if (!lp || !ulnet_nid_same(&lp->lp_primary, primary)) {
+		lnet_unlock(ln);
+		return -ENOENT;
+	}
+	if (nnids == 0) {
+		lnet_peer_delete_locked(ln, lp, &parked);
+	} else {
+		for (i = 0; i < nnids; i++) {
+			struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, &nids[i]);
+
+			if (!lpni || lpni->lpni_peer != lp) {
+				lnet_unlock(ln);
+				return -ENOENT;
+			}
+		}
+		for (i = 0; i < nnids; i++) {
+			struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, &nids[i]);
+
+			if (lpni && lpni->lpni_peer == lp)
+				lnet_peer_ni_remove_locked(ln, lpni);
+		}
+		if (lp->lp_nnis == 0)
+			lnet_peer_delete_locked(ln, lp, &parked);
+	}
+	lnet_unlock(ln);
+	lnet_resend_parked(ln, &parked);
+	return 0;
+}
+
+int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
+{
+	struct lnet_peer *lp = NULL;
+	struct ul_list *pos;
+	int i = 0;
+
+	if (!ln || !info || index < 0)
+		return -EINVAL;
+	lnet_lock(ln);
+	ul_list_for_each(pos, &ln->ln_peers) {
+		if (i++ == index) {
+			lp = ul_container_of(pos, struct lnet_peer, lp_list);
+			break;
+		}
+	}
+	if (!lp) {
+		lnet_unlock(ln);
+		return -ENOENT;
+	}
+	memset(info, 0, sizeof(*info));
+	info->primary = lp->lp_primary;
+	info->multi_rail = (lp->lp_state & LNET_PEER_MULTI_RAIL) != 0;
+	info->state = lp->lp_state;
+	ul_list_for_each(pos, &lp->lp_nis) {
+		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
+		struct ulnet_peer_ni_info *pi;
+
+		if (info->nnis >= (int)(sizeof(info->nis) / sizeof(info->nis[0])))
+			break;
+		pi = &info->nis[info->nnis++];
+		pi->nid = lpni->lpni_nid;
+		/* peer aliveness is only tracked on routers: "NA" */
+		pi->state = -1;
+		pi->max_tx_credits = lpni->lpni_maxtxcredits;
+		pi->available_tx_credits = lpni->lpni_txcredits;
+		pi->min_tx_credits = lpni->lpni_mintxcredits;
+		pi->tx_q_num_of_buf = (int)lpni->lpni_txqnob;
+		pi->available_rtr_credits = lpni->lpni_maxtxcredits;
+		pi->min_rtr_credits = lpni->lpni_maxtxcredits;
+		pi->refcount = lpni->lpni_refcount;
+		pi->send_count = lpni->lpni_send_count;
+		pi->recv_count = lpni->lpni_recv_count;
+		pi->drop_count = lpni->lpni_drop_count;
+		pi->sent = lpni->lpni_sent;
+		pi->received = lpni->lpni_received;
+		pi->dropped = lpni->lpni_dropped;
+		pi->health = lpni->lpni_health;
+	}
+	lnet_unlock(ln);
+	return 0;
+}

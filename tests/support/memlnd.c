@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: MIT */
+/* memlnd.c - the in-memory test LND; see memlnd.h. */
+#include "memlnd.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/evloop.h"
+
+enum pkt_state { PKT_QUEUED, PKT_HELD, PKT_PARSING };
+
+struct memlnd_node;
+
+struct memlnd_pkt {
+	struct memlnd_pkt *next, *prev;
+	enum pkt_state state;
+	struct memlnd_node *src, *dst;
+	struct lnet_msg *tx;       /* the sender's message; NULL once it is gone */
+	struct lnet_hdr hdr;
+	ulnet_nid_t from;
+	int status;                /* shutdown: how the sender's message ends */
+};
+
+struct pkt_list {
+	struct memlnd_pkt head;    /* sentinel */
+	int n;
+};
+
+struct memlnd_node {
+	struct memlnd_node *next;
+	struct memlnd_net *net;
+	struct lnet_ni *ni;
+	ulnet_nid_t nid;
+	struct ul_work work;       /* auto mode: deliver on this node's loop */
+	bool dead;
+};
+
+struct memlnd_net {
+	pthread_mutex_t lock;
+	struct memlnd_node *nodes; /* live and dead (freed at destroy) */
+	struct pkt_list queued, held, parsing;
+	bool auto_mode;
+	memlnd_filter_fn filter;
+	void *filter_arg;
+	int drop_n;
+	unsigned drop_mask;
+	struct memlnd_trace_ent *trace;
+	int ntrace, captrace;
+};
+
+/* instance -> network, so startup() finds its network */
+struct memlnd_reg {
+	struct memlnd_reg *next;
+	ulnet_t *ln;
+	struct memlnd_net *net;
+};
+static pthread_mutex_t memlnd_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct memlnd_reg *memlnd_regs;
+
+static void pl_init(struct pkt_list *l)
+{
+	l->head.next = l->head.prev = &l->head;
+	l->n = 0;
+}
+
+static void pl_add_tail(struct pkt_list *l, struct memlnd_pkt *p)
+{
+	p->prev = l->head.prev;
+	p->next = &l->head;
+	l->head.prev->next = p;
+	l->head.prev = p;
+	l->n++;
+}
+
+static void pl_del(struct pkt_list *l, struct memlnd_pkt *p)
+{
+	p->prev->next = p->next;
+	p->next->prev = p->prev;
+	p->next = p->prev = p;
+	l->n--;
+}
+
+static struct memlnd_pkt *pl_first(struct pkt_list *l)
+{
+	return l->head.next == &l->head ? NULL : l->head.next;
+}
+
+void memlnd_nid(uint32_t addr, ulnet_nid_t *nid)
+{
+	ulnet_nid_from_ipv4(addr, ulnet_mknet(MEMLND_TYPE, 0), nid);
+}
+
+struct memlnd_net *memlnd_net_create(void)
+{
+	struct memlnd_net *net = calloc(1, sizeof(*net));
+
+	if (!net)
+		return NULL;
+	pthread_mutex_init(&net->lock, NULL);
+	pl_init(&net->queued);
+	pl_init(&net->held);
+	pl_init(&net->parsing);
+	return net;
+}
+
+void memlnd_net_destroy(struct memlnd_net *net)
+{
+	struct memlnd_reg **rp;
+	struct memlnd_pkt *p;
+
+	if (!net)
+		return;
+	pthread_mutex_lock(&memlnd_reg_lock);
+	for (rp = &memlnd_regs; *rp;) {
+		if ((*rp)->net == net) {
+			struct memlnd_reg *r = *rp;
+
+			*rp = r->next;
+			free(r);
+		} else {
+			rp = &(*rp)->next;
+		}
+	}
+	pthread_mutex_unlock(&memlnd_reg_lock);
+	/* every instance is gone: packets left have no owner */
+	while ((p = pl_first(&net->queued)) || (p = pl_first(&net->held)) ||
+	       (p = pl_first(&net->parsing))) {
+		struct pkt_list *l = p->state == PKT_QUEUED ? &net->queued
+				     : p->state == PKT_HELD ? &net->held : &net->parsing;
+
+		pl_del(l, p);
+		free(p);
+	}
+	while (net->nodes) {
+		struct memlnd_node *n = net->nodes;
+
+		net->nodes = n->next;
+		free(n);
+	}
+	free(net->trace);
+	pthread_mutex_destroy(&net->lock);
+	free(net);
+}
+
+static struct memlnd_net *memlnd_net_of(ulnet_t *ln)
+{
+	struct memlnd_net *net = NULL;
+	struct memlnd_reg *r;
+
+	pthread_mutex_lock(&memlnd_reg_lock);
+	for (r = memlnd_regs; r; r = r->next)
+		if (r->ln == ln)
+			net = r->net;
+	pthread_mutex_unlock(&memlnd_reg_lock);
+	return net;
+}
+
+static struct memlnd_node *memlnd_find_locked(struct memlnd_net *net, const ulnet_nid_t *nid)
+{
+	struct memlnd_node *n;
+
+	for (n = net->nodes; n; n = n->next)
+		if (!n->dead && ulnet_nid_same(&n->nid, nid))
+			return n;
+	return NULL;
+}
+
+static void memlnd_deliver(struct memlnd_net *net, struct memlnd_pkt *p);
+
+/* auto mode: drain what is queued for this node */
+static void memlnd_node_work(struct ul_work *w)
+{
+	struct memlnd_node *node = (struct memlnd_node *)((char *)w - offsetof(struct memlnd_node, work));
+	struct memlnd_net *net = node->net;
+
+	for (;;) {
+		struct memlnd_pkt *p, *found = NULL;
+
+		pthread_mutex_lock(&net->lock);
+		if (node->dead) {
+			pthread_mutex_unlock(&net->lock);
+			return;
+		}
+		for (p = pl_first(&net->queued); p && p != &net->queued.head; p = p->next) {
+			if (p->dst == node) {
+				found = p;
+				break;
+			}
+		}
+		if (found) {
+			pl_del(&net->queued, found);
+			found->state = PKT_PARSING;
+			pl_add_tail(&net->parsing, found);
+		}
+		pthread_mutex_unlock(&net->lock);
+		if (!found)
+			return;
+		memlnd_deliver(net, found);
+	}
+}
+
+static int memlnd_startup(struct lnet_ni *ni)
+{
+	struct memlnd_net *net = memlnd_net_of(lnet_ni_instance(ni));
+	struct memlnd_node *node;
+
+	if (!net)
+		return -ENODEV;
+	node = calloc(1, sizeof(*node));
+	if (!node)
+		return -ENOMEM;
+	node->net = net;
+	node->ni = ni;
+	node->nid = *lnet_ni_nid(ni);
+	node->work.fn = memlnd_node_work;
+	pthread_mutex_lock(&net->lock);
+	if (memlnd_find_locked(net, &node->nid)) {
+		pthread_mutex_unlock(&net->lock);
+		free(node);
+		return -EADDRINUSE;
+	}
+	node->next = net->nodes;
+	net->nodes = node;
+	pthread_mutex_unlock(&net->lock);
+	lnet_ni_set_data(ni, node);
+	return 0;
+}
+
+static void memlnd_shutdown(struct lnet_ni *ni)
+{
+	struct memlnd_node *node = lnet_ni_data(ni);
+	struct memlnd_net *net = node->net;
+	struct memlnd_pkt *fail_head = NULL;
+	struct pkt_list *lists[] = { &net->queued, &net->held, &net->parsing };
+	unsigned i;
+
+	pthread_mutex_lock(&net->lock);
+	node->dead = true;
+	for (i = 0; i < 3; i++) {
+		struct memlnd_pkt *p, *nx;
+
+		for (p = pl_first(lists[i]); p && p != &lists[i]->head; p = nx) {
+			nx = p->next;
+			if (p->src != node && p->dst != node)
+				continue;
+			if (p->state == PKT_PARSING && p->dst != node) {
+				/* the receiver still reads it: its payload is
+				 * gone, the sender's message ends now */
+				if (p->tx) {
+					struct memlnd_pkt *f = calloc(1, sizeof(*f));
+
+					if (f) {
+						f->tx = p->tx;
+						f->status = -ESHUTDOWN;
+						f->next = fail_head;
+						fail_head = f;
+					}
+					p->tx = NULL;
+				}
+				continue;
+			}
+			pl_del(lists[i], p);
+			p->status = p->src == node ? -ESHUTDOWN : -ECONNRESET;
+			p->next = fail_head;
+			fail_head = p;
+		}
+	}
+	pthread_mutex_unlock(&net->lock);
+
+	/* finalize outside the lock: the core may call back */
+	while (fail_head) {
+		struct memlnd_pkt *p = fail_head;
+
+		fail_head = p->next;
+		if (p->tx)
+			lnet_finalize(p->tx, p->status);
+		free(p);
+	}
+	lnet_ni_set_data(ni, NULL);
+}
+
+static void memlnd_send(struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	struct memlnd_node *node = lnet_ni_data(ni);
+	struct memlnd_net *net = node->net;
+	const struct lnet_hdr *hdr = lnet_msg_hdr(msg);
+	enum memlnd_verdict v = MEMLND_PASS;
+	struct memlnd_node *dst;
+	struct memlnd_pkt *p;
+	struct ul_loop *loop = NULL;
+
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		lnet_finalize(msg, -ENOMEM);
+		return;
+	}
+	pthread_mutex_lock(&net->lock);
+	dst = memlnd_find_locked(net, &hdr->dest_nid);
+	if (net->filter)
+		v = net->filter(net->filter_arg, hdr);
+	if (v == MEMLND_PASS && net->drop_n > 0 &&
+	    (!net->drop_mask || (net->drop_mask & (1u << hdr->type)))) {
+		net->drop_n--;
+		v = MEMLND_DROP;
+	}
+	if (net->ntrace == net->captrace) {
+		int cap = net->captrace ? net->captrace * 2 : 64;
+		struct memlnd_trace_ent *t = realloc(net->trace, (size_t)cap * sizeof(*t));
+
+		if (t) {
+			net->trace = t;
+			net->captrace = cap;
+		}
+	}
+	if (net->ntrace < net->captrace) {
+		net->trace[net->ntrace].hdr = *hdr;
+		net->trace[net->ntrace].verdict = v;
+		net->ntrace++;
+	}
+	if (!dst || v == MEMLND_DROP) {
+		pthread_mutex_unlock(&net->lock);
+		free(p);
+		/* a lost packet: the send itself went fine; no such node is
+		 * an unreachable host */
+		lnet_finalize(msg, dst ? 0 : -EHOSTUNREACH);
+		return;
+	}
+	p->src = node;
+	p->dst = dst;
+	p->tx = msg;
+	p->hdr = *hdr;
+	p->from = node->nid;
+	if (v == MEMLND_HOLD) {
+		p->state = PKT_HELD;
+		pl_add_tail(&net->held, p);
+	} else {
+		p->state = PKT_QUEUED;
+		pl_add_tail(&net->queued, p);
+		if (net->auto_mode)
+			loop = lnet_ni_loop(dst->ni);
+	}
+	if (loop)
+		ul_loop_post(loop, &dst->work);
+	pthread_mutex_unlock(&net->lock);
+}
+
+static void memlnd_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
+			const struct iovec *iov, unsigned niov, size_t offset, size_t mlen,
+			size_t rlen)
+{
+	struct memlnd_pkt *p = rx_private;
+	struct memlnd_net *net = p->dst->net;
+	struct lnet_msg *tx;
+
+	(void)ni;
+	(void)rlen;
+	pthread_mutex_lock(&net->lock);
+	tx = p->tx;
+	/* copy under the lock: the sender cannot go away meanwhile */
+	if (msg && tx && mlen) {
+		const struct iovec *siov;
+		unsigned sniov;
+		size_t soff, slen;
+
+		lnet_msg_payload(tx, &siov, &sniov, &soff, &slen);
+		lnet_copy_iov(iov, niov, offset, siov, sniov, soff, mlen);
+	}
+	pl_del(&net->parsing, p);
+	pthread_mutex_unlock(&net->lock);
+	free(p);
+	if (msg)
+		lnet_finalize(msg, tx || !mlen ? 0 : -EIO);
+	if (tx)
+		lnet_finalize(tx, 0);
+}
+
+static void memlnd_deliver(struct memlnd_net *net, struct memlnd_pkt *p)
+{
+	int rc = lnet_parse(p->dst->ni, &p->hdr, &p->from, p);
+
+	if (rc < 0) {
+		/* protocol error: a real LND drops the connection */
+		struct lnet_msg *tx;
+
+		pthread_mutex_lock(&net->lock);
+		tx = p->tx;
+		pl_del(&net->parsing, p);
+		pthread_mutex_unlock(&net->lock);
+		free(p);
+		if (tx)
+			lnet_finalize(tx, rc);
+	}
+}
+
+int memlnd_pump_one(struct memlnd_net *net)
+{
+	struct memlnd_pkt *p;
+
+	pthread_mutex_lock(&net->lock);
+	p = pl_first(&net->queued);
+	if (p) {
+		pl_del(&net->queued, p);
+		p->state = PKT_PARSING;
+		pl_add_tail(&net->parsing, p);
+	}
+	pthread_mutex_unlock(&net->lock);
+	if (!p)
+		return 0;
+	memlnd_deliver(net, p);
+	return 1;
+}
+
+int memlnd_pump(struct memlnd_net *net)
+{
+	int n = 0;
+
+	while (memlnd_pump_one(net))
+		n++;
+	return n;
+}
+
+int memlnd_queued(struct memlnd_net *net)
+{
+	int n;
+
+	pthread_mutex_lock(&net->lock);
+	n = net->queued.n;
+	pthread_mutex_unlock(&net->lock);
+	return n;
+}
+
+void memlnd_set_auto(struct memlnd_net *net, bool on)
+{
+	pthread_mutex_lock(&net->lock);
+	net->auto_mode = on;
+	pthread_mutex_unlock(&net->lock);
+}
+
+void memlnd_set_filter(struct memlnd_net *net, memlnd_filter_fn fn, void *arg)
+{
+	pthread_mutex_lock(&net->lock);
+	net->filter = fn;
+	net->filter_arg = arg;
+	pthread_mutex_unlock(&net->lock);
+}
+
+void memlnd_drop_next(struct memlnd_net *net, int n, unsigned type_mask)
+{
+	pthread_mutex_lock(&net->lock);
+	net->drop_n = n;
+	net->drop_mask = type_mask;
+	pthread_mutex_unlock(&net->lock);
+}
+
+int memlnd_release_held(struct memlnd_net *net)
+{
+	struct memlnd_pkt *p;
+	int n = 0;
+
+	pthread_mutex_lock(&net->lock);
+	while ((p = pl_first(&net->held))) {
+		pl_del(&net->held, p);
+		p->state = PKT_QUEUED;
+		pl_add_tail(&net->queued, p);
+		if (net->auto_mode)
+			ul_loop_post(lnet_ni_loop(p->dst->ni), &p->dst->work);
+		n++;
+	}
+	pthread_mutex_unlock(&net->lock);
+	return n;
+}
+
+int memlnd_trace(struct memlnd_net *net, struct memlnd_trace_ent *out, int max)
+{
+	int n, i;
+
+	pthread_mutex_lock(&net->lock);
+	n = net->ntrace;
+	for (i = 0; i < n && i < max; i++)
+		out[i] = net->trace[i];
+	pthread_mutex_unlock(&net->lock);
+	return n;
+}
+
+void memlnd_trace_clear(struct memlnd_net *net)
+{
+	pthread_mutex_lock(&net->lock);
+	net->ntrace = 0;
+	pthread_mutex_unlock(&net->lock);
+}
+
+static const struct ulnet_lnd memlnd_lnd = {
+	.type = MEMLND_TYPE,
+	.name = "mem",
+	.startup = memlnd_startup,
+	.shutdown = memlnd_shutdown,
+	.send = memlnd_send,
+	.recv = memlnd_recv,
+};
+
+int memlnd_add_ni_conf(struct memlnd_net *net, ulnet_t *ln, struct ulnet_ni_conf *conf)
+{
+	struct memlnd_reg *r;
+	int rc;
+
+	rc = ulnet_lnd_register(ln, &memlnd_lnd);
+	if (rc && rc != -EEXIST)
+		return rc;
+	pthread_mutex_lock(&memlnd_reg_lock);
+	for (r = memlnd_regs; r; r = r->next)
+		if (r->ln == ln)
+			break;
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (!r) {
+			pthread_mutex_unlock(&memlnd_reg_lock);
+			return -ENOMEM;
+		}
+		r->ln = ln;
+		r->next = memlnd_regs;
+		memlnd_regs = r;
+	}
+	r->net = net;
+	pthread_mutex_unlock(&memlnd_reg_lock);
+	return ulnet_ni_add(ln, conf);
+}
+
+int memlnd_add_ni(struct memlnd_net *net, ulnet_t *ln, uint32_t addr, ulnet_nid_t *nid)
+{
+	struct ulnet_ni_conf conf;
+
+	memset(&conf, 0, sizeof(conf));
+	memlnd_nid(addr, &conf.nid);
+	if (nid)
+		*nid = conf.nid;
+	return memlnd_add_ni_conf(net, ln, &conf);
+}

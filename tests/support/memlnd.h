@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memlnd.h - an in-memory LND for tests: several instances of one process
+ * joined by a "network" object, NIDs "<n>@gni" (the gni type, unused by the
+ * project otherwise).
+ *
+ * send() encodes nothing: the message is queued for its destination. By
+ * default nothing moves until the test calls memlnd_pump(), which delivers
+ * queued messages in send order (lnet_parse() on the destination, then the
+ * payload copied straight from the sender's fragments), so two-node tests run
+ * single-threaded and deterministically with ULNET_OPT_MANUAL_PROGRESS and a
+ * fake clock. In auto mode each message is delivered on its destination
+ * instance's event loop instead (threaded instances, blocking calls).
+ *
+ * Faults: a filter sees every header and says pass, drop (the sender's send
+ * still completes, as a lost packet) or hold (kept until
+ * memlnd_release_held()).
+ */
+#ifndef ULNET_TESTS_MEMLND_H
+#define ULNET_TESTS_MEMLND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/lnd.h"
+#include "ulnet/ulnet.h"
+
+#define MEMLND_TYPE ULNET_LND_GNI
+
+struct memlnd_net;
+
+enum memlnd_verdict { MEMLND_PASS = 0, MEMLND_DROP, MEMLND_HOLD };
+/* Called with memlnd's lock held: must not call into memlnd or ulnet. */
+typedef enum memlnd_verdict (*memlnd_filter_fn)(void *arg, const struct lnet_hdr *hdr);
+
+struct memlnd_trace_ent {
+	struct lnet_hdr hdr;
+	enum memlnd_verdict verdict;
+};
+
+struct memlnd_net *memlnd_net_create(void);
+/* After every instance using it is destroyed. */
+void memlnd_net_destroy(struct memlnd_net *net);
+
+/* "<addr>@gni". */
+void memlnd_nid(uint32_t addr, ulnet_nid_t *nid);
+
+/* Register the LND in `ln` (once) and add the NI <addr>@gni. Returns what
+ * ulnet_ni_add() returns. `nid` (may be NULL) receives the NID. */
+int memlnd_add_ni(struct memlnd_net *net, ulnet_t *ln, uint32_t addr, ulnet_nid_t *nid);
+/* The same with tunables (credits...). */
+int memlnd_add_ni_conf(struct memlnd_net *net, ulnet_t *ln, struct ulnet_ni_conf *conf);
+
+/* Deliver the oldest queued message: 1, or 0 if none. */
+int memlnd_pump_one(struct memlnd_net *net);
+/* Deliver until nothing is queued (including messages sent meanwhile).
+ * Returns the number delivered. */
+int memlnd_pump(struct memlnd_net *net);
+/* Messages queued (not held). */
+int memlnd_queued(struct memlnd_net *net);
+
+/* Deliver on the destination's event loop (for threaded instances). */
+void memlnd_set_auto(struct memlnd_net *net, bool on);
+
+void memlnd_set_filter(struct memlnd_net *net, memlnd_filter_fn fn, void *arg);
+/* Drop the next `n` messages whose type bit (1 << ULNET_MSG_x) is in
+ * `type_mask` (0: any type). */
+void memlnd_drop_next(struct memlnd_net *net, int n, unsigned type_mask);
+/* Queue held messages again (in their order). Returns how many. */
+int memlnd_release_held(struct memlnd_net *net);
+
+/* Every header sent so far, in order, with what happened to it. Returns the
+ * count (may exceed max). */
+int memlnd_trace(struct memlnd_net *net, struct memlnd_trace_ent *out, int max);
+void memlnd_trace_clear(struct memlnd_net *net);
+
+#endif

@@ -1,0 +1,775 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_put_get.c - PUT and GET end to end: loopback (0@lo) and two instances
+ * joined by memlnd; every event field, ACK/REPLY, hdr_data, remote offsets,
+ * lazy portals, re-entrant handlers, credits, response timeouts on a fake
+ * clock, shutdown.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memlnd.h"
+#include "ulnet/ulnet.h"
+
+/* --- helpers ---------------------------------------------------------------- */
+
+#define MAXEV 64
+
+struct evlog {
+	struct ulnet_event ev[MAXEV];
+	int n;
+};
+
+static void rec(const struct ulnet_event *ev)
+{
+	struct evlog *l = ev->md_user_ptr;
+
+	assert_true(l->n < MAXEV);
+	l->ev[l->n++] = *ev;
+}
+
+static const struct ulnet_event *find_type(const struct evlog *l, enum ulnet_event_kind t)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->ev[i].type == t)
+			return &l->ev[i];
+	return NULL;
+}
+
+static char last_log[512];
+static int nlogs;
+
+static void capture_log(void *arg, enum ulnet_log_level lvl, const char *msg)
+{
+	(void)arg;
+	(void)lvl;
+	snprintf(last_log, sizeof(last_log), "%s", msg);
+	nlogs++;
+}
+
+static uint64_t fake_now;
+static uint64_t fake_clock(void *arg)
+{
+	(void)arg;
+	return fake_now;
+}
+
+static ulnet_t *mk(ulnet_pid_t pid, bool fake)
+{
+	struct ulnet_opts o = {
+		.pid = pid,
+		.flags = ULNET_OPT_MANUAL_PROGRESS,
+		.clock = fake ? fake_clock : NULL,
+		.log = capture_log,
+		.log_level = ULNET_LOG_DEBUG,
+	};
+	ulnet_t *ln = NULL;
+
+	assert_int_equal(ulnet_create(&o, &ln), 0);
+	return ln;
+}
+
+static ulnet_process_id_t pid_of(const ulnet_nid_t *nid, ulnet_pid_t pid)
+{
+	ulnet_process_id_t id = { .nid = *nid, .pid = pid };
+	return id;
+}
+
+static const ulnet_process_id_t any_id = { .nid = { .type = ULNET_LND_ANY, .num = 0xffff,
+						    .addr = { 0xff, 0xff, 0xff, 0xff } },
+					   .pid = ULNET_PID_ANY };
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 7 + seed);
+}
+
+/* ME + MD on `portal` taking anything with `bits`. */
+static ulnet_handle_t post_md(ulnet_t *ln, unsigned portal, uint64_t bits, void *buf, size_t len,
+			      unsigned options, int threshold, struct evlog *log,
+			      ulnet_handle_t *meh_out)
+{
+	ulnet_handle_t meh, mdh;
+	struct ulnet_md md = { .start = buf, .length = len, .threshold = threshold,
+			       .options = options, .user_ptr = log, .handler = rec };
+
+	assert_int_equal(ulnet_me_attach(ln, portal, any_id, bits, 0, ULNET_UNLINK,
+					 ULNET_INS_AFTER, &meh), 0);
+	assert_int_equal(ulnet_md_attach(ln, meh, &md, ULNET_UNLINK, &mdh), 0);
+	if (meh_out)
+		*meh_out = meh;
+	return mdh;
+}
+
+static ulnet_handle_t bind_md(ulnet_t *ln, void *buf, size_t len, unsigned options,
+			      int threshold, struct evlog *log)
+{
+	ulnet_handle_t mdh;
+	struct ulnet_md md = { .start = buf, .length = len, .threshold = threshold,
+			       .options = options, .user_ptr = log, .handler = rec };
+
+	assert_int_equal(ulnet_md_bind(ln, &md, ULNET_UNLINK, &mdh), 0);
+	return mdh;
+}
+
+/* --- loopback ---------------------------------------------------------------- */
+
+static void test_lo_put_with_ack(void **state)
+{
+	(void)state;
+	ulnet_t *ln = mk(0, false);
+	struct evlog tl = { 0 }, il = { 0 };
+	uint8_t src[100], dst[4096];
+	ulnet_process_id_t me = pid_of(&ULNET_NID_LO0, ULNET_PID_LUSTRE);
+	ulnet_handle_t tmdh, imdh;
+	const struct ulnet_event *e;
+
+	memset(dst, 0, sizeof(dst));
+	fill(src, sizeof(src), 1);
+	tmdh = post_md(ln, 5, 0x10, dst, sizeof(dst), ULNET_MD_OP_PUT, ULNET_MD_THRESH_INF, &tl, NULL);
+	imdh = bind_md(ln, src, sizeof(src), 0, 2, &il);
+	assert_int_equal(ulnet_put(ln, NULL, imdh, ULNET_ACK_REQ, me, 5, 0x10, 0, 0xdeadbeefcafeULL), 0);
+
+	/* target: one PUT event, every field */
+	assert_int_equal(tl.n, 1);
+	e = &tl.ev[0];
+	assert_int_equal(e->type, ULNET_EVENT_PUT);
+	assert_int_equal(e->msg_type, ULNET_MSG_PUT);
+	assert_ptr_equal(e->ln, ln);
+	assert_true(ulnet_nid_same(&e->target.nid, &ULNET_NID_LO0));
+	assert_int_equal(e->target.pid, ULNET_PID_LUSTRE);
+	assert_true(ulnet_nid_same(&e->initiator.nid, &ULNET_NID_LO0));
+	assert_int_equal(e->initiator.pid, ULNET_PID_LUSTRE);
+	assert_true(ulnet_nid_same(&e->source.nid, &ULNET_NID_LO0));
+	assert_int_equal(e->source.pid, ULNET_PID_LUSTRE);
+	assert_true(ulnet_nid_same(&e->sender, &ULNET_NID_LO0));
+	assert_int_equal(e->pt_index, 5);
+	assert_int_equal(e->match_bits, 0x10);
+	assert_int_equal(e->rlength, 100);
+	assert_int_equal(e->mlength, 100);
+	assert_int_equal(e->offset, 0);
+	assert_int_equal(e->md_handle.cookie, tmdh.cookie);
+	assert_ptr_equal(e->md_start, dst);
+	assert_ptr_equal(e->md_user_ptr, &tl);
+	assert_int_equal(e->md_options, ULNET_MD_OP_PUT);
+	assert_int_equal(e->hdr_data, 0xdeadbeefcafeULL);
+	assert_int_equal(e->status, 0);
+	assert_false(e->unlinked);
+	assert_memory_equal(dst, src, sizeof(src));
+
+	/* initiator: SEND and ACK, the last one unlinked */
+	assert_int_equal(il.n, 2);
+	e = find_type(&il, ULNET_EVENT_SEND);
+	assert_non_null(e);
+	assert_int_equal(e->msg_type, ULNET_MSG_PUT);
+	assert_true(ulnet_nid_same(&e->target.nid, &ULNET_NID_LO0));
+	assert_int_equal(e->target.pid, ULNET_PID_LUSTRE);
+	assert_true(ulnet_nid_is_any(&e->initiator.nid));
+	assert_int_equal(e->initiator.pid, ULNET_PID_LUSTRE);
+	assert_int_equal(e->pt_index, 5);
+	assert_int_equal(e->match_bits, 0x10);
+	assert_int_equal(e->rlength, 100);
+	assert_int_equal(e->mlength, 100);
+	assert_int_equal(e->hdr_data, 0xdeadbeefcafeULL);
+	assert_int_equal(e->md_handle.cookie, imdh.cookie);
+	assert_ptr_equal(e->md_start, src);
+	assert_int_equal(e->status, 0);
+	e = find_type(&il, ULNET_EVENT_ACK);
+	assert_non_null(e);
+	assert_int_equal(e->msg_type, ULNET_MSG_ACK);
+	assert_int_equal(e->mlength, 100);
+	assert_int_equal(e->match_bits, 0x10);
+	assert_int_equal(e->status, 0);
+	assert_true(ulnet_nid_same(&e->initiator.nid, &ULNET_NID_LO0));
+	assert_true(il.ev[1].unlinked);
+	assert_false(il.ev[0].unlinked);
+	/* auto-unlinked: the handle is stale */
+	assert_int_equal(ulnet_md_unlink(ln, imdh), -ENOENT);
+	ulnet_destroy(ln);
+}
+
+static void test_lo_put_no_ack(void **state)
+{
+	(void)state;
+	ulnet_t *ln = mk(0, false);
+	struct evlog tl = { 0 }, il = { 0 };
+	uint8_t src[10] = "0123456789", dst[64] = { 0 };
+	ulnet_process_id_t me = pid_of(&ULNET_NID_LO0, ULNET_PID_ANY);
+
+	post_md(ln, 9, 1, dst, sizeof(dst), ULNET_MD_OP_PUT, 1, &tl, NULL);
+	ulnet_handle_t imdh = bind_md(ln, src, sizeof(src), 0, 1, &il);
+	assert_int_equal(ulnet_put(ln, NULL, imdh, ULNET_NOACK_REQ, me, 9, 1, 0, 0), 0);
+	assert_int_equal(il.n, 1);
+	assert_int_equal(il.ev[0].type, ULNET_EVENT_SEND);
+	assert_true(il.ev[0].unlinked);
+	assert_int_equal(tl.n, 1);
+	assert_int_equal(tl.ev[0].type, ULNET_EVENT_PUT);
+	/* threshold 1 with UNLINK: exhausted, so the PUT event is the last */
+	assert_true(tl.ev[0].unlinked);
+	assert_memory_equal(dst, src, 10);
+	ulnet_destroy(ln);
+}
+
+static void test_lo_get_reply(void **state)
+{
+	(void)state;
+	ulnet_t *ln = mk(0, false);
+	struct evlog tl = { 0 }, il = { 0 };
+	uint8_t data[300], sink[200];
+	ulnet_process_id_t me = pid_of(&ULNET_NID_LO0, ULNET_PID_LUSTRE);
+	const struct ulnet_event *e;
+
+	fill(data, sizeof(data), 3);
+	memset(sink, 0, sizeof(sink));
+	ulnet_handle_t tmdh = post_md(ln, 12, 0x77, data, sizeof(data),
+				      ULNET_MD_OP_GET | ULNET_MD_MANAGE_REMOTE, ULNET_MD_THRESH_INF,
+				      &tl, NULL);
+	ulnet_handle_t imdh = bind_md(ln, sink, sizeof(sink), 0, 2, &il);
+	/* remote offset 50: 200 bytes from data[50] */
+	assert_int_equal(ulnet_get(ln, NULL, imdh, me, 12, 0x77, 50), 0);
+
+	assert_int_equal(tl.n, 1);
+	e = &tl.ev[0];
+	assert_int_equal(e->type, ULNET_EVENT_GET);
+	assert_int_equal(e->msg_type, ULNET_MSG_GET);
+	assert_int_equal(e->pt_index, 12);
+	assert_int_equal(e->match_bits, 0x77);
+	assert_int_equal(e->rlength, 0);    /* GET header payload */
+	assert_int_equal(e->mlength, 200);
+	assert_int_equal(e->offset, 50);
+	assert_int_equal(e->hdr_data, 0);
+	assert_int_equal(e->md_handle.cookie, tmdh.cookie);
+	assert_int_equal(e->status, 0);
+
+	assert_int_equal(il.n, 2);
+	e = find_type(&il, ULNET_EVENT_SEND);
+	assert_non_null(e);
+	assert_int_equal(e->msg_type, ULNET_MSG_GET);
+	assert_int_equal(e->mlength, 200);
+	assert_int_equal(e->rlength, 200);
+	assert_int_equal(e->offset, 50);
+	assert_int_equal(e->pt_index, 12);
+	e = find_type(&il, ULNET_EVENT_REPLY);
+	assert_non_null(e);
+	assert_int_equal(e->rlength, 200);
+	assert_int_equal(e->mlength, 200);
+	assert_int_equal(e->offset, 0);
+	assert_int_equal(e->status, 0);
+	assert_true(ulnet_nid_same(&e->initiator.nid, &ULNET_NID_LO0));
+	assert_true(il.ev[1].unlinked);
+	assert_memory_equal(sink, data + 50, 200);
+	ulnet_destroy(ln);
+}
+
+static void test_lo_running_offset_and_truncate(void **state)
+{
+	(void)state;
+	ulnet_t *ln = mk(0, false);
+	struct evlog tl = { 0 }, il = { 0 };
+	uint8_t dst[150] = { 0 }, a[100], b[100];
+	ulnet_process_id_t me = pid_of(&ULNET_NID_LO0, ULNET_PID_LUSTRE);
+
+	fill(a, 100, 1);
+	fill(b, 100, 2);
+	post_md(ln, 3, 0, dst, sizeof(dst), ULNET_MD_OP_PUT | ULNET_MD_TRUNCATE,
+		ULNET_MD_THRESH_INF, &tl, NULL);
+	ulnet_handle_t m1 = bind_md(ln, a, 100, 0, 1, &il);
+	ulnet_handle_t m2 = bind_md(ln, b, 100, 0, 1, &il);
+	/* the remote offset is ignored without MANAGE_REMOTE */
+	assert_int_equal(ulnet_put(ln, NULL, m1, ULNET_NOACK_REQ, me, 3, 0, 77, 0), 0);
+	assert_int_equal(ulnet_put(ln, NULL, m2, ULNET_NOACK_REQ, me, 3, 0, 77, 0), 0);
+	assert_int_equal(tl.n, 2);
+	assert_int_equal(tl.ev[0].offset, 0);
+	assert_int_equal(tl.ev[0].mlength, 100);
+	assert_int_equal(tl.ev[1].offset, 100);
+	assert_int_equal(tl.ev[1].mlength, 50); /* truncated */
+	assert_int_equal(tl.ev[1].rlength, 100);
+	assert_memory_equal(dst, a, 100);
+	assert_memory_equal(dst + 100, b, 50);
+	ulnet_destroy(ln);
+}
+
+static void test_lazy_portal(void **state)
+{
+	(void)state;
+	ulnet_t *ln = mk(0, false);
+	struct evlog tl = { 0 }, il = { 0 };
+	uint8_t src[32], dst[32] = { 0 };
+	ulnet_process_id_t me = pid_of(&ULNET_NID_LO0, ULNET_PID_LUSTRE);
+	struct ulnet_counters c;
+
+	fill(src, sizeof(src), 5);
+	assert_int_equal(ulnet_portal_set_lazy(ln, 20, true), 0);
+	ulnet_handle_t m1 = bind_md(ln, src, sizeof(src), 0, 1, &il);
+	assert_int_equal(ulnet_put(ln, NULL, m1, ULNET_NOACK_REQ, me, 20, 0x5, 0, 42), 0);
+	/* parked: the loopback send is not over either */
+	assert_int_equal(il.n, 0);
+	assert_int_equal(tl.n, 0);
+	post_md(ln, 20, 0x5, dst, sizeof(dst), ULNET_MD_OP_PUT, 1, &tl, NULL);
+	assert_int_equal(tl.n, 1);
+	assert_int_equal(tl.ev[0].hdr_data, 42);
+	assert_int_equal(il.n, 1);
+	assert_int_equal(il.ev[0].status, 0);
+	assert_memory_equal(dst, src, sizeof(src));
+
+	/* parked again, then the portal stops being lazy: dropped */
+	ulnet_handle_t m2 = bind_md(ln, src, sizeof(src), 0, 1, &il);
+	assert_int_equal(ulnet_put(ln, NULL, m2, ULNET_NOACK_REQ, me, 20, 0x6, 0, 0), 0);
+	assert_int_equal(il.n, 1);
+	ulnet_counters_get(ln, &c);
+	assert_int_equal(c.drop_count, 0);
+	nlogs = 0;
+	assert_int_equal(ulnet_portal_set_lazy(ln, 20, false), 0);
+	assert_int_equal(il.n, 2);
+	assert_int_equal(il.ev[1].type, ULNET_EVENT_SEND);
+	ulnet_counters_get(ln, &c);
+	assert_int_equal(c.drop_count, 1);
+	assert_true(nlogs > 0);
+	assert_non_null(strstr(last_log, "0@lo"));
+	assert_non_null(strstr(last_log, "lazy"));
+	/* a non-lazy portal drops unmatched PUTs at once */
+	ulnet_handle_t m3 = bind_md(ln, src, sizeof(src), 0, 1, &il);
+	assert_int_equal(ulnet_put(ln, NULL, m3, ULNET_NOACK_REQ, me, 20, 0x6, 0, 0), 0);
+	assert_int_equal(il.n, 3);
+	ulnet_counters_get(ln, &c);
+	assert_int_equal(c.drop_count, 2);
+	ulnet_destroy(ln);
+}
+
+static void test_portal0_is_lazy(void **state)
+{
+	(void)state;
+	ulnet_t *ln = mk(0, false);
+	struct evlog il = { 0 };
+	uint8_t src[8] = { 0 };
+	ulnet_process_id_t me = pid_of(&ULNET_NID_LO0, ULNET_PID_LUSTRE);
+
+	ulnet_handle_t m = bind_md(ln, src, sizeof(src), 0, 1, &il);
+	/* no ME takes these bits on portal 0: parked, not dropped */
+	assert_int_equal(ulnet_put(ln, NULL, m, ULNET_NOACK_REQ, me, 0, 0x1234, 0, 0), 0);
+	assert_int_equal(il.n, 0);
+	ulnet_destroy(ln);
+	/* shutdown dropped it: the send completed */
+	assert_int_equal(il.n, 1);
+}
+
+/* Each ACK handler sends the next PUT, up to `left`. */
+struct chain {
+	ulnet_t *ln;
+	ulnet_handle_t mdh;
+	uint8_t buf[64];
+	int left, acks, sends;
+};
+
+static void chain_handler(const struct ulnet_event *ev)
+{
+	struct chain *c = ev->md_user_ptr;
+	ulnet_process_id_t me = { .nid = ULNET_NID_LO0, .pid = ULNET_PID_LUSTRE };
+
+	assert_int_equal(ev->status, 0);
+	if (ev->type == ULNET_EVENT_SEND)
+		c->sends++;
+	if (ev->type != ULNET_EVENT_ACK)
+		return;
+	c->acks++;
+	if (c->left-- > 0) {
+		struct ulnet_md md = { .start = c->buf, .length = sizeof(c->buf), .threshold = 2,
+				       .user_ptr = c, .handler = chain_handler };
+		ulnet_handle_t mdh;
+
+		c->buf[0] = (uint8_t)c->left;
+		assert_int_equal(ulnet_md_bind(ev->ln, &md, ULNET_UNLINK, &mdh), 0);
+		assert_int_equal(ulnet_put(ev->ln, NULL, mdh, ULNET_ACK_REQ, me, 4, 0, 0, 0), 0);
+	}
+}
+
+static void test_reentrant_handler(void **state)
+{
+	(void)state;
+	ulnet_t *ln = mk(0, false);
+	struct evlog tl = { 0 };
+	uint8_t dst[64];
+	static struct chain c;
+	ulnet_process_id_t me = pid_of(&ULNET_NID_LO0, ULNET_PID_LUSTRE);
+	ulnet_handle_t meh, mdh;
+	struct ulnet_md md = { .start = dst, .length = sizeof(dst), .threshold = ULNET_MD_THRESH_INF,
+			       .options = ULNET_MD_OP_PUT | ULNET_MD_MANAGE_REMOTE };
+	struct ulnet_counters ctr;
+
+	(void)tl;
+	assert_int_equal(ulnet_me_attach(ln, 4, any_id, 0, 0, ULNET_RETAIN, ULNET_INS_AFTER, &meh), 0);
+	assert_int_equal(ulnet_md_attach(ln, meh, &md, ULNET_RETAIN, &mdh), 0);
+	memset(&c, 0, sizeof(c));
+	c.ln = ln;
+	c.left = 5000; /* deep enough to overflow a recursive design */
+	struct ulnet_md smd = { .start = c.buf, .length = sizeof(c.buf), .threshold = 2,
+				.user_ptr = &c, .handler = chain_handler };
+	assert_int_equal(ulnet_md_bind(ln, &smd, ULNET_UNLINK, &c.mdh), 0);
+	assert_int_equal(ulnet_put(ln, NULL, c.mdh, ULNET_ACK_REQ, me, 4, 0, 0, 0), 0);
+	assert_int_equal(c.acks, 5001);
+	assert_int_equal(c.sends, 5001);
+	assert_int_equal(dst[0], 0);
+	ulnet_counters_get(ln, &ctr);
+	assert_int_equal(ctr.msgs_alloc, 0);
+	assert_true(ctr.msgs_max <= 8);
+	ulnet_destroy(ln);
+}
+
+/* --- two instances over memlnd ------------------------------------------------------- */
+
+struct pair {
+	struct memlnd_net *net;
+	ulnet_t *a, *b;
+	ulnet_nid_t na, nb;
+};
+
+static void pair_up(struct pair *p, bool fake)
+{
+	p->net = memlnd_net_create();
+	assert_non_null(p->net);
+	p->a = mk(0, fake);
+	p->b = mk(0, fake);
+	/* discovery would add ping/push traffic; tested elsewhere */
+	struct ulnet_globals g;
+	ulnet_globals_get(p->a, &g);
+	g.discovery = 0;
+	assert_int_equal(ulnet_globals_set(p->a, &g), 0);
+	assert_int_equal(ulnet_globals_set(p->b, &g), 0);
+	assert_int_equal(memlnd_add_ni(p->net, p->a, 1, &p->na), 0);
+	assert_int_equal(memlnd_add_ni(p->net, p->b, 2, &p->nb), 0);
+}
+
+static void pair_down(struct pair *p)
+{
+	ulnet_destroy(p->a);
+	ulnet_destroy(p->b);
+	memlnd_net_destroy(p->net);
+}
+
+static void test_two_nodes_sizes(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = { 0, 1, 4096, 1u << 20 };
+	struct pair p;
+	size_t i;
+
+	pair_up(&p, false);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+		uint8_t *src = malloc(n + 1), *dst = calloc(1, n + 1), *sink = calloc(1, n + 1);
+		struct evlog tl = { 0 }, il = { 0 }, gl = { 0 };
+		const struct ulnet_event *e;
+
+		fill(src, n + 1, (unsigned)i);
+		ulnet_handle_t tmdh = post_md(p.b, 30, i, dst, n, ULNET_MD_OP_PUT | ULNET_MD_OP_GET | ULNET_MD_MANAGE_REMOTE,
+					      ULNET_MD_THRESH_INF, &tl, NULL);
+		ulnet_handle_t imdh = bind_md(p.a, src, n, 0, 2, &il);
+		assert_int_equal(ulnet_put(p.a, NULL, imdh, ULNET_ACK_REQ,
+					   pid_of(&p.nb, ULNET_PID_LUSTRE), 30, i, 0, i), 0);
+		memlnd_pump(p.net);
+		assert_int_equal(tl.n, 1);
+		e = &tl.ev[0];
+		assert_int_equal(e->type, ULNET_EVENT_PUT);
+		assert_true(ulnet_nid_same(&e->initiator.nid, &p.na));
+		assert_true(ulnet_nid_same(&e->source.nid, &p.na));
+		assert_true(ulnet_nid_same(&e->sender, &p.na));
+		assert_true(ulnet_nid_same(&e->target.nid, &p.nb));
+		assert_int_equal(e->rlength, n);
+		assert_int_equal(e->mlength, n);
+		assert_int_equal(e->hdr_data, i);
+		if (n)
+			assert_memory_equal(dst, src, n);
+		assert_int_equal(il.n, 2);
+		e = find_type(&il, ULNET_EVENT_ACK);
+		assert_non_null(e);
+		assert_int_equal(e->mlength, n);
+		assert_true(ulnet_nid_same(&e->initiator.nid, &p.nb));
+		assert_true(il.ev[1].unlinked);
+
+		/* and back with a GET */
+		ulnet_handle_t gmdh = bind_md(p.a, sink, n, 0, 2, &gl);
+		assert_int_equal(ulnet_get(p.a, NULL, gmdh, pid_of(&p.nb, ULNET_PID_LUSTRE), 30, i, 0), 0);
+		memlnd_pump(p.net);
+		assert_int_equal(gl.n, 2);
+		e = find_type(&gl, ULNET_EVENT_REPLY);
+		assert_non_null(e);
+		assert_int_equal(e->status, 0);
+		assert_int_equal(e->mlength, n);
+		assert_true(ulnet_nid_same(&e->source.nid, &p.nb));
+		if (n)
+			assert_memory_equal(sink, src, n);
+		assert_int_equal(tl.n, 2);
+		assert_int_equal(tl.ev[1].type, ULNET_EVENT_GET);
+		assert_int_equal(tl.ev[1].mlength, n);
+		assert_int_equal(ulnet_md_unlink(p.b, tmdh), 0);
+		assert_int_equal(tl.n, 3);
+		assert_int_equal(tl.ev[2].type, ULNET_EVENT_UNLINK);
+		assert_true(tl.ev[2].unlinked);
+		free(src);
+		free(dst);
+		free(sink);
+	}
+	/* counters and peers saw it */
+	struct ulnet_counters c;
+	ulnet_counters_get(p.a, &c);
+	assert_int_equal(c.send_count, 8);  /* 4 PUT + 4 GET */
+	assert_int_equal(c.recv_count, 8);  /* 4 ACK + 4 REPLY */
+	assert_int_equal(c.msgs_alloc, 0);
+	struct ulnet_peer_info pi;
+	assert_int_equal(ulnet_peer_info(p.a, 0, &pi), 0);
+	assert_true(ulnet_nid_same(&pi.primary, &p.nb));
+	assert_int_equal(pi.nis[0].sent.n[ULNET_MSG_PUT], 4);
+	assert_int_equal(pi.nis[0].sent.n[ULNET_MSG_GET], 4);
+	assert_int_equal(pi.nis[0].received.n[ULNET_MSG_ACK], 4);
+	assert_int_equal(pi.nis[0].received.n[ULNET_MSG_REPLY], 4);
+	assert_int_equal(pi.nis[0].available_tx_credits, 8);
+	assert_int_equal(ulnet_peer_info(p.a, 1, &pi), -ENOENT);
+	pair_down(&p);
+}
+
+static void test_ack_timeout(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct evlog tl = { 0 }, il = { 0 };
+	uint8_t src[16] = { 1 }, dst[16];
+	struct ulnet_counters c;
+
+	fake_now = 1000 * 1000000000ULL;
+	pair_up(&p, true);
+	post_md(p.b, 8, 0, dst, sizeof(dst), ULNET_MD_OP_PUT, ULNET_MD_THRESH_INF, &tl, NULL);
+	ulnet_handle_t m = bind_md(p.a, src, sizeof(src), 0, 2, &il);
+	/* the ACK is held in the network */
+	memlnd_set_filter(p.net, NULL, NULL);
+	assert_int_equal(ulnet_put(p.a, NULL, m, ULNET_ACK_REQ, pid_of(&p.nb, 12345), 8, 0, 0, 0), 0);
+	assert_int_equal(memlnd_pump_one(p.net), 1);   /* the PUT */
+	assert_int_equal(tl.n, 1);
+	assert_int_equal(il.n, 1);                       /* SEND */
+	assert_int_equal(memlnd_queued(p.net), 1);       /* the ACK, not delivered */
+
+	fake_now += 149 * 1000000000ULL;
+	ulnet_progress(p.a, 0);
+	assert_int_equal(il.n, 1);
+	fake_now += 2 * 1000000000ULL;
+	ulnet_progress(p.a, 0);
+	assert_int_equal(il.n, 2);
+	assert_int_equal(il.ev[1].type, ULNET_EVENT_UNLINK);
+	assert_int_equal(il.ev[1].status, -ETIMEDOUT);
+	assert_true(il.ev[1].unlinked);
+	ulnet_counters_get(p.a, &c);
+	assert_int_equal(c.response_timeout_count, 1);
+
+	/* the late ACK is dropped */
+	assert_int_equal(memlnd_pump(p.net), 1);
+	assert_int_equal(il.n, 2);
+	ulnet_counters_get(p.a, &c);
+	assert_int_equal(c.drop_count, 1);
+	pair_down(&p);
+}
+
+static void test_ack_lost_then_timeout(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct evlog tl = { 0 }, il = { 0 };
+	uint8_t src[16] = { 1 }, dst[16];
+
+	fake_now = 5 * 1000000000ULL;
+	pair_up(&p, true);
+	post_md(p.b, 8, 0, dst, sizeof(dst), ULNET_MD_OP_PUT, ULNET_MD_THRESH_INF, &tl, NULL);
+	ulnet_handle_t m = bind_md(p.a, src, sizeof(src), 0, 2, &il);
+	memlnd_drop_next(p.net, 1, 1u << ULNET_MSG_ACK);
+	assert_int_equal(ulnet_put(p.a, NULL, m, ULNET_ACK_REQ, pid_of(&p.nb, 12345), 8, 0, 0, 0), 0);
+	memlnd_pump(p.net);
+	assert_int_equal(tl.n, 1);
+	assert_int_equal(il.n, 1);
+	fake_now += 151 * 1000000000ULL;
+	ulnet_progress(p.a, 0);
+	assert_int_equal(il.n, 2);
+	assert_int_equal(il.ev[1].status, -ETIMEDOUT);
+	pair_down(&p);
+}
+
+static void test_unmatched_get_times_out(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct evlog il = { 0 };
+	uint8_t sink[16];
+	struct ulnet_counters c;
+
+	fake_now = 77 * 1000000000ULL;
+	pair_up(&p, true);
+	ulnet_handle_t m = bind_md(p.a, sink, sizeof(sink), 0, 2, &il);
+	assert_int_equal(ulnet_get(p.a, NULL, m, pid_of(&p.nb, 12345), 44, 0x99, 0), 0);
+	memlnd_pump(p.net);
+	assert_int_equal(il.n, 1);
+	assert_int_equal(il.ev[0].type, ULNET_EVENT_SEND);
+	assert_int_equal(il.ev[0].status, 0);
+	ulnet_counters_get(p.b, &c);
+	assert_int_equal(c.drop_count, 1);
+	assert_non_null(strstr(last_log, "GET"));
+	fake_now += 150 * 1000000000ULL + 1;
+	ulnet_progress(p.a, 0);
+	assert_int_equal(il.n, 2);
+	assert_int_equal(il.ev[1].type, ULNET_EVENT_UNLINK);
+	assert_int_equal(il.ev[1].status, -ETIMEDOUT);
+	pair_down(&p);
+}
+
+static void test_credits_queue(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a = mk(0, false), *b = mk(0, false);
+	struct ulnet_ni_conf conf;
+	ulnet_nid_t nb;
+	struct evlog tl = { 0 }, il = { 0 };
+	uint8_t src[8] = { 0 }, dst[8];
+	struct ulnet_globals g;
+	struct ulnet_peer_info pi;
+	struct ulnet_ni_info ni;
+	int i;
+
+	ulnet_globals_get(a, &g);
+	g.discovery = 0;
+	ulnet_globals_set(a, &g);
+	ulnet_globals_set(b, &g);
+	memset(&conf, 0, sizeof(conf));
+	memlnd_nid(1, &conf.nid);
+	conf.tun.peer_credits = 2;
+	conf.tun.credits = 3;
+	assert_int_equal(memlnd_add_ni_conf(net, a, &conf), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 2, &nb), 0);
+	post_md(b, 2, 0, dst, sizeof(dst), ULNET_MD_OP_PUT | ULNET_MD_MANAGE_REMOTE,
+		ULNET_MD_THRESH_INF, &tl, NULL);
+	for (i = 0; i < 5; i++) {
+		ulnet_handle_t m = bind_md(a, src, sizeof(src), 0, 1, &il);
+		assert_int_equal(ulnet_put(a, NULL, m, ULNET_NOACK_REQ, pid_of(&nb, 12345), 2, 0, 0, 0), 0);
+	}
+	/* two on the wire, three waiting for a peer credit */
+	assert_int_equal(memlnd_queued(net), 2);
+	assert_int_equal(ulnet_peer_info(a, 0, &pi), 0);
+	assert_int_equal(pi.nis[0].max_tx_credits, 2);
+	assert_int_equal(pi.nis[0].available_tx_credits, -3);
+	assert_int_equal(pi.nis[0].min_tx_credits, -3);
+	assert_int_equal(ulnet_ni_info(a, 1, &ni), 0);
+	assert_int_equal(ni.credits_max, 3);
+	assert_int_equal(ni.credits_avail, 3 - 2);
+	memlnd_pump(net);
+	assert_int_equal(tl.n, 5);
+	assert_int_equal(il.n, 5);
+	assert_int_equal(ulnet_peer_info(a, 0, &pi), 0);
+	assert_int_equal(pi.nis[0].available_tx_credits, 2);
+	assert_int_equal(ulnet_ni_info(a, 1, &ni), 0);
+	assert_int_equal(ni.credits_avail, 3);
+	assert_int_equal(ni.credits_min, 1);
+	assert_int_equal(ni.sent.n[ULNET_MSG_PUT], 5);
+	ulnet_destroy(a);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+}
+
+static void test_shutdown_ends_inflight(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct evlog il = { 0 }, jl = { 0 }, tl = { 0 };
+	uint8_t src[16] = { 0 }, dst[16];
+
+	pair_up(&p, false);
+	post_md(p.b, 8, 0, dst, sizeof(dst), ULNET_MD_OP_PUT, ULNET_MD_THRESH_INF, &tl, NULL);
+	/* one PUT waits for its ACK, one is still in the network */
+	ulnet_handle_t m1 = bind_md(p.a, src, sizeof(src), 0, 2, &il);
+	assert_int_equal(ulnet_put(p.a, NULL, m1, ULNET_ACK_REQ, pid_of(&p.nb, 12345), 8, 0, 0, 0), 0);
+	assert_int_equal(memlnd_pump_one(p.net), 1);
+	ulnet_handle_t m2 = bind_md(p.a, src, sizeof(src), 0, 2, &jl);
+	assert_int_equal(ulnet_put(p.a, NULL, m2, ULNET_ACK_REQ, pid_of(&p.nb, 12345), 8, 0, 0, 0), 0);
+	assert_int_equal(il.n, 1);
+	assert_int_equal(jl.n, 0);
+	ulnet_destroy(p.a);
+	assert_int_equal(il.n, 2);
+	assert_int_equal(il.ev[1].type, ULNET_EVENT_UNLINK);
+	assert_int_equal(il.ev[1].status, -ESHUTDOWN);
+	assert_true(jl.n >= 1);
+	assert_int_equal(jl.ev[0].type, ULNET_EVENT_SEND);
+	assert_int_equal(jl.ev[0].status, -ESHUTDOWN);
+	assert_true(jl.ev[jl.n - 1].unlinked);
+	/* what B still had queued toward A goes nowhere */
+	memlnd_pump(p.net);
+	ulnet_destroy(p.b);
+	memlnd_net_destroy(p.net);
+}
+
+static void test_self_nid_uses_loopback(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct evlog tl = { 0 }, il = { 0 };
+	uint8_t src[4] = { 1, 2, 3, 4 }, dst[4] = { 0 };
+
+	pair_up(&p, false);
+	post_md(p.a, 6, 0, dst, sizeof(dst), ULNET_MD_OP_PUT, 1, &tl, NULL);
+	ulnet_handle_t m = bind_md(p.a, src, sizeof(src), 0, 2, &il);
+	assert_int_equal(ulnet_put(p.a, NULL, m, ULNET_ACK_REQ, pid_of(&p.na, 12345), 6, 0, 0, 0), 0);
+	/* nothing went to the network */
+	assert_int_equal(memlnd_queued(p.net), 0);
+	assert_int_equal(tl.n, 1);
+	assert_true(ulnet_nid_same(&tl.ev[0].initiator.nid, &ULNET_NID_LO0));
+	assert_int_equal(il.n, 2);
+	assert_memory_equal(dst, src, 4);
+	pair_down(&p);
+}
+
+static void test_unreachable(void **state)
+{
+	(void)state;
+	ulnet_t *ln = mk(0, false);
+	struct evlog il = { 0 };
+	uint8_t src[4];
+	ulnet_nid_t far;
+
+	ulnet_nid_from_ipv4(0x0a000001, ulnet_mknet(ULNET_LND_TCP, 0), &far);
+	ulnet_handle_t m = bind_md(ln, src, sizeof(src), 0, 1, &il);
+	assert_int_equal(ulnet_put(ln, NULL, m, ULNET_NOACK_REQ, pid_of(&far, 12345), 1, 0, 0, 0),
+			 -EHOSTUNREACH);
+	assert_int_equal(ulnet_get(ln, NULL, m, pid_of(&far, 12345), 1, 0, 0), -EHOSTUNREACH);
+	assert_int_equal(il.n, 0);
+	/* a source NID that is not ours */
+	assert_int_equal(ulnet_put(ln, &far, m, ULNET_NOACK_REQ, pid_of(&far, 12345), 1, 0, 0, 0),
+			 -EINVAL);
+	ulnet_destroy(ln);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lo_put_with_ack),
+		cmocka_unit_test(test_lo_put_no_ack),
+		cmocka_unit_test(test_lo_get_reply),
+		cmocka_unit_test(test_lo_running_offset_and_truncate),
+		cmocka_unit_test(test_lazy_portal),
+		cmocka_unit_test(test_portal0_is_lazy),
+		cmocka_unit_test(test_reentrant_handler),
+		cmocka_unit_test(test_two_nodes_sizes),
+		cmocka_unit_test(test_ack_timeout),
+		cmocka_unit_test(test_ack_lost_then_timeout),
+		cmocka_unit_test(test_unmatched_get_times_out),
+		cmocka_unit_test(test_credits_queue),
+		cmocka_unit_test(test_shutdown_ends_inflight),
+		cmocka_unit_test(test_self_nid_uses_loopback),
+		cmocka_unit_test(test_unreachable),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
