@@ -395,6 +395,21 @@ static void test_ping(void **state)
 	assert_int_equal(w->mid_stream, 0);
 	check_handshakes(w, 3);
 	check_ping_exchange(w, LNET_PING_INFO_LNETCTL_SIZE);
+	/* exact values from ping.ksock-decoded.txt */
+	for (unsigned i = 0; i < w->nrecs; i++) {
+		const struct rec *r = &w->recs[i];
+
+		if (r->kind == R_HELLO)
+			assert_int_equal(r->hello.src_incarnation, r->from_connector ?
+					 0x18e9efb3bcf219abULL : 0x18e9efb42f064e20ULL);
+
+		if (r->kind == R_LNET && r->hdr.type == ULNET_MSG_GET) {
+			assert_int_equal(r->hdr.msg.get.return_wmd.wh_interface_cookie,
+					 0x18e9efb3b505a165ULL);
+			assert_int_equal(r->hdr.msg.get.return_wmd.wh_object_cookie, 0xd);
+			assert_int_equal(r->conn, 0);	/* on CONTROL */
+		}
+	}
 	free_walk(w);
 }
 
