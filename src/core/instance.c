@@ -14,11 +14,10 @@
 
 #include "core/core.h"
 
-/* Built-in LNDs registered in every instance. The tcp LND joins this list
- * once it is merged. */
+/* Built-in LNDs registered in every instance. */
 static const struct ulnet_lnd *const lnet_builtin_lnds[] = {
 	&lnet_lolnd,
-	/* TODO(lead): &ksocklnd, */
+	&ksocklnd,
 };
 
 _Noreturn void lnet_assert_fail(const char *expr, const char *file, int line)
