@@ -637,7 +637,7 @@ static int peer_nids(const char *op, const char *prim, const char *list, ulnet_n
 	int n = parse_nid_list(w, 1, nids, max, bad, sizeof(bad));
 
 	if (n < 0) {
-		snprintf(msg, sizeof(msg), "Unable to parse nidlist: '%s'", bad[0] ? bad : list);
+		snprintf(msg, sizeof(msg), "Unable to parse nidlist: '%.200s'", bad[0] ? bad : list);
 		y_nl_error(&rp->err, op, "peer", n, msg);
 		return -EINVAL;
 	}
