@@ -70,7 +70,7 @@ struct lnet_hdr {
 
 /*
  * Encoders write exactly `size` bytes and return it, or -ENOSPC if `len` is
- * short, or -ERANGE (nid4 only) if a NID is large.
+ * short, -ERANGE (nid4 only) if a NID is large, -EPROTO for an unknown type.
  * Decoders return the bytes consumed, -EMSGSIZE if `len` is short (so every
  * truncated prefix fails), -EPROTO for an unknown message type, and -EINVAL
  * for a malformed large NID.

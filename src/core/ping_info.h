@@ -64,8 +64,10 @@ size_t lnet_ping_info_size(const struct lnet_ping_info *pi);
 /*
  * Decode and validate as the kernel does: at least 16 bytes (-EMSGSIZE),
  * magic in either order (-EPROTO), NI_STATUS set (-EPROTO), 1..4096 entries
- * (-EPROTO), entry 0 is 0@lo (-EPROTO). A buffer that ends inside the list
- * sets `truncated` and decodes what is whole. Returns the bytes consumed.
+ * (-EPROTO), entry 0 whole (32 bytes, -EMSGSIZE) and 0@lo (-EPROTO); with
+ * LARGE_ADDR, a total size below the nid4 list is -EPROTO. A buffer that
+ * ends inside the list sets `truncated` and decodes what is whole. Returns
+ * the bytes consumed.
  */
 ssize_t lnet_ping_info_decode(const uint8_t *buf, size_t len, struct lnet_ping_info *pi);
 

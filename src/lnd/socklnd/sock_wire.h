@@ -10,7 +10,8 @@
  *
  * Decoders return bytes consumed, -EMSGSIZE for a short buffer (every
  * truncated prefix), -EPROTO for a bad magic/version/field. Encoders return
- * bytes written or -ENOSPC.
+ * bytes written or -ENOSPC (also -EINVAL for an unknown version or nips > 16,
+ * -ERANGE for a large NID in a nid4 form).
  */
 #ifndef ULNET_SOCKLND_SOCK_WIRE_H
 #define ULNET_SOCKLND_SOCK_WIRE_H

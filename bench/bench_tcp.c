@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_tcp.c - two ulnet nodes over TCP on loopback (two processes):
+ *   bw   : 1 MiB PUT bandwidth, W PUTs in flight (completion = SEND event,
+ *          which with zero-copy cookies means the receiver has the data)
+ *   lat  : 8-byte PUT + LNet ACK round trip, next PUT issued from the ACK
+ *          handler (no thread hand-off), avg and p50 in microseconds
+ *   rate : 64-byte PUTs without ACK, pipelined; the rate is what the
+ *          receiver counted (read back with a GET), per second
+ * Prints one line per figure: "<name> <value> <unit>". Not a test.
+ *
+ * usage: bench_tcp [bw|lat|rate|all] [seconds]
+ * env: BENCH_PORT (acceptor port, default 21988), BENCH_WINDOW (bw, default 4),
+ *      BENCH_BUSY_POLL=1 (spin instead of sleeping in the waiter)
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ulnet/ulnet.h"
+
+#define PORTAL_SINK 10
+#define PORTAL_COUNTER 11
+#define MAX_WINDOW 256
+#define LAT_MAX_SAMPLES 2000000
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what, int rc)
+{
+	fprintf(stderr, "bench_tcp: %s: %s\n", what, ulnet_strerror(rc));
+	exit(1);
+}
+
+static ulnet_t *make_node(uint32_t ip, uint16_t port)
+{
+	ulnet_t *ln;
+	struct ulnet_ni_conf conf;
+	int rc = ulnet_create(NULL, &ln);
+
+	if (rc)
+		die("ulnet_create", rc);
+	memset(&conf, 0, sizeof(conf));
+	ulnet_nid_from_ipv4(ip, ulnet_mknet(ULNET_LND_TCP, 0), &conf.nid);
+	conf.accept_port = port;
+	strcpy(conf.accept, "all");
+	rc = ulnet_ni_add(ln, &conf);
+	if (rc)
+		die("ulnet_ni_add", rc);
+	return ln;
+}
+
+/* --- server ------------------------------------------------------------------ */
+
+static _Atomic uint64_t srv_puts;
+static uint64_t srv_counter_buf;   /* read by the client's GET */
+
+static void srv_handler(const struct ulnet_event *ev)
+{
+	if (ev->type == ULNET_EVENT_PUT && ev->status == 0) {
+		uint64_t n = atomic_fetch_add(&srv_puts, 1) + 1;
+		__atomic_store_n(&srv_counter_buf, n, __ATOMIC_RELEASE);
+	}
+}
+
+static void run_server(uint16_t port, int ready_fd, int stop_fd)
+{
+	static char sink[1 << 20];
+	ulnet_t *ln = make_node(0x7f000003, port);
+	ulnet_handle_t me, md;
+	ulnet_process_id_t any = { .nid = ULNET_NID_ANY, .pid = ULNET_PID_ANY };
+	struct ulnet_md d = { .start = sink, .length = sizeof(sink), .threshold = ULNET_MD_THRESH_INF,
+			      .options = ULNET_MD_OP_PUT | ULNET_MD_OP_GET | ULNET_MD_TRUNCATE |
+					 ULNET_MD_MANAGE_REMOTE,
+			      .handler = srv_handler };
+	struct ulnet_md c = { .start = &srv_counter_buf, .length = sizeof(srv_counter_buf),
+			      .threshold = ULNET_MD_THRESH_INF,
+			      .options = ULNET_MD_OP_GET | ULNET_MD_MANAGE_REMOTE };
+	char b;
+
+	if (ulnet_me_attach(ln, PORTAL_SINK, any, 0, ~0ULL, ULNET_RETAIN, ULNET_INS_AFTER, &me) ||
+	    ulnet_md_attach(ln, me, &d, ULNET_RETAIN, &md))
+		die("server MD", -EINVAL);
+	if (ulnet_me_attach(ln, PORTAL_COUNTER, any, 0, ~0ULL, ULNET_RETAIN, ULNET_INS_AFTER, &me) ||
+	    ulnet_md_attach(ln, me, &c, ULNET_RETAIN, &md))
+		die("server counter MD", -EINVAL);
+	if (write(ready_fd, "r", 1) != 1)
+		exit(1);
+	/* Parent closes the pipe to stop us. */
+	while (read(stop_fd, &b, 1) > 0)
+		;
+	ulnet_destroy(ln);
+	exit(0);
+}
+
+/* --- client ------------------------------------------------------------------ */
+
+struct client {
+	ulnet_t *ln;
+	ulnet_process_id_t peer;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	_Atomic int inflight;
+	_Atomic uint64_t done_ops, done_bytes;
+	_Atomic int errors;
+	bool busy_poll;
+	/* latency */
+	ulnet_handle_t lat_md;
+	uint64_t lat_t0, *lat_samples;
+	_Atomic uint64_t lat_n, lat_target;
+	_Atomic int lat_done;
+	/* counter GET */
+	uint64_t counter;
+	_Atomic int get_done;
+};
+
+static struct client C;
+
+static void wake(void)
+{
+	if (C.busy_poll)
+		return;
+	pthread_mutex_lock(&C.lock);
+	pthread_cond_broadcast(&C.cond);
+	pthread_mutex_unlock(&C.lock);
+}
+
+static void wait_until(int (*pred)(void), int timeout_s)
+{
+	uint64_t deadline = now_ns() + (uint64_t)timeout_s * 1000000000ULL;
+	while (!pred()) {
+		if (now_ns() > deadline) {
+			fprintf(stderr, "bench_tcp: timed out waiting\n");
+			exit(1);
+		}
+		if (C.busy_poll)
+			continue;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 10000000;
+		if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+		pthread_mutex_lock(&C.lock);
+		if (!pred())
+			pthread_cond_timedwait(&C.cond, &C.lock, &ts);
+		pthread_mutex_unlock(&C.lock);
+	}
+}
+
+static void stream_handler(const struct ulnet_event *ev)
+{
+	if (ev->type != ULNET_EVENT_SEND)
+		return;
+	if (ev->status)
+		atomic_fetch_add(&C.errors, 1);
+	atomic_fetch_add(&C.done_ops, 1);
+	atomic_fetch_add(&C.done_bytes, ev->mlength);
+	atomic_fetch_sub(&C.inflight, 1);
+	wake();
+}
+
+static int window_free_pred_w;
+static int window_free(void) { return atomic_load(&C.inflight) < window_free_pred_w; }
+static int all_done(void) { return atomic_load(&C.inflight) == 0; }
+
+/* Keep `window` PUTs of `size` bytes in flight for `secs`; returns elapsed ns. */
+static uint64_t stream(size_t size, int window, double secs, uint64_t *ops, uint64_t *bytes)
+{
+	static ulnet_handle_t mds[MAX_WINDOW];
+	static char *bufs[MAX_WINDOW];
+	int i, next = 0, rc;
+	uint64_t t0, end;
+
+	for (i = 0; i < window; i++) {
+		struct ulnet_md d = { .length = size, .threshold = ULNET_MD_THRESH_INF,
+				      .handler = stream_handler };
+		bufs[i] = malloc(size ? size : 1);
+		memset(bufs[i], 0x5a, size);
+		d.start = bufs[i];
+		rc = ulnet_md_bind(C.ln, &d, ULNET_RETAIN, &mds[i]);
+		if (rc)
+			die("md_bind", rc);
+	}
+	window_free_pred_w = window;
+	atomic_store(&C.done_ops, 0);
+	atomic_store(&C.done_bytes, 0);
+	t0 = now_ns();
+	end = t0 + (uint64_t)(secs * 1e9);
+	while (now_ns() < end) {
+		wait_until(window_free, 30);
+		atomic_fetch_add(&C.inflight, 1);
+		rc = ulnet_put(C.ln, NULL, mds[next], ULNET_NOACK_REQ, C.peer, PORTAL_SINK, 0, 0, 0);
+		if (rc)
+			die("put", rc);
+		next = (next + 1) % window;
+	}
+	wait_until(all_done, 60);
+	*ops = atomic_load(&C.done_ops);
+	*bytes = atomic_load(&C.done_bytes);
+	for (i = 0; i < window; i++) {
+		ulnet_md_unlink(C.ln, mds[i]);
+		free(bufs[i]);
+	}
+	return now_ns() - t0;
+}
+
+static void lat_handler(const struct ulnet_event *ev)
+{
+	if (ev->type != ULNET_EVENT_ACK)
+		return;
+	uint64_t t = now_ns();
+	uint64_t n = atomic_fetch_add(&C.lat_n, 1);
+	if (n < LAT_MAX_SAMPLES)
+		C.lat_samples[n] = t - C.lat_t0;
+	if (ev->status || n + 1 >= atomic_load(&C.lat_target)) {
+		if (ev->status)
+			atomic_fetch_add(&C.errors, 1);
+		atomic_store(&C.lat_done, 1);
+		wake();
+		return;
+	}
+	C.lat_t0 = now_ns();
+	if (ulnet_put(C.ln, NULL, C.lat_md, ULNET_ACK_REQ, C.peer, PORTAL_SINK, 0, 0, 0)) {
+		atomic_fetch_add(&C.errors, 1);
+		atomic_store(&C.lat_done, 1);
+		wake();
+	}
+}
+
+static int lat_finished(void) { return atomic_load(&C.lat_done); }
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void bench_lat(double secs)
+{
+	static char buf[8];
+	struct ulnet_md d = { .start = buf, .length = 8, .threshold = ULNET_MD_THRESH_INF,
+			      .handler = lat_handler };
+	uint64_t n, sum = 0, i, t0;
+	int rc = ulnet_md_bind(C.ln, &d, ULNET_RETAIN, &C.lat_md);
+
+	if (rc)
+		die("md_bind", rc);
+	C.lat_samples = calloc(LAT_MAX_SAMPLES, sizeof(uint64_t));
+	/* Calibrate: 2000 round trips, then size the run to `secs`. */
+	for (int pass = 0; pass < 2; pass++) {
+		atomic_store(&C.lat_n, 0);
+		atomic_store(&C.lat_done, 0);
+		atomic_store(&C.lat_target, pass == 0 ? 2000 : C.lat_target);
+		t0 = now_ns();
+		C.lat_t0 = now_ns();
+		rc = ulnet_put(C.ln, NULL, C.lat_md, ULNET_ACK_REQ, C.peer, PORTAL_SINK, 0, 0, 0);
+		if (rc)
+			die("put", rc);
+		wait_until(lat_finished, 120);
+		if (pass == 0) {
+			uint64_t per = (now_ns() - t0) / 2000;
+			uint64_t target = per ? (uint64_t)(secs * 1e9) / per : 100000;
+			if (target > LAT_MAX_SAMPLES)
+				target = LAT_MAX_SAMPLES;
+			if (target < 1000)
+				target = 1000;
+			atomic_store(&C.lat_target, target);
+		}
+	}
+	n = atomic_load(&C.lat_n);
+	if (n > LAT_MAX_SAMPLES)
+		n = LAT_MAX_SAMPLES;
+	for (i = 0; i < n; i++)
+		sum += C.lat_samples[i];
+	qsort(C.lat_samples, n, sizeof(uint64_t), cmp_u64);
+	printf("ulnet_put_ack_rtt_8B_avg %.2f us\n", n ? sum / (double)n / 1000.0 : 0.0);
+	printf("ulnet_put_ack_rtt_8B_p50 %.2f us\n", n ? C.lat_samples[n / 2] / 1000.0 : 0.0);
+	printf("ulnet_put_ack_rtt_8B_p99 %.2f us\n", n ? C.lat_samples[n * 99 / 100] / 1000.0 : 0.0);
+	ulnet_md_unlink(C.ln, C.lat_md);
+	free(C.lat_samples);
+}
+
+static void get_handler(const struct ulnet_event *ev)
+{
+	if (ev->type == ULNET_EVENT_REPLY) {
+		if (ev->status)
+			atomic_fetch_add(&C.errors, 1);
+		atomic_store(&C.get_done, 1);
+		wake();
+	}
+}
+static int get_finished(void) { return atomic_load(&C.get_done); }
+
+static uint64_t read_server_counter(void)
+{
+	ulnet_handle_t md;
+	struct ulnet_md d = { .start = &C.counter, .length = sizeof(C.counter), .threshold = 2,
+			      .handler = get_handler };
+	int rc = ulnet_md_bind(C.ln, &d, ULNET_UNLINK, &md);
+	if (rc)
+		die("md_bind", rc);
+	atomic_store(&C.get_done, 0);
+	rc = ulnet_get(C.ln, NULL, md, C.peer, PORTAL_COUNTER, 0, 0);
+	if (rc)
+		die("get", rc);
+	wait_until(get_finished, 30);
+	return C.counter;
+}
+
+static void bench_rate(double secs)
+{
+	uint64_t ops, bytes, c0, c1, t0, el;
+	c0 = read_server_counter();
+	t0 = now_ns();
+	stream(64, MAX_WINDOW, secs, &ops, &bytes);
+	c1 = read_server_counter();
+	el = now_ns() - t0;
+	printf("ulnet_put_rate_64B %.0f msg/s\n", (double)(c1 - c0) / (el / 1e9));
+}
+
+static void bench_bw(double secs)
+{
+	uint64_t ops, bytes, el;
+	const char *w = getenv("BENCH_WINDOW");
+	int window = w ? atoi(w) : 4;
+	if (window < 1 || window > MAX_WINDOW)
+		window = 4;
+	el = stream(1 << 20, window, secs, &ops, &bytes);
+	printf("ulnet_put_bw_1MiB %.3f GB/s\n", (double)bytes / (double)el);
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "all";
+	double secs = argc > 2 ? atof(argv[2]) : 3.0;
+	const char *p = getenv("BENCH_PORT");
+	uint16_t port = (uint16_t)(p ? atoi(p) : 21988);
+	int ready[2], stop[2], st;
+	pid_t srv;
+	char b;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (pipe(ready) || pipe(stop))
+		return 1;
+	srv = fork();
+	if (srv == 0) {
+		close(ready[0]);
+		close(stop[1]);
+		run_server(port, ready[1], stop[0]);
+	}
+	close(ready[1]);
+	close(stop[0]);
+	if (read(ready[0], &b, 1) != 1) {
+		fprintf(stderr, "bench_tcp: server did not start\n");
+		return 1;
+	}
+	pthread_mutex_init(&C.lock, NULL);
+	pthread_cond_init(&C.cond, NULL);
+	C.busy_poll = getenv("BENCH_BUSY_POLL") && atoi(getenv("BENCH_BUSY_POLL"));
+	C.ln = make_node(0x7f000002, port);
+	ulnet_nid_from_ipv4(0x7f000003, ulnet_mknet(ULNET_LND_TCP, 0), &C.peer.nid);
+	C.peer.pid = ULNET_PID_LUSTRE;
+
+	read_server_counter(); /* connects and discovers before anything is timed */
+	if (!strcmp(what, "bw") || !strcmp(what, "all"))
+		bench_bw(secs);
+	if (!strcmp(what, "lat") || !strcmp(what, "all"))
+		bench_lat(secs);
+	if (!strcmp(what, "rate") || !strcmp(what, "all"))
+		bench_rate(secs);
+	if (atomic_load(&C.errors))
+		fprintf(stderr, "bench_tcp: %d operations failed\n", atomic_load(&C.errors));
+	ulnet_destroy(C.ln);
+	close(stop[1]);
+	waitpid(srv, &st, 0);
+	return atomic_load(&C.errors) ? 1 : 0;
+}
