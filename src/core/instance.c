@@ -37,7 +37,7 @@ void lnet_log(const ulnet_t *ln, enum ulnet_log_level lvl, const char *fmt, ...)
 
 bool lnet_nid_is_lo0(const ulnet_nid_t *nid)
 {
-	return ulnet_nid_same(nid, &ULNET_NID_LO0);
+	return lnet_nid_eq(nid, &ULNET_NID_LO0);
 }
 
 static const char *lnet_net_name(unsigned type)
