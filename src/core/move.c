@@ -423,6 +423,7 @@ void lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md)
 		md->md_rspt_active = true;
 		md->md_rspt_start = now;
 		md->md_rspt_pending = 0;
+		ln->ln_ctr.rst_alloc++;
 	}
 	md->md_rspt_pending++;
 	/* one tracker per MD: a new request pushes its deadline out */
@@ -437,9 +438,10 @@ void lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md)
 
 void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md)
 {
-	(void)ln;
 	if (!md->md_rspt_active)
 		return;
+	if (ln->ln_ctr.rst_alloc)
+		ln->ln_ctr.rst_alloc--;
 	md->md_rspt_active = false;
 	md->md_rspt_pending = 0;
 	ul_list_del(&md->md_rspt_list);
