@@ -168,6 +168,7 @@ int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 	if (!ln)
 		return -ENOMEM;
 	pthread_mutex_init(&ln->ln_lock, NULL);
+	pthread_mutex_init(&ln->ln_api_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&ln->ln_cond, &ca);
@@ -339,6 +340,7 @@ void ulnet_destroy(ulnet_t *ln)
 	free(ln->ln_push_buf);
 	pthread_cond_destroy(&ln->ln_cond);
 	pthread_mutex_destroy(&ln->ln_lock);
+	pthread_mutex_destroy(&ln->ln_api_lock);
 	free(ln);
 }
 

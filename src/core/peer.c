@@ -163,7 +163,7 @@ static struct lnet_peer_ni *lnet_peer_ni_alloc_locked(ulnet_t *ln, struct lnet_p
 }
 
 /* Take a peer NI out of its peer and of the table. */
-static void lnet_peer_ni_remove_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
+void lnet_peer_ni_remove_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
 {
 	struct lnet_peer *lp = lpni->lpni_peer;
 
@@ -253,6 +253,7 @@ int lnet_peer_add_nid_locked(ulnet_t *ln, struct lnet_peer *lp, const ulnet_nid_
  * (the caller re-sends or fails them). */
 static void lnet_peer_delete_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_sendq *q)
 {
+	lnet_peer_cancel_discovery_locked(ln, lp);
 	while (!ul_list_empty(&lp->lp_nis)) {
 		struct lnet_peer_ni *lpni = ul_list_first(&lp->lp_nis, struct lnet_peer_ni,
 							  lpni_peer_list);

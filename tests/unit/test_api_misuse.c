@@ -442,6 +442,212 @@ static void test_globals_ranges(void **state)
 	ulnet_destroy(ln);
 }
 
+/* --- a misbehaving peer: lnet_parse() validation, in the order of §1.7 --------- */
+
+static struct lnet_ni *raw_ni;
+static struct lnet_msg *raw_sent;
+static int raw_recvs, raw_recv_null;
+static size_t raw_rlen, raw_mlen;
+static uint8_t raw_payload[64];
+static char raw_log[512];
+
+static void raw_capture_log(void *arg, enum ulnet_log_level lvl, const char *msg)
+{
+	(void)arg;
+	(void)lvl;
+	snprintf(raw_log, sizeof(raw_log), "%s", msg);
+}
+
+static int raw_startup(struct lnet_ni *ni)
+{
+	raw_ni = ni;
+	return 0;
+}
+
+static void raw_send(struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	(void)ni;
+	raw_sent = msg; /* completed by the test */
+}
+
+static void raw_recv(struct lnet_ni *ni, void *p, struct lnet_msg *msg, const struct iovec *iov,
+		     unsigned niov, size_t off, size_t mlen, size_t rlen)
+{
+	struct iovec src = { .iov_base = raw_payload, .iov_len = sizeof(raw_payload) };
+
+	(void)ni;
+	(void)p;
+	raw_recvs++;
+	raw_rlen = rlen;
+	raw_mlen = mlen;
+	if (!msg) {
+		raw_recv_null++;
+		return;
+	}
+	lnet_copy_iov(iov, niov, off, &src, 1, 0, mlen);
+	lnet_finalize(msg, 0);
+}
+
+static const struct ulnet_lnd raw_lnd = { .type = ULNET_LND_PTLF, .name = "raw",
+					  .startup = raw_startup, .shutdown = nop_shutdown,
+					  .send = raw_send, .recv = raw_recv };
+
+struct rawev {
+	int n;
+	struct ulnet_event last;
+};
+
+static void raw_handler(const struct ulnet_event *ev)
+{
+	struct rawev *r = ev->md_user_ptr;
+
+	r->n++;
+	r->last = *ev;
+}
+
+static void test_parse_validation(void **state)
+{
+	(void)state;
+	struct ulnet_opts o = { .flags = ULNET_OPT_MANUAL_PROGRESS, .log = raw_capture_log,
+				.log_level = ULNET_LOG_DEBUG };
+	ulnet_t *ln;
+	struct ulnet_ni_conf conf;
+	ulnet_nid_t me, peer, other, far;
+	struct lnet_hdr h;
+	struct ulnet_globals g;
+	struct ulnet_counters c;
+	struct rawev ev = { 0 }, tev = { 0 };
+	uint8_t sink[32], tbuf[32];
+
+	assert_int_equal(ulnet_create(&o, &ln), 0);
+	ulnet_globals_get(ln, &g);
+	g.discovery = 0;
+	ulnet_globals_set(ln, &g);
+	assert_int_equal(ulnet_lnd_register(ln, &raw_lnd), 0);
+	memset(&conf, 0, sizeof(conf));
+	ulnet_nid_from_ipv4(1, ulnet_mknet(ULNET_LND_PTLF, 0), &me);
+	ulnet_nid_from_ipv4(2, ulnet_mknet(ULNET_LND_PTLF, 0), &peer);
+	ulnet_nid_from_ipv4(9, ulnet_mknet(ULNET_LND_PTLF, 0), &other);
+	ulnet_nid_from_ipv4(0x01020304, ulnet_mknet(ULNET_LND_TCP, 0), &far);
+	conf.nid = me;
+	assert_int_equal(ulnet_ni_add(ln, &conf), 0);
+	assert_non_null(raw_ni);
+
+	/* a GET out through the LND: the header as the core fills it */
+	struct ulnet_md gmd = { .start = sink, .length = sizeof(sink), .threshold = 2,
+				.user_ptr = &ev, .handler = raw_handler };
+	ulnet_handle_t gmdh;
+	ulnet_process_id_t tp = { .nid = peer, .pid = 12345 };
+	assert_int_equal(ulnet_md_bind(ln, &gmd, ULNET_UNLINK, &gmdh), 0);
+	assert_int_equal(ulnet_get(ln, NULL, gmdh, tp, 7, 0x99, 3), 0);
+	assert_non_null(raw_sent);
+	const struct lnet_hdr *sh = lnet_msg_hdr(raw_sent);
+	assert_int_equal(sh->type, ULNET_MSG_GET);
+	assert_true(ulnet_nid_same(&sh->dest_nid, &peer));
+	assert_true(ulnet_nid_same(&sh->src_nid, &me));
+	assert_int_equal(sh->dest_pid, 12345);
+	assert_int_equal(sh->src_pid, ULNET_PID_LUSTRE);
+	assert_int_equal(sh->payload_length, 0);
+	assert_int_equal(sh->msg.get.sink_length, 32);
+	assert_int_equal(sh->msg.get.src_offset, 3);
+	assert_int_equal(sh->msg.get.ptl_index, 7);
+	assert_int_equal(sh->msg.get.match_bits, 0x99);
+	assert_int_equal(sh->msg.get.return_wmd.wh_object_cookie, gmdh.cookie);
+	lnet_wire_handle_t wmd = sh->msg.get.return_wmd;
+	ulnet_process_id_t tgt = lnet_msg_target(raw_sent);
+	assert_true(ulnet_nid_same(&tgt.nid, &peer));
+	lnet_finalize(raw_sent, 0);
+	assert_int_equal(ev.n, 1);
+
+	/* 1. payload rules and types: protocol errors, recv never called */
+	raw_recvs = 0;
+	memset(&h, 0, sizeof(h));
+	h.dest_nid = me;
+	h.src_nid = peer;
+	h.src_pid = 12345;
+	h.type = ULNET_MSG_ACK;
+	h.payload_length = 5;
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	assert_non_null(strstr(raw_log, "2@ptlf"));
+	h.type = ULNET_MSG_GET;
+	h.payload_length = 1;
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	h.type = ULNET_MSG_PUT;
+	h.payload_length = ULNET_MTU + 1;
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	h.type = ULNET_MSG_HELLO;
+	h.payload_length = 0;
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	h.type = 77;
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	/* 2. destination: our net but not us, or another of our NIDs */
+	h.type = ULNET_MSG_PUT;
+	h.payload_length = 4;
+	h.dest_nid = other;
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	assert_non_null(strstr(raw_log, "sent direct"));
+	h.dest_nid = ULNET_NID_LO0;
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	assert_non_null(strstr(raw_log, "different network"));
+	assert_int_equal(raw_recvs, 0);
+	/* another net: not routed, dropped, the payload still discarded */
+	h.dest_nid = far;
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), 0);
+	assert_int_equal(raw_recv_null, 1);
+	assert_int_equal(raw_rlen, 4);
+	assert_non_null(strstr(raw_log, "routing"));
+	ulnet_counters_get(ln, &c);
+	assert_int_equal(c.drop_count, 1);
+
+	/* a REPLY with a handle of another instance: dropped */
+	memset(raw_payload, 0xab, sizeof(raw_payload));
+	memset(&h, 0, sizeof(h));
+	h.dest_nid = me;
+	h.src_nid = peer;
+	h.src_pid = 12345;
+	h.type = ULNET_MSG_REPLY;
+	h.payload_length = 10;
+	h.msg.reply.dst_wmd = wmd;
+	h.msg.reply.dst_wmd.wh_interface_cookie ^= 1;
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), 0);
+	assert_int_equal(raw_recv_null, 2);
+	assert_int_equal(ev.n, 1);
+	/* the real one lands, 10 bytes */
+	h.msg.reply.dst_wmd = wmd;
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), 0);
+	assert_int_equal(ev.n, 2);
+	assert_int_equal(ev.last.type, ULNET_EVENT_REPLY);
+	assert_int_equal(ev.last.mlength, 10);
+	assert_true(ev.last.unlinked);
+	assert_int_equal(sink[9], 0xab);
+	/* and a second one finds no MD */
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), 0);
+	assert_int_equal(raw_recv_null, 3);
+
+	/* dest_pid is not checked */
+	ulnet_handle_t meh, tmdh;
+	struct ulnet_md tmd = { .start = tbuf, .length = sizeof(tbuf), .threshold = 1,
+				.options = ULNET_MD_OP_PUT, .user_ptr = &tev, .handler = raw_handler };
+	assert_int_equal(ulnet_me_attach(ln, 9, any, 5, 0, ULNET_UNLINK, ULNET_INS_AFTER, &meh), 0);
+	assert_int_equal(ulnet_md_attach(ln, meh, &tmd, ULNET_UNLINK, &tmdh), 0);
+	memset(&h, 0, sizeof(h));
+	h.dest_nid = me;
+	h.dest_pid = 999;
+	h.src_nid = peer;
+	h.src_pid = 4321;
+	h.type = ULNET_MSG_PUT;
+	h.payload_length = 8;
+	h.msg.put.ptl_index = 9;
+	h.msg.put.match_bits = 5;
+	h.msg.put.ack_wmd = LNET_WIRE_HANDLE_NONE;
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), 0);
+	assert_int_equal(tev.n, 1);
+	assert_int_equal(tev.last.target.pid, 999);
+	assert_int_equal(tev.last.initiator.pid, 4321);
+	assert_int_equal(tev.last.mlength, 8);
+	ulnet_destroy(ln);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_lnd_registration),
 		cmocka_unit_test(test_double_finalize_aborts),
 		cmocka_unit_test(test_globals_ranges),
+		cmocka_unit_test(test_parse_validation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
