@@ -576,8 +576,10 @@ int kpeer_load(struct kpeer *kp, const struct kpeer_conf *conf)
 		kp->cap_nconns = extra;
 	}
 	qsort(kp->msgs, kp->nmsgs, sizeof(*kp->msgs), order_cmp);
-	for (unsigned i = 0; i < kp->nmsgs; i++)
+	for (unsigned i = 0; i < kp->nmsgs; i++) {
 		kp->msgs[i].idx = i;
+		kp->msgs[i].pi.nis = kp->msgs[i].pi_nis;   /* moved by the sort */
+	}
 	if (!kp->conf.limit || kp->conf.limit > kp->nmsgs)
 		kp->conf.limit = kp->nmsgs;
 	if (verbose(kp)) {
@@ -585,7 +587,8 @@ int kpeer_load(struct kpeer *kp, const struct kpeer_conf *conf)
 			char d[160];
 
 			kpeer_describe(kp, &kp->msgs[i], d, sizeof(d));
-			kp_log(kp, "script %s%s", d, i >= kp->conf.limit ? " (not played)" : "");
+			kp_log(kp, "script %s%s", d,
+			       i >= kp->conf.limit || kp->msgs[i].skip ? " (not played)" : "");
 		}
 	}
 	rc = 0;
@@ -1012,15 +1015,28 @@ static struct kpeer_msg *match_msg(struct kpeer *kp, struct kp_conn *c, enum kpe
 	for (unsigned i = 0; i < kp->conf.limit; i++) {
 		struct kpeer_msg *m = &kp->msgs[i];
 
-		if (m->from_kpeer || m->matched || m->kind != kind ||
+		if (m->from_kpeer || m->matched || m->skip || m->kind != kind ||
 		    (kind == KP_LNET && m->hdr.type != h->type))
 			continue;
 		if (m->ctype == c->ctype) {
+			/* connections open in the capture's order (CONTROL,
+			 * BULK_IN, BULK_OUT, one after the other) */
+			for (unsigned j = 0; kind == KP_CONNREQ && j < i; j++) {
+				const struct kpeer_msg *e = &kp->msgs[j];
+
+				if (e->kind == KP_CONNREQ && !e->from_kpeer && !e->matched && !e->skip) {
+					kp_fail(kp, "msg %u CONNREQ: ulnet opened its %s connection "
+						    "before its %s one (capture msg %u)", m->idx,
+						ctype_name(m->ctype), ctype_name(e->ctype), e->idx);
+					return NULL;
+				}
+			}
 			/* the first of ulnet's messages not yet seen on this conn? */
 			for (unsigned j = 0; j < i; j++) {
 				const struct kpeer_msg *e = &kp->msgs[j];
 
-				if (!e->from_kpeer && !e->matched && e->ctype == c->ctype) {
+				if (!e->from_kpeer && !e->matched && !e->skip &&
+				    e->ctype == c->ctype) {
 					kp_log(kp, "%s arrived before script msg %u %s (order differs)",
 					       what, e->idx, kind_name(e));
 					break;
@@ -1030,6 +1046,11 @@ static struct kpeer_msg *match_msg(struct kpeer *kp, struct kp_conn *c, enum kpe
 		}
 		if (!other)
 			other = m;
+	}
+	if (!other && kind == KP_LNET && kp->conf.ignore_unscripted_lnet) {
+		kp->ignored++;
+		kp_log(kp, "ignored (not scripted): %s", what);
+		return NULL;
 	}
 	if (other)
 		kp_fail(kp, "msg %u %s: came on the %s connection (port %u), the capture has it "
@@ -1178,8 +1199,9 @@ static int parse_conn(struct kpeer *kp, struct kp_conn *c)
 			}
 			m = match_msg(kp, c, k.type == KSOCK_MSG_LNET ? KP_LNET : KP_NOOP, &h, what);
 			if (!m) {
-				rc = -1;
-				break;
+				if (kp->err[0])
+					rc = -1;
+				continue;
 			}
 			{
 				struct cmp x = { .kp = kp, .m = m };
@@ -1357,7 +1379,8 @@ static struct kpeer_msg *first_missing(struct kpeer *kp, unsigned upto, int ctyp
 	for (unsigned j = 0; j < upto && j < kp->conf.limit; j++) {
 		struct kpeer_msg *e = &kp->msgs[j];
 
-		if (!e->from_kpeer && !e->matched && (ctype == SOCKLND_CONN_NONE || e->ctype == ctype))
+		if (!e->from_kpeer && !e->matched && !e->skip &&
+		    (ctype == SOCKLND_CONN_NONE || e->ctype == ctype))
 			return e;
 	}
 	return NULL;
@@ -1425,7 +1448,7 @@ int kpeer_run(struct kpeer *kp)
 	for (unsigned i = 0; i < kp->conf.limit; i++) {
 		struct kpeer_msg *m = &kp->msgs[i];
 
-		if (!m->from_kpeer)
+		if (!m->from_kpeer || m->skip)
 			continue;
 		/* a connect is ordered after everything before it; a message
 		 * after what ulnet said before it on that connection */
