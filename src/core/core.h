@@ -160,7 +160,7 @@ static inline bool lnet_md_unlinkable(const struct lnet_libmd *md)
 	return (md->md_flags & LNET_MD_FLAG_AUTO_UNLINK) && lnet_md_exhausted(md);
 }
 
-#define LNET_MT_HASH_BITS 8
+#define LNET_MT_HASH_BITS 12   /* the kernel has 8; more chains, same order */
 #define LNET_MT_HASH_SIZE (1u << LNET_MT_HASH_BITS)
 #define LNET_MT_HASH_IGNORE LNET_MT_HASH_SIZE   /* the list of MEs with ignore bits */
 
@@ -425,6 +425,12 @@ void lnet_log(const ulnet_t *ln, enum ulnet_log_level lvl, const char *fmt, ...)
 /* NID text for logs (does not need nid_str.c). */
 const char *lnet_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
 bool lnet_nid_is_lo0(const ulnet_nid_t *nid);
+/* ulnet_nid_same() without the wire encoding: for hot paths. */
+static inline bool lnet_nid_eq(const ulnet_nid_t *a, const ulnet_nid_t *b)
+{
+	return a->size == b->size && a->type == b->type && a->num == b->num &&
+	       __builtin_memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
 
 /* --- NIs (ni.c) ------------------------------------------------------------- */
 
@@ -480,7 +486,7 @@ void lnet_msg_free_locked(ulnet_t *ln, struct lnet_msg *msg);
 void lnet_msg_attach_md(struct lnet_msg *msg, struct lnet_libmd *md, uint32_t offset,
 			uint32_t mlen);
 void lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type);
-void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg);
+void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg, bool timed);
 /* Finalize a message the core owns (never handed to an LND, or handed back). */
 void lnet_finalize_core(struct lnet_msg *msg, int status);
 

@@ -14,11 +14,10 @@
 
 #include "core/core.h"
 
-/* Built-in LNDs registered in every instance. The tcp LND joins this list
- * once it is merged. */
+/* Built-in LNDs registered in every instance. */
 static const struct ulnet_lnd *const lnet_builtin_lnds[] = {
 	&lnet_lolnd,
-	/* TODO(lead): &ksocklnd, */
+	&ksocklnd,
 };
 
 _Noreturn void lnet_assert_fail(const char *expr, const char *file, int line)
@@ -38,7 +37,7 @@ void lnet_log(const ulnet_t *ln, enum ulnet_log_level lvl, const char *fmt, ...)
 
 bool lnet_nid_is_lo0(const ulnet_nid_t *nid)
 {
-	return ulnet_nid_same(nid, &ULNET_NID_LO0);
+	return lnet_nid_eq(nid, &ULNET_NID_LO0);
 }
 
 static const char *lnet_net_name(unsigned type)

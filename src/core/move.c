@@ -306,7 +306,7 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 		msg->msg_hdr.dest_nid = ULNET_NID_LO0;
 		msg->msg_hdr.src_nid = ULNET_NID_LO0;
 		msg->msg_target.nid = ULNET_NID_LO0;
-		lnet_msg_commit_locked(ln, msg);
+		lnet_msg_commit_locked(ln, msg, false);
 		msg->msg_txni = ln->ln_loni;
 		lnet_ni_addref_locked(ln->ln_loni);
 		return LNET_CREDIT_OK;
@@ -355,7 +355,7 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 	msg->msg_hdr.dest_nid = best_lpni->lpni_nid;
 	msg->msg_hdr.src_nid = best_ni->ni_nid;
 	msg->msg_target.nid = best_lpni->lpni_nid;
-	lnet_msg_commit_locked(ln, msg);
+	lnet_msg_commit_locked(ln, msg, true);
 	msg->msg_txni = best_ni;
 	lnet_ni_addref_locked(best_ni);
 	msg->msg_txpeer = best_lpni;
@@ -775,7 +775,7 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 {
 	ulnet_t *ln = ni->ni_ln;
 	uint32_t type = hdr->type, plen = hdr->payload_length;
-	bool for_me = ulnet_nid_same(&ni->ni_nid, &hdr->dest_nid);
+	bool for_me = lnet_nid_eq(&ni->ni_nid, &hdr->dest_nid);
 	char fnid[ULNET_NIDSTR_SIZE], snid[ULNET_NIDSTR_SIZE], dnid[ULNET_NIDSTR_SIZE];
 	struct lnet_msg *msg;
 	int rc;
@@ -865,8 +865,11 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 		}
 	}
 	/* Multi-Rail: match on the peer's primary NID */
-	lnet_peer_primary_nid_locked(ln, &hdr->src_nid, &msg->msg_initiator);
-	lnet_msg_commit_locked(ln, msg);
+	if (ni == ln->ln_loni)
+		msg->msg_initiator = hdr->src_nid;
+	else
+		lnet_peer_primary_nid_locked(ln, &hdr->src_nid, &msg->msg_initiator);
+	lnet_msg_commit_locked(ln, msg, false);
 
 	switch (type) {
 	case ULNET_MSG_ACK:
