@@ -73,6 +73,7 @@ static void ksock_listen_cb(struct ul_io *io, uint32_t revents)
 
 		if (fd < 0)
 			return;    /* EAGAIN, or a transient error: level-triggered */
+		ksock_socket_bufs(net, fd);
 		c = ksock_conn_new(net, fd, false);
 		if (!c) {
 			close(fd);
