@@ -664,8 +664,8 @@ static void ksock_conn_up_locked(struct ksock_conn *c, struct ksock_done *done)
 	peer->last_error = 0;
 	ksock_setup_socket(net, c->fd);
 	ksock_conn_describe(c, desc, sizeof(desc));
-	lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "%s: up (incarnation %#llx)", desc,
-		    (unsigned long long)peer->incarnation);
+	lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "%s: up (incarnation %#llx, LNet header %zu bytes)",
+		    desc, (unsigned long long)peer->incarnation, c->proto->codec->size);
 	/* the passive reply HELLO goes first; data follows in the same stream */
 	rc = ksock_hs_flush(c);
 	if (rc < 0) {

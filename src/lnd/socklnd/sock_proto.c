@@ -287,7 +287,9 @@ enum ksock_admit ksock_admit(const struct ksock_admit_in *in)
 	if (in->peer_known) {
 		if (in->peer_incarnation != in->incarnation)
 			return KSOCK_ADMIT_REBOOT;
-		if (in->peer_proto != in->conn_proto)
+		/* the version must agree; each conn has its own byte order */
+		if (!in->peer_proto || !in->conn_proto ||
+		    in->peer_proto->version != in->conn_proto->version)
 			return KSOCK_ADMIT_WRONG_PROTO;
 	}
 	if (in->active && in->hello_rc == EALREADY)
