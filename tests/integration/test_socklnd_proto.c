@@ -9,7 +9,8 @@
  *   - V2 checksums: verified when the peer sends them (a bad one: EIO, the
  *     connection closed, logged), sent with enable_csum;
  *   - a V1 peer (72-byte HELLO, no ksock header) exchanging PUTs;
- *   - ulnet dialling with protocol = 2, and stepping down to V2 when the peer
+ *   - ulnet dialling with protocol = 2 (typed, or one ANY connection with
+ *     typed_conns off), and stepping down to V2 when the peer
  *     answers a V3 HELLO with its own V2 one;
  *   - IPv6: HELLO V4, acceptor request v2, the 96-byte nid16 header (raw peer
  *     on ::1; two ulnet nodes in a network namespace of our own);
@@ -22,7 +23,9 @@
  *     the pair and range forms.
  *
  * Addresses: 127.0.4.x and ::1 only (plus fd00:4::/64 inside our own network
- * namespace). The raw peer binds privileged source ports (accept=secure), so
+ * namespace). Nodes and MD counters are static so that a failed test's
+ * teardown (which stops its nodes) never writes into a dead frame. The raw
+ * peer binds privileged source ports (accept=secure), so
  * the test needs root or CAP_NET_BIND_SERVICE and is skipped without it.
  */
 #include <setjmp.h>
@@ -573,12 +576,12 @@ static void v2_exchange(bool be, bool typed)
 {
 	const char *raw_ip = be ? "127.0.4.21" : "127.0.4.20";
 	char raw_nid[32];
-	struct st_node n;
+	static struct st_node n;
 	struct raw rc[3];
 	int nconn = typed ? 3 : 1;
 	static const int types[3] = { SOCKLND_CONN_CONTROL, SOCKLND_CONN_BULK_IN, SOCKLND_CONN_BULK_OUT };
 	uint8_t *ubuf = calloc(1, 65536), *src = malloc(65536), *sink = calloc(1, 65536);
-	struct st_md tmd, smd;
+	static struct st_md tmd, smd;
 	struct ksock_hello reply;
 	struct rmsg m;
 	int ictl = 0, iin = 0, iout = 0;   /* raw conns by role */
@@ -719,11 +722,11 @@ static void test_v2_typed_be(void **state)
  * messages carry the right CRC (and its V3 ones none). */
 static void test_v2_checksum(void **state)
 {
-	struct st_node n;
+	static struct st_node n;
 	struct node_opts no = { 0 };
 	struct raw r, r3;
 	uint8_t *ubuf = calloc(1, 65536), src[5000];
-	struct st_md tmd, smd;
+	static struct st_md tmd, smd;
 	struct rmsg m;
 
 	(void)state;
@@ -811,11 +814,11 @@ static void test_v2_checksum(void **state)
 /* V1: a 72-byte little-endian HELLO, then bare LNet headers. */
 static void test_v1_peer(void **state)
 {
-	struct st_node n;
+	static struct st_node n;
 	struct raw r;
 	struct ksock_hello reply;
 	uint8_t *ubuf = calloc(1, 65536), src[4096];
-	struct st_md tmd, smd;
+	static struct st_md tmd, smd;
 	struct rmsg m;
 
 	(void)state;
@@ -931,11 +934,11 @@ static void node_put_done(struct st_node *n, struct st_md *md)
 /* protocol = 2: ulnet dials with HELLO V2, typed, and sends on them. */
 static void test_active_protocol2(void **state)
 {
-	struct st_node n;
+	static struct st_node n;
 	struct node_opts no = { 0 };
 	struct raw rs[4];
 	struct rmsg put;
-	struct st_md md;
+	static struct st_md md;
 	uint8_t buf[100];
 	int lfd, nc;
 
@@ -959,15 +962,52 @@ static void test_active_protocol2(void **state)
 	node_stop(&n);
 }
 
+/* typed_conns off (protocol 2): one ANY connection carries everything. */
+static void test_active_untyped(void **state)
+{
+	static struct st_node n;
+	struct node_opts no = { 0 };
+	struct raw rs[4];
+	struct rmsg put;
+	static struct st_md md;
+	uint8_t buf[5000];
+	int lfd, nc;
+
+	(void)state;
+	no.sock.protocol = 2;
+	no.sock.typed_conns = -1;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	lfd = raw_listen("127.0.4.32");
+	st_fill(buf, sizeof(buf), 32);
+	node_put(&n, "127.0.4.32@tcp", buf, sizeof(buf), &md);
+	nc = serve_until_put(lfd, "127.0.4.32@tcp", KSOCK_PROTO_V2, KSOCK_PROTO_V2, rs, 4, 1, &put);
+	assert_int_equal(nc, 1);
+	assert_int_equal(rs[0].ctype, SOCKLND_CONN_ANY);
+	assert_true(st_check(put.payload, sizeof(buf), 32));
+	rmsg_free(&put);
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+	assert_int_equal(md.nerr, 0);
+	node_put_done(&n, &md);
+	/* and no other connection follows */
+	{
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, 300), 0);
+	}
+	raw_close(&rs[0]);
+	close(lfd);
+	node_stop(&n);
+}
+
 /* Default V3: the peer answers with its own V2 HELLO; ulnet redials in V2. */
 static void test_active_retry_v2(void **state)
 {
-	struct st_node n;
+	static struct st_node n;
 	struct raw first, rs[4];
 	struct lnet_acceptor_req req;
 	struct ksock_hello h;
 	struct rmsg put;
-	struct st_md md;
+	static struct st_md md;
 	uint8_t buf[100];
 	int lfd, nc;
 
@@ -1016,11 +1056,11 @@ static bool ipv6_loopback_ok(void)
  * and 96-byte nid16 headers both ways, checked from the raw bytes. */
 static void test_ipv6_raw_v4(void **state)
 {
-	struct st_node n;
+	static struct st_node n;
 	struct raw r[3];
 	struct ksock_hello reply;
 	uint8_t *ubuf = calloc(1, 65536), src[4096];
-	struct st_md tmd, smd;
+	static struct st_md tmd, smd;
 	struct rmsg m;
 	static const int types[3] = { SOCKLND_CONN_CONTROL, SOCKLND_CONN_BULK_IN, SOCKLND_CONN_BULK_OUT };
 
@@ -1132,9 +1172,9 @@ static int netns_setup(void)
 /* Child body: two ulnet nodes ::1@tcp and fd00:4::2@tcp, PUT and GET. */
 static int ipv6_pair_child(void)
 {
-	struct st_node a, b;
+	static struct st_node a, b;
 	uint8_t *src = malloc(65536), *dst = calloc(1, 65536), *back = calloc(1, 65536);
-	struct st_md tmd, smd;
+	static struct st_md tmd, smd;
 	ulnet_process_id_t tb;
 	int rc = netns_setup();
 
@@ -1232,11 +1272,11 @@ static void test_ipv6_pair(void **state)
  * rebooted"), this one is refused (NONE), the next one succeeds. */
 static void test_incarnation_change(void **state)
 {
-	struct st_node n;
+	static struct st_node n;
 	struct raw r[3], again, ok;
 	struct ksock_hello reply;
 	uint8_t *ubuf = calloc(1, 65536), src[512];
-	struct st_md tmd;
+	static struct st_md tmd;
 	static const int types[3] = { SOCKLND_CONN_CONTROL, SOCKLND_CONN_BULK_IN, SOCKLND_CONN_BULK_OUT };
 	const char *ip = "127.0.4.40", *nid = "127.0.4.40@tcp";
 
@@ -1288,7 +1328,7 @@ static void test_incarnation_change(void **state)
  * except between one IP (loopback). conns_per_peer = 2 admits two. */
 static void test_duplicates(void **state)
 {
-	struct st_node n;
+	static struct st_node n;
 	struct node_opts no = { 0 };
 	struct raw a, b, c, l1, l2, l3;
 
@@ -1328,12 +1368,12 @@ static void test_duplicates(void **state)
 /* accept=none: no listener at all, but the node still dials out. */
 static void test_accept_none(void **state)
 {
-	struct st_node none, peer;
+	static struct st_node none, peer;
 	struct node_opts no = { .accept = "none" };
 	struct sockaddr_storage sa;
 	socklen_t sl;
 	uint8_t *dst = calloc(1, 4096), src[1000];
-	struct st_md tmd, smd;
+	static struct st_md tmd, smd;
 	int fd;
 
 	(void)state;
@@ -1377,7 +1417,7 @@ static void backoff_run(struct st_node *n, uint64_t *skew, const char *dead, con
 	char want[64];
 
 	for (int i = 0; i < steps; i++) {
-		struct st_md md;
+		static struct st_md md;
 
 		st_log_clear(n);
 		node_put(n, dead, src, sizeof(src), &md);
@@ -1418,7 +1458,7 @@ static void test_reconnect_backoff(void **state)
 	static const uint64_t kernel[] = { 1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000 };
 	static const uint64_t custom[] = { 300, 600, 1200, 2400, 2500, 2500 };
 	struct node_opts no = { 0 };
-	struct st_node n;
+	static struct st_node n;
 	uint64_t skew = 0;
 
 	(void)state;
@@ -1441,8 +1481,8 @@ static void test_reconnect_backoff(void **state)
 static void test_sock_timeout(void **state)
 {
 	struct node_opts no = { 0 };
-	struct st_node n;
-	struct st_md md;
+	static struct st_node n;
+	static struct st_md md;
 	uint64_t skew = 0;
 	uint8_t src[64];
 	int lfd;
@@ -1495,10 +1535,10 @@ static void test_sock_timeout(void **state)
 static void test_conns_per_peer(void **state)
 {
 	struct node_opts no = { .conns_per_peer = 2 };
-	struct st_node n, m2;
+	static struct st_node n, m2;
 	struct raw rs[6];
 	struct rmsg put;
-	struct st_md md, tmd;
+	static struct st_md md, tmd;
 	uint8_t *src = malloc(8192), *dst = calloc(1, 8192);
 	int lfd, nc, per[6] = { 0 }, got = 0, nin = 0, nout = 0;
 
@@ -1579,12 +1619,12 @@ static void test_conns_per_peer(void **state)
  * each completes exactly the sends it names. */
 static void test_zcack_forms_accepted(void **state)
 {
-	struct st_node n;
+	static struct st_node n;
 	struct raw r[3];
 	static const int types[3] = { SOCKLND_CONN_CONTROL, SOCKLND_CONN_BULK_IN, SOCKLND_CONN_BULK_OUT };
 	uint8_t *src = malloc(20000), *ubuf = calloc(1, 65536);
 	uint64_t ck[7];
-	struct st_md md, tmd;
+	static struct st_md md, tmd;
 
 	(void)state;
 	assert_int_equal(node_start(&n, U_NID, NULL), 0);
@@ -1643,11 +1683,11 @@ static void test_zcack_forms_accepted(void **state)
  * [12,10]. */
 static void test_zcack_batching(void **state)
 {
-	struct st_node n;
+	static struct st_node n;
 	struct raw ctl, bulk;
 	uint8_t *src = malloc(20000), *ubuf = calloc(1, 65536);
 	static const uint64_t cookies[5] = { 5, 6, 7, 10, 12 };
-	struct st_md tmd;
+	static struct st_md tmd;
 	struct rmsg m;
 	int nnoop = 0;
 	bool range = false, pair = false;
@@ -1702,7 +1742,7 @@ static void test_zcack_batching(void **state)
 static void test_tunables_startup(void **state)
 {
 	struct node_opts no = { 0 };
-	struct st_node n;
+	static struct st_node n;
 	struct ulnet_ni_info info;
 	int rc;
 
@@ -1752,6 +1792,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_v2_checksum, test_teardown),
 		cmocka_unit_test_teardown(test_v1_peer, test_teardown),
 		cmocka_unit_test_teardown(test_active_protocol2, test_teardown),
+		cmocka_unit_test_teardown(test_active_untyped, test_teardown),
 		cmocka_unit_test_teardown(test_active_retry_v2, test_teardown),
 		cmocka_unit_test_teardown(test_ipv6_raw_v4, test_teardown),
 		cmocka_unit_test_teardown(test_ipv6_pair, test_teardown),
