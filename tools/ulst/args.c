@@ -27,15 +27,22 @@ void ulst_arg_error(const char *cmd, const char *fmt, ...)
 
 void ulst_getopt_error(const char *cmd, int opt, int optopt_v, const char *arg)
 {
-	if (opt == ':') {
-		if (optopt_v && optopt_v < 256 && isprint(optopt_v))
+	/* a long option is named as written (without "=value"), a short one
+	 * by its letter */
+	if (arg && !strncmp(arg, "--", 2)) {
+		int len = (int)strcspn(arg, "=");
+
+		if (opt == ':')
+			ulst_arg_error(cmd, "option %.*s needs an argument", len, arg);
+		else
+			ulst_arg_error(cmd, "unknown option '%.*s'", len, arg);
+	} else if (optopt_v > 0 && optopt_v < 256 && isprint(optopt_v)) {
+		if (opt == ':')
 			ulst_arg_error(cmd, "option -%c needs an argument", optopt_v);
 		else
-			ulst_arg_error(cmd, "option %s needs an argument", arg ? arg : "?");
-	} else if (optopt_v && optopt_v < 256 && isprint(optopt_v)) {
-		ulst_arg_error(cmd, "unknown option -%c", optopt_v);
+			ulst_arg_error(cmd, "unknown option -%c", optopt_v);
 	} else {
-		ulst_arg_error(cmd, "unknown option '%s'", arg ? arg : "?");
+		ulst_arg_error(cmd, "bad option '%s'", arg ? arg : "?");
 	}
 }
 
