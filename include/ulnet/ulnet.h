@@ -65,6 +65,9 @@ enum ulnet_opt_flags {
 	ULNET_OPT_MANUAL_PROGRESS = 1u << 0,
 	/* Do not add the implicit 0@lo NI (tests of the bare core). */
 	ULNET_OPT_NO_LOOPBACK = 1u << 1,
+	/* The progress thread spins instead of sleeping in epoll_wait: lower
+	 * latency for one busy core. */
+	ULNET_OPT_BUSY_POLL = 1u << 2,
 };
 
 struct ulnet_opts {
@@ -112,6 +115,29 @@ struct ulnet_ni_tunables {
 	int tos;                 /* socklnd, -1 = leave (default) */
 };
 
+/*
+ * socklnd tunables (the ksocklnd module parameters of the same names).
+ * 0 takes the ksocklnd default; for on/off settings 1 is on and -1 off.
+ */
+struct ulnet_sock_tunables {
+	int sock_timeout;        /* s without progress before a connection dies; 50 */
+	int keepalive;           /* s of silence before a keepalive NOOP; 30; -1 never */
+	int keepalive_idle;      /* TCP_KEEPIDLE s; 30; -1 no TCP keepalive */
+	int keepalive_count;     /* TCP_KEEPCNT; 5 */
+	int keepalive_intvl;     /* TCP_KEEPINTVL s; 5 */
+	int min_bulk;            /* bytes; messages this large use BULK connections; 1024 */
+	int zc_min_payload;      /* bytes; payloads this large request a ZC-ACK; 16384 (floor 2048); -1 never */
+	int enable_csum;         /* send checksums on V2 connections; off */
+	int nonblk_zcack;        /* ZC-ACK NOOPs on the BULK_IN connection; on */
+	int typed_conns;         /* CONTROL/BULK_IN/BULK_OUT; on; -1: one ANY connection (V1/V2 only) */
+	int tx_buffer_size;      /* SO_SNDBUF bytes; system default */
+	int rx_buffer_size;      /* SO_RCVBUF bytes; system default */
+	int nagle;               /* leave Nagle on; off (TCP_NODELAY) */
+	int min_reconnectms;     /* first reconnect delay; 1000 */
+	int max_reconnectms;     /* reconnect delay cap; 60000 */
+	int protocol;            /* HELLO version to start with: 2, 3 or 4; 3 on IPv4, 4 on IPv6 */
+};
+
 struct ulnet_ni_conf {
 	ulnet_nid_t nid;         /* the NI's NID; for tcp the address to bind */
 	char iface[16];          /* interface name for display/selection ("" ok) */
@@ -120,6 +146,7 @@ struct ulnet_ni_conf {
 	uint16_t accept_port;
 	/* acceptor mode: "secure" (default), "all", "none" */
 	char accept[8];
+	struct ulnet_sock_tunables sock;
 };
 
 /*
@@ -364,6 +391,7 @@ struct ulnet_peer_ni_info {
 	int max_tx_credits, available_tx_credits, min_tx_credits, tx_q_num_of_buf;
 	int available_rtr_credits, min_rtr_credits, refcount;
 	uint64_t send_count, recv_count, drop_count;
+	struct ulnet_latency put_egress, get_rtt, put_ack;
 	struct ulnet_msg_type_counts sent, received, dropped;
 	struct ulnet_health_stats health;
 };

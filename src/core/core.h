@@ -160,7 +160,7 @@ static inline bool lnet_md_unlinkable(const struct lnet_libmd *md)
 	return (md->md_flags & LNET_MD_FLAG_AUTO_UNLINK) && lnet_md_exhausted(md);
 }
 
-#define LNET_MT_HASH_BITS 8
+#define LNET_MT_HASH_BITS 12   /* the kernel has 8; more chains, same order */
 #define LNET_MT_HASH_SIZE (1u << LNET_MT_HASH_BITS)
 #define LNET_MT_HASH_IGNORE LNET_MT_HASH_SIZE   /* the list of MEs with ignore bits */
 
@@ -358,6 +358,7 @@ struct lnet_peer {
 enum lnet_state { LNET_STATE_RUNNING = 1, LNET_STATE_STOPPING = 2 };
 
 struct ulnet {
+	pthread_mutex_t ln_api_lock;   /* serializes configuration (taken before ln_lock) */
 	pthread_mutex_t ln_lock;
 	pthread_cond_t ln_cond;        /* MD handling ends, discovery ends */
 	enum lnet_state ln_state;
@@ -425,6 +426,12 @@ void lnet_log(const ulnet_t *ln, enum ulnet_log_level lvl, const char *fmt, ...)
 /* NID text for logs (does not need nid_str.c). */
 const char *lnet_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
 bool lnet_nid_is_lo0(const ulnet_nid_t *nid);
+/* ulnet_nid_same() without the wire encoding: for hot paths. */
+static inline bool lnet_nid_eq(const ulnet_nid_t *a, const ulnet_nid_t *b)
+{
+	return a->size == b->size && a->type == b->type && a->num == b->num &&
+	       __builtin_memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
 
 /* --- NIs (ni.c) ------------------------------------------------------------- */
 
@@ -458,6 +465,9 @@ void lnet_recv_delayed_msg_list(ulnet_t *ln, struct ul_list *list);
 
 /* --- MDs (md.c) --------------------------------------------------------------- */
 
+/* ulnet_md_bind with the lock held. */
+int lnet_md_bind_locked(ulnet_t *ln, const struct ulnet_md *umd, enum ulnet_unlink unlink,
+			struct lnet_libmd **mdp);
 /* Start (or finish) the unlink of an MD; frees it once idle. */
 void lnet_md_unlink_locked(ulnet_t *ln, struct lnet_libmd *md);
 void lnet_md_free_locked(ulnet_t *ln, struct lnet_libmd *md);
@@ -480,7 +490,7 @@ void lnet_msg_free_locked(ulnet_t *ln, struct lnet_msg *msg);
 void lnet_msg_attach_md(struct lnet_msg *msg, struct lnet_libmd *md, uint32_t offset,
 			uint32_t mlen);
 void lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type);
-void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg);
+void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg, bool timed);
 /* Finalize a message the core owns (never handed to an LND, or handed back). */
 void lnet_finalize_core(struct lnet_msg *msg, int status);
 
@@ -517,6 +527,14 @@ void lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md);
 void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md);
 void lnet_rspt_timer_cb(struct ul_timer *t);
 bool lnet_response_tracking_enabled(const ulnet_t *ln, uint32_t type, unsigned md_options);
+/* ulnet_put/ulnet_get on a looked-up MD, lock held; sends go on `q`. */
+int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
+		    enum ulnet_ack_req ack, const ulnet_process_id_t *target, unsigned portal,
+		    uint64_t match_bits, unsigned remote_offset, uint64_t hdr_data,
+		    struct lnet_sendq *q);
+int lnet_get_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
+		    const ulnet_process_id_t *target, unsigned portal, uint64_t match_bits,
+		    unsigned remote_offset, struct lnet_sendq *q);
 /* Can `target` be reached (from `self`)? 0, -EHOSTUNREACH or -EINVAL. */
 int lnet_check_reachable_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *target);
 /* Fail every message waiting for credits (destroy). */
@@ -537,6 +555,8 @@ bool lnet_peer_same_locked(void *ln, const ulnet_nid_t *a, const ulnet_nid_t *b)
 /* Add a NID to a peer (moving it from another peer when needed). */
 int lnet_peer_add_nid_locked(ulnet_t *ln, struct lnet_peer *lp, const ulnet_nid_t *nid);
 void lnet_peer_decref_locked(ulnet_t *ln, struct lnet_peer *lp);
+/* Take a peer NI out of its peer and of the table (freed when unused). */
+void lnet_peer_ni_remove_locked(ulnet_t *ln, struct lnet_peer_ni *lpni);
 /* Fail every message queued for discovery (destroy). */
 void lnet_peer_fail_pending_locked(ulnet_t *ln, struct ul_list *out);
 
@@ -553,13 +573,18 @@ int lnet_ping_info_build_locked(ulnet_t *ln, uint8_t **buf, size_t *len);
 /* Incoming push (event on the push target MD). */
 void lnet_peer_push_event(ulnet_t *ln, const struct ulnet_event *ev, const uint8_t *data,
 			  size_t len);
-/* Does sending `msg` to `lpni` have to wait for discovery? If so queue it
- * and start discovery (lock held): returns true. */
-bool lnet_peer_discovery_hold_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
-				     struct lnet_msg *msg);
-/* Start discovery of `lp` (lock held); messages to send after the lock is
- * dropped go to `q`. */
-int lnet_peer_start_discovery_locked(ulnet_t *ln, struct lnet_peer *lp, bool force);
+/* Does sending `msg` to `lpni` have to wait for discovery? If so it is
+ * queued on the peer (discovery started if needed): 1. 0: send it now.
+ * <0: discovery could not start. Lock held; sends go to `q`. */
+int lnet_peer_discovery_hold_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
+				    struct lnet_msg *msg, struct lnet_sendq *q);
+/* Start discovery of `lp` unless running (lock held); sends go to `q`. */
+int lnet_peer_start_discovery_locked(ulnet_t *ln, struct lnet_peer *lp, bool force,
+				     struct lnet_sendq *q);
+/* Our ping info changed: push it to the Multi-Rail peers (lock held). */
+void lnet_push_update_to_peers_locked(ulnet_t *ln, struct lnet_sendq *q);
+/* A peer goes away: forget its discovery (lock held). */
+void lnet_peer_cancel_discovery_locked(ulnet_t *ln, struct lnet_peer *lp);
 /* Wait (real time, driving progress in manual mode) until `done` says so. */
 int lnet_wait_locked(ulnet_t *ln, bool (*done)(void *arg), void *arg, int timeout_ms);
 

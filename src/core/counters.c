@@ -78,13 +78,15 @@ void ulnet_counters_get(ulnet_t *ln, struct ulnet_counters *c)
 
 void ulnet_counters_reset(ulnet_t *ln)
 {
-	uint64_t alloc;
+	uint64_t alloc, rst;
 
 	lnet_lock(ln);
-	/* messages in flight stay counted */
+	/* what is in flight stays counted */
 	alloc = ln->ln_ctr.msgs_alloc;
+	rst = ln->ln_ctr.rst_alloc;
 	memset(&ln->ln_ctr, 0, sizeof(ln->ln_ctr));
 	ln->ln_ctr.msgs_alloc = alloc;
 	ln->ln_ctr.msgs_max = alloc;
+	ln->ln_ctr.rst_alloc = rst;
 	lnet_unlock(ln);
 }

@@ -14,11 +14,10 @@
 
 #include "core/core.h"
 
-/* Built-in LNDs registered in every instance. The tcp LND joins this list
- * once it is merged. */
+/* Built-in LNDs registered in every instance. */
 static const struct ulnet_lnd *const lnet_builtin_lnds[] = {
 	&lnet_lolnd,
-	/* TODO(lead): &ksocklnd, */
+	&ksocklnd,
 };
 
 _Noreturn void lnet_assert_fail(const char *expr, const char *file, int line)
@@ -38,7 +37,7 @@ void lnet_log(const ulnet_t *ln, enum ulnet_log_level lvl, const char *fmt, ...)
 
 bool lnet_nid_is_lo0(const ulnet_nid_t *nid)
 {
-	return ulnet_nid_same(nid, &ULNET_NID_LO0);
+	return lnet_nid_eq(nid, &ULNET_NID_LO0);
 }
 
 static const char *lnet_net_name(unsigned type)
@@ -169,6 +168,7 @@ int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 	if (!ln)
 		return -ENOMEM;
 	pthread_mutex_init(&ln->ln_lock, NULL);
+	pthread_mutex_init(&ln->ln_api_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&ln->ln_cond, &ca);
@@ -340,6 +340,7 @@ void ulnet_destroy(ulnet_t *ln)
 	free(ln->ln_push_buf);
 	pthread_cond_destroy(&ln->ln_cond);
 	pthread_mutex_destroy(&ln->ln_lock);
+	pthread_mutex_destroy(&ln->ln_api_lock);
 	free(ln);
 }
 

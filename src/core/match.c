@@ -12,16 +12,19 @@ int lnet_try_match_md(const struct lnet_libmd *md, const struct lnet_match_info 
 	const struct lnet_me *me = md->md_me;
 	size_t offset, room, mlength;
 
-	if (lnet_md_exhausted(md))
-		return LNET_MATCHMD_NONE | LNET_MATCHMD_EXHAUSTED;
-	if (!(md->md_options & info->mi_opc))
-		return LNET_MATCHMD_NONE;
+	/* The ME's own tests first: a long walk then stays within the MEs
+	 * and touches an MD only when its ME matches. The outcome is the same
+	 * in any order (all of these say NONE). */
 	if ((me->me_match_bits ^ info->mi_mbits) & ~me->me_ignore_bits)
 		return LNET_MATCHMD_NONE;
 	if (me->me_match_id.pid != ULNET_PID_ANY && me->me_match_id.pid != info->mi_id.pid)
 		return LNET_MATCHMD_NONE;
+	if (lnet_md_exhausted(md))
+		return LNET_MATCHMD_NONE | LNET_MATCHMD_EXHAUSTED;
+	if (!(md->md_options & info->mi_opc))
+		return LNET_MATCHMD_NONE;
 	if (!ulnet_nid_is_any(&me->me_match_id.nid) &&
-	    !ulnet_nid_same(&me->me_match_id.nid, &info->mi_id.nid)) {
+	    !lnet_nid_eq(&me->me_match_id.nid, &info->mi_id.nid)) {
 		/* another NID of the same peer is let through, as the kernel
 		 * does (with a warning there) */
 		if (!same_peer || !same_peer(arg, &me->me_match_id.nid, &info->mi_id.nid))

@@ -233,14 +233,12 @@ out_free:
 	return rc;
 }
 
-int ulnet_md_bind(ulnet_t *ln, const struct ulnet_md *umd, enum ulnet_unlink unlink,
-		  ulnet_handle_t *mdh)
+int lnet_md_bind_locked(ulnet_t *ln, const struct ulnet_md *umd, enum ulnet_unlink unlink,
+			struct lnet_libmd **mdp)
 {
 	struct lnet_libmd *md;
 	int rc;
 
-	if (!ln || !umd || !mdh)
-		return -EINVAL;
 	/* as the kernel: a bound MD is for initiating; OP_PUT/OP_GET are the
 	 * target-side options of attached MDs */
 	if (umd->options & (ULNET_MD_OP_PUT | ULNET_MD_OP_GET))
@@ -252,13 +250,28 @@ int ulnet_md_bind(ulnet_t *ln, const struct ulnet_md *umd, enum ulnet_unlink unl
 		free(md);
 		return -EINVAL;
 	}
-	lnet_lock(ln);
 	rc = lnet_md_link_locked(ln, md);
+	if (rc) {
+		free(md);
+		return rc;
+	}
+	*mdp = md;
+	return 0;
+}
+
+int ulnet_md_bind(ulnet_t *ln, const struct ulnet_md *umd, enum ulnet_unlink unlink,
+		  ulnet_handle_t *mdh)
+{
+	struct lnet_libmd *md;
+	int rc;
+
+	if (!ln || !umd || !mdh)
+		return -EINVAL;
+	lnet_lock(ln);
+	rc = lnet_md_bind_locked(ln, umd, unlink, &md);
 	if (!rc)
 		mdh->cookie = md->md_cookie;
 	lnet_unlock(ln);
-	if (rc)
-		free(md);
 	return rc;
 }
 

@@ -287,7 +287,8 @@ static int lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_
 	return *best_ni ? 0 : -EHOSTUNREACH;
 }
 
-static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg)
+static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
+				      struct lnet_sendq *q)
 {
 	const ulnet_nid_t *dst = &msg->msg_target.nid;
 	bool src_any = !src || ulnet_nid_is_any(src);
@@ -306,7 +307,7 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 		msg->msg_hdr.dest_nid = ULNET_NID_LO0;
 		msg->msg_hdr.src_nid = ULNET_NID_LO0;
 		msg->msg_target.nid = ULNET_NID_LO0;
-		lnet_msg_commit_locked(ln, msg);
+		lnet_msg_commit_locked(ln, msg, false);
 		msg->msg_txni = ln->ln_loni;
 		lnet_ni_addref_locked(ln->ln_loni);
 		return LNET_CREDIT_OK;
@@ -336,7 +337,10 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 		return -ENOMEM;
 
 	/* the first ordinary message to an undiscovered peer waits */
-	if (lnet_peer_discovery_hold_locked(ln, lpni, msg))
+	rc = lnet_peer_discovery_hold_locked(ln, lpni, msg, q);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
 		return LNET_DC_WAIT;
 
 	if (lpni->lpni_peer && (lpni->lpni_peer->lp_state & LNET_PEER_MULTI_RAIL) &&
@@ -355,7 +359,7 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 	msg->msg_hdr.dest_nid = best_lpni->lpni_nid;
 	msg->msg_hdr.src_nid = best_ni->ni_nid;
 	msg->msg_target.nid = best_lpni->lpni_nid;
-	lnet_msg_commit_locked(ln, msg);
+	lnet_msg_commit_locked(ln, msg, true);
 	msg->msg_txni = best_ni;
 	lnet_ni_addref_locked(best_ni);
 	msg->msg_txpeer = best_lpni;
@@ -372,7 +376,7 @@ int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
 	msg->msg_sending = 1;
 	if (ln->ln_state != LNET_STATE_RUNNING)
 		return -ESHUTDOWN;
-	rc = lnet_select_pathway_locked(ln, src, msg);
+	rc = lnet_select_pathway_locked(ln, src, msg, q);
 	if (rc < 0)
 		return rc;
 	if (rc == LNET_CREDIT_OK)
@@ -419,6 +423,7 @@ void lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md)
 		md->md_rspt_active = true;
 		md->md_rspt_start = now;
 		md->md_rspt_pending = 0;
+		ln->ln_ctr.rst_alloc++;
 	}
 	md->md_rspt_pending++;
 	/* one tracker per MD: a new request pushes its deadline out */
@@ -433,9 +438,10 @@ void lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md)
 
 void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md)
 {
-	(void)ln;
 	if (!md->md_rspt_active)
 		return;
+	if (ln->ln_ctr.rst_alloc)
+		ln->ln_ctr.rst_alloc--;
 	md->md_rspt_active = false;
 	md->md_rspt_pending = 0;
 	ul_list_del(&md->md_rspt_list);
@@ -482,34 +488,41 @@ static int lnet_md_for_send_locked(ulnet_t *ln, ulnet_handle_t mdh, struct lnet_
 	return 0;
 }
 
-int ulnet_put(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh, enum ulnet_ack_req ack,
-	      ulnet_process_id_t target, unsigned portal, uint64_t match_bits,
-	      unsigned remote_offset, uint64_t hdr_data)
+/* Queue the send; a failure after this point is an event, via q. */
+static void lnet_send_or_fail_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_msg *msg,
+				     struct lnet_sendq *q)
 {
-	struct lnet_libmd *md;
+	int rc = lnet_send_locked(ln, self, msg, q);
+
+	if (rc < 0) {
+		char nid[ULNET_NIDSTR_SIZE];
+
+		lnet_log(ln, ULNET_LOG_WARN, "error sending %s to %s: %s",
+			 lnet_msgtyp2str(msg->msg_type), lnet_nidstr(&msg->msg_target.nid, nid),
+			 ulnet_strerror(rc));
+		msg->msg_fin_status = rc;
+		ul_list_add_tail(&msg->msg_list, &q->sq_fail);
+	}
+}
+
+int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
+		    enum ulnet_ack_req ack, const ulnet_process_id_t *target, unsigned portal,
+		    uint64_t match_bits, unsigned remote_offset, uint64_t hdr_data,
+		    struct lnet_sendq *q)
+{
 	struct lnet_msg *msg;
 	int rc;
 
-	if (!ln || portal >= ULNET_MAX_PORTALS || (ack != ULNET_ACK_REQ && ack != ULNET_NOACK_REQ))
-		return -EINVAL;
-	lnet_lock(ln);
-	if (ln->ln_state != LNET_STATE_RUNNING) {
-		rc = -ESHUTDOWN;
-		goto out_unlock;
-	}
-	rc = lnet_md_for_send_locked(ln, mdh, &md);
+	if (ln->ln_state != LNET_STATE_RUNNING)
+		return -ESHUTDOWN;
+	rc = lnet_check_reachable_locked(ln, self, &target->nid);
 	if (rc)
-		goto out_unlock;
-	rc = lnet_check_reachable_locked(ln, self, &target.nid);
-	if (rc)
-		goto out_unlock;
+		return rc;
 	msg = lnet_msg_alloc_locked(ln);
-	if (!msg) {
-		rc = -ENOMEM;
-		goto out_unlock;
-	}
+	if (!msg)
+		return -ENOMEM;
 	lnet_msg_attach_md(msg, md, 0, 0);
-	lnet_prep_send(ln, msg, ULNET_MSG_PUT, &target, 0, (uint32_t)md->md_length);
+	lnet_prep_send(ln, msg, ULNET_MSG_PUT, target, 0, (uint32_t)md->md_length);
 	msg->msg_hdr.msg.put.match_bits = match_bits;
 	msg->msg_hdr.msg.put.ptl_index = portal;
 	msg->msg_hdr.msg.put.offset = remote_offset;
@@ -526,52 +539,27 @@ int ulnet_put(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh, enum uln
 		lnet_rspt_attach_locked(ln, md);
 		msg->msg_tracked = 1;
 	}
-	lnet_unlock(ln);
-
-	rc = lnet_send(ln, self, msg);
-	if (rc < 0) {
-		char nid[ULNET_NIDSTR_SIZE];
-
-		lnet_log(ln, ULNET_LOG_WARN, "error sending PUT to %s: %s",
-			 lnet_nidstr(&target.nid, nid), ulnet_strerror(rc));
-		lnet_finalize_core(msg, rc);
-	}
-	/* from here on, completion is signalled by events */
+	lnet_send_or_fail_locked(ln, self, msg, q);
 	return 0;
-
-out_unlock:
-	lnet_unlock(ln);
-	return rc;
 }
 
-int ulnet_get(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
-	      ulnet_process_id_t target, unsigned portal, uint64_t match_bits,
-	      unsigned remote_offset)
+int lnet_get_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
+		    const ulnet_process_id_t *target, unsigned portal, uint64_t match_bits,
+		    unsigned remote_offset, struct lnet_sendq *q)
 {
-	struct lnet_libmd *md;
 	struct lnet_msg *msg;
 	int rc;
 
-	if (!ln || portal >= ULNET_MAX_PORTALS)
-		return -EINVAL;
-	lnet_lock(ln);
-	if (ln->ln_state != LNET_STATE_RUNNING) {
-		rc = -ESHUTDOWN;
-		goto out_unlock;
-	}
-	rc = lnet_md_for_send_locked(ln, mdh, &md);
+	if (ln->ln_state != LNET_STATE_RUNNING)
+		return -ESHUTDOWN;
+	rc = lnet_check_reachable_locked(ln, self, &target->nid);
 	if (rc)
-		goto out_unlock;
-	rc = lnet_check_reachable_locked(ln, self, &target.nid);
-	if (rc)
-		goto out_unlock;
+		return rc;
 	msg = lnet_msg_alloc_locked(ln);
-	if (!msg) {
-		rc = -ENOMEM;
-		goto out_unlock;
-	}
+	if (!msg)
+		return -ENOMEM;
 	lnet_msg_attach_md(msg, md, 0, 0);
-	lnet_prep_send(ln, msg, ULNET_MSG_GET, &target, 0, 0);
+	lnet_prep_send(ln, msg, ULNET_MSG_GET, target, 0, 0);
 	msg->msg_hdr.msg.get.match_bits = match_bits;
 	msg->msg_hdr.msg.get.ptl_index = portal;
 	msg->msg_hdr.msg.get.src_offset = remote_offset;
@@ -583,20 +571,49 @@ int ulnet_get(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
 		lnet_rspt_attach_locked(ln, md);
 		msg->msg_tracked = 1;
 	}
-	lnet_unlock(ln);
-
-	rc = lnet_send(ln, self, msg);
-	if (rc < 0) {
-		char nid[ULNET_NIDSTR_SIZE];
-
-		lnet_log(ln, ULNET_LOG_WARN, "error sending GET to %s: %s",
-			 lnet_nidstr(&target.nid, nid), ulnet_strerror(rc));
-		lnet_finalize_core(msg, rc);
-	}
+	lnet_send_or_fail_locked(ln, self, msg, q);
 	return 0;
+}
 
-out_unlock:
+int ulnet_put(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh, enum ulnet_ack_req ack,
+	      ulnet_process_id_t target, unsigned portal, uint64_t match_bits,
+	      unsigned remote_offset, uint64_t hdr_data)
+{
+	struct lnet_libmd *md;
+	struct lnet_sendq q;
+	int rc;
+
+	if (!ln || portal >= ULNET_MAX_PORTALS || (ack != ULNET_ACK_REQ && ack != ULNET_NOACK_REQ))
+		return -EINVAL;
+	lnet_sendq_init(&q);
+	lnet_lock(ln);
+	rc = lnet_md_for_send_locked(ln, mdh, &md);
+	if (!rc)
+		rc = lnet_put_locked(ln, self, md, ack, &target, portal, match_bits, remote_offset,
+				     hdr_data, &q);
 	lnet_unlock(ln);
+	/* from here on, completion is signalled by events */
+	lnet_sendq_flush(ln, &q);
+	return rc;
+}
+
+int ulnet_get(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
+	      ulnet_process_id_t target, unsigned portal, uint64_t match_bits,
+	      unsigned remote_offset)
+{
+	struct lnet_libmd *md;
+	struct lnet_sendq q;
+	int rc;
+
+	if (!ln || portal >= ULNET_MAX_PORTALS)
+		return -EINVAL;
+	lnet_sendq_init(&q);
+	lnet_lock(ln);
+	rc = lnet_md_for_send_locked(ln, mdh, &md);
+	if (!rc)
+		rc = lnet_get_locked(ln, self, md, &target, portal, match_bits, remote_offset, &q);
+	lnet_unlock(ln);
+	lnet_sendq_flush(ln, &q);
 	return rc;
 }
 
@@ -775,7 +792,7 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 {
 	ulnet_t *ln = ni->ni_ln;
 	uint32_t type = hdr->type, plen = hdr->payload_length;
-	bool for_me = ulnet_nid_same(&ni->ni_nid, &hdr->dest_nid);
+	bool for_me = lnet_nid_eq(&ni->ni_nid, &hdr->dest_nid);
 	char fnid[ULNET_NIDSTR_SIZE], snid[ULNET_NIDSTR_SIZE], dnid[ULNET_NIDSTR_SIZE];
 	struct lnet_msg *msg;
 	int rc;
@@ -865,8 +882,11 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 		}
 	}
 	/* Multi-Rail: match on the peer's primary NID */
-	lnet_peer_primary_nid_locked(ln, &hdr->src_nid, &msg->msg_initiator);
-	lnet_msg_commit_locked(ln, msg);
+	if (ni == ln->ln_loni)
+		msg->msg_initiator = hdr->src_nid;
+	else
+		lnet_peer_primary_nid_locked(ln, &hdr->src_nid, &msg->msg_initiator);
+	lnet_msg_commit_locked(ln, msg, false);
 
 	switch (type) {
 	case ULNET_MSG_ACK:

@@ -246,12 +246,20 @@ void lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type)
 
 /* --- commit / decommit --------------------------------------------------------- */
 
-void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg)
+void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg, bool timed)
 {
-	uint64_t now = lnet_now(ln);
+	/* only sends that may wait for credits need a deadline (and a
+	 * start time for the egress latency); loopback and receives don't,
+	 * and skip the clock */
+	if (timed) {
+		uint64_t now = lnet_now(ln);
 
-	msg->msg_t_start = now;
-	msg->msg_deadline = now + (uint64_t)ln->ln_g.transaction_timeout * LNET_NSEC_PER_SEC;
+		msg->msg_t_start = now;
+		msg->msg_deadline = now + (uint64_t)ln->ln_g.transaction_timeout * LNET_NSEC_PER_SEC;
+	} else {
+		msg->msg_t_start = 0;
+		msg->msg_deadline = UINT64_MAX;
+	}
 	if (msg->msg_sending) {
 		LASSERT(!msg->msg_tx_committed);
 		msg->msg_tx_committed = 1;
@@ -299,7 +307,8 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 		if (msg->msg_txni) {
 			msg->msg_txni->ni_sent.n[type]++;
 			msg->msg_txni->ni_send_count++;
-			if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT)
+			if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT &&
+			    msg->msg_t_start)
 				lnet_latency_record(&msg->msg_txni->ni_put_egress,
 						    lnet_now(ln) - msg->msg_t_start);
 		}

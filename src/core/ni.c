@@ -62,7 +62,7 @@ struct lnet_ni *lnet_nid2ni_locked(ulnet_t *ln, const ulnet_nid_t *nid)
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
 
-		if (ulnet_nid_same(&ni->ni_nid, nid))
+		if (lnet_nid_eq(&ni->ni_nid, nid))
 			return ni;
 	}
 	return NULL;

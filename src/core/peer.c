@@ -77,7 +77,7 @@ struct lnet_peer_ni *lnet_peer_ni_find_locked(ulnet_t *ln, const ulnet_nid_t *ni
 	ul_list_for_each(pos, head) {
 		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_hash);
 
-		if (ulnet_nid_same(&lpni->lpni_nid, nid))
+		if (lnet_nid_eq(&lpni->lpni_nid, nid))
 			return lpni;
 	}
 	return NULL;
@@ -154,7 +154,7 @@ static struct lnet_peer_ni *lnet_peer_ni_alloc_locked(ulnet_t *ln, struct lnet_p
 	ul_list_add_tail(&lpni->lpni_hash, &ln->ln_pni_hash[lnet_nid_hash(nid, ln->ln_pni_hash_size)]);
 	lpni->lpni_peer = lp;
 	/* the primary NI first */
-	if (ulnet_nid_same(nid, &lp->lp_primary))
+	if (lnet_nid_eq(nid, &lp->lp_primary))
 		ul_list_add(&lpni->lpni_peer_list, &lp->lp_nis);
 	else
 		ul_list_add_tail(&lpni->lpni_peer_list, &lp->lp_nis);
@@ -163,7 +163,7 @@ static struct lnet_peer_ni *lnet_peer_ni_alloc_locked(ulnet_t *ln, struct lnet_p
 }
 
 /* Take a peer NI out of its peer and of the table. */
-static void lnet_peer_ni_remove_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
+void lnet_peer_ni_remove_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
 {
 	struct lnet_peer *lp = lpni->lpni_peer;
 
@@ -253,6 +253,7 @@ int lnet_peer_add_nid_locked(ulnet_t *ln, struct lnet_peer *lp, const ulnet_nid_
  * (the caller re-sends or fails them). */
 static void lnet_peer_delete_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_sendq *q)
 {
+	lnet_peer_cancel_discovery_locked(ln, lp);
 	while (!ul_list_empty(&lp->lp_nis)) {
 		struct lnet_peer_ni *lpni = ul_list_first(&lp->lp_nis, struct lnet_peer_ni,
 							  lpni_peer_list);
@@ -335,7 +336,7 @@ int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 		goto out;
 	}
 	for (i = 0; i < nnids; i++) {
-		if (lnet_peer_ni_find_locked(ln, &nids[i]) && !ulnet_nid_same(&nids[i], primary)) {
+		if (lnet_peer_ni_find_locked(ln, &nids[i]) && !lnet_nid_eq(&nids[i], primary)) {
 			rc = -EEXIST;
 			goto out;
 		}
@@ -351,7 +352,7 @@ int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 		goto out;
 	}
 	for (i = 0; i < nnids && !rc; i++)
-		if (!ulnet_nid_same(&nids[i], primary))
+		if (!lnet_nid_eq(&nids[i], primary))
 			rc = lnet_peer_add_nid_locked(ln, lp, &nids[i]);
 out:
 	lnet_unlock(ln);
@@ -370,7 +371,7 @@ int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 	lnet_sendq_init(&parked);
 	lnet_lock(ln);
 	lp = lnet_peer_find_locked(ln, primary);
-	if (!lp || !ulnet_nid_same(&lp->lp_primary, primary)) {
+	if (!lp || !lnet_nid_eq(&lp->lp_primary, primary)) {
 		lnet_unlock(ln);
 		return -ENOENT;
 	}

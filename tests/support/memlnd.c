@@ -315,9 +315,20 @@ static void memlnd_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		}
 	}
 	if (net->ntrace < net->captrace) {
-		net->trace[net->ntrace].hdr = *hdr;
-		net->trace[net->ntrace].verdict = v;
-		net->ntrace++;
+		struct memlnd_trace_ent *t = &net->trace[net->ntrace++];
+		const struct iovec *iov;
+		unsigned niov;
+		size_t off, len;
+		struct iovec one;
+
+		t->hdr = *hdr;
+		t->verdict = v;
+		lnet_msg_payload(msg, &iov, &niov, &off, &len);
+		if (len > MEMLND_TRACE_DATA)
+			len = MEMLND_TRACE_DATA;
+		one.iov_base = t->data;
+		one.iov_len = len;
+		t->data_len = (uint32_t)lnet_copy_iov(&one, 1, 0, iov, niov, off, len);
 	}
 	if (!dst || v == MEMLND_DROP) {
 		pthread_mutex_unlock(&net->lock);

@@ -33,9 +33,13 @@ enum memlnd_verdict { MEMLND_PASS = 0, MEMLND_DROP, MEMLND_HOLD };
 /* Called with memlnd's lock held: must not call into memlnd or ulnet. */
 typedef enum memlnd_verdict (*memlnd_filter_fn)(void *arg, const struct lnet_hdr *hdr);
 
+#define MEMLND_TRACE_DATA 128
+
 struct memlnd_trace_ent {
 	struct lnet_hdr hdr;
 	enum memlnd_verdict verdict;
+	uint32_t data_len;                 /* payload bytes kept (the first ones) */
+	uint8_t data[MEMLND_TRACE_DATA];
 };
 
 struct memlnd_net *memlnd_net_create(void);

@@ -752,6 +752,130 @@ static void test_unreachable(void **state)
 	ulnet_destroy(ln);
 }
 
+/* --- threaded instances: concurrent callers, handlers on progress threads -------- */
+
+#include <pthread.h>
+
+struct tworker {
+	ulnet_t *ln;
+	ulnet_nid_t to;
+	int id, n;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int acks, replies, sends, errors;
+	uint8_t src[1024], sink[1024];
+};
+
+static void tw_handler(const struct ulnet_event *ev)
+{
+	struct tworker *w = ev->md_user_ptr;
+
+	pthread_mutex_lock(&w->mu);
+	if (ev->status)
+		w->errors++;
+	if (ev->type == ULNET_EVENT_ACK)
+		w->acks++;
+	else if (ev->type == ULNET_EVENT_REPLY)
+		w->replies++;
+	else if (ev->type == ULNET_EVENT_SEND)
+		w->sends++;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void *tw_main(void *arg)
+{
+	struct tworker *w = arg;
+	ulnet_process_id_t t = { .nid = w->to, .pid = 12345 };
+	int i;
+
+	for (i = 0; i < w->n; i++) {
+		struct ulnet_md md = { .start = w->src, .length = sizeof(w->src), .threshold = 2,
+				       .user_ptr = w, .handler = tw_handler };
+		struct ulnet_md gmd = { .start = w->sink, .length = sizeof(w->sink), .threshold = 2,
+					.user_ptr = w, .handler = tw_handler };
+		ulnet_handle_t mdh;
+
+		memset(w->src, w->id * 16 + (i & 15), sizeof(w->src));
+		if (ulnet_md_bind(w->ln, &md, ULNET_UNLINK, &mdh) ||
+		    ulnet_put(w->ln, NULL, mdh, ULNET_ACK_REQ, t, 40, (uint64_t)w->id, 0, 0))
+			return (void *)1;
+		pthread_mutex_lock(&w->mu);
+		while (w->acks + w->errors <= i)
+			pthread_cond_wait(&w->cv, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+		/* read it back */
+		if (ulnet_md_bind(w->ln, &gmd, ULNET_UNLINK, &mdh) ||
+		    ulnet_get(w->ln, NULL, mdh, t, 40, (uint64_t)w->id, 0))
+			return (void *)1;
+		pthread_mutex_lock(&w->mu);
+		while (w->replies + w->errors <= i)
+			pthread_cond_wait(&w->cv, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+		if (memcmp(w->sink, w->src, sizeof(w->sink)))
+			return (void *)2;
+	}
+	return NULL;
+}
+
+static void test_threaded_concurrent(void **state)
+{
+	(void)state;
+	enum { NW = 4, NOPS = 200 };
+	struct memlnd_net *net = memlnd_net_create();
+	struct ulnet_opts o = { .log = capture_log };
+	ulnet_t *a, *b;
+	ulnet_nid_t nb;
+	static struct tworker w[NW];
+	static uint8_t slots[NW][1024];
+	pthread_t th[NW];
+	int i;
+
+	assert_int_equal(ulnet_create(&o, &a), 0);
+	assert_int_equal(ulnet_create(&o, &b), 0);
+	memlnd_set_auto(net, true);
+	assert_int_equal(memlnd_add_ni(net, a, 1, NULL), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 2, &nb), 0);
+	/* one slot per worker on B, PUT and GET, reused */
+	for (i = 0; i < NW; i++) {
+		ulnet_handle_t meh, mdh;
+		struct ulnet_md md = { .start = slots[i], .length = 1024,
+				       .threshold = ULNET_MD_THRESH_INF,
+				       .options = ULNET_MD_OP_PUT | ULNET_MD_OP_GET |
+						  ULNET_MD_MANAGE_REMOTE };
+
+		assert_int_equal(ulnet_me_attach(b, 40, any_id, (uint64_t)i, 0, ULNET_RETAIN,
+						 ULNET_INS_AFTER, &meh), 0);
+		assert_int_equal(ulnet_md_attach(b, meh, &md, ULNET_RETAIN, &mdh), 0);
+	}
+	for (i = 0; i < NW; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].ln = a;
+		w[i].to = nb;
+		w[i].id = i;
+		w[i].n = NOPS;
+		pthread_mutex_init(&w[i].mu, NULL);
+		pthread_cond_init(&w[i].cv, NULL);
+		assert_int_equal(pthread_create(&th[i], NULL, tw_main, &w[i]), 0);
+	}
+	for (i = 0; i < NW; i++) {
+		void *rv;
+
+		assert_int_equal(pthread_join(th[i], &rv), 0);
+		assert_null(rv);
+		assert_int_equal(w[i].errors, 0);
+		assert_int_equal(w[i].acks, NOPS);
+		assert_int_equal(w[i].replies, NOPS);
+	}
+	ulnet_destroy(a);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+	for (i = 0; i < NW; i++) {
+		pthread_mutex_destroy(&w[i].mu);
+		pthread_cond_destroy(&w[i].cv);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -770,6 +894,7 @@ int main(void)
 		cmocka_unit_test(test_shutdown_ends_inflight),
 		cmocka_unit_test(test_self_nid_uses_loopback),
 		cmocka_unit_test(test_unreachable),
+		cmocka_unit_test(test_threaded_concurrent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test_tools.sh - ulnetd + ulnetctl end to end, as an ordinary user:
+# temp control sockets, 127.0.0.x NIDs, a high acceptor port, accept=all.
+# Every command's exit status and error text are checked, and after each
+# one that the daemon is still alive. Needs no root (nothing is skipped for
+# root reasons); exits 77 only if the binaries are missing.
+set -u
+
+BIN=${ULNET_BIN:-build/bin}
+ULNETD=$BIN/ulnetd
+CTL=$BIN/ulnetctl
+if [[ ! -x $ULNETD || ! -x $CTL ]]; then
+	echo "SKIP: $ULNETD or $CTL not built"
+	exit 77
+fi
+
+T=$(mktemp -d /tmp/ulnet-tools.XXXXXX)
+PORT=$((21000 + ($$ % 4000) * 2))
+PIDS=()
+FAILS=0
+CHECKS=0
+cleanup() {
+	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	sleep 0.2
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+
+# start NAME [ulnetd args...]: daemon with socket $T/NAME.sock
+start() {
+	local name=$1; shift
+	"$ULNETD" --ctl "$T/$name.sock" --accept-port "$PORT" --accept all "$@" \
+		>"$T/$name.log" 2>&1 &
+	local pid=$!
+	PIDS+=("$pid")
+	eval "PID_$name=$pid"
+	for _ in $(seq 100); do
+		[[ -S $T/$name.sock ]] && return 0
+		kill -0 "$pid" 2>/dev/null || { cat "$T/$name.log"; return 1; }
+		sleep 0.05
+	done
+	return 1
+}
+
+alive() {
+	local pid_var=PID_$1
+	kill -0 "${!pid_var}" 2>/dev/null || fail "daemon $1 died (after: $LAST)"
+}
+
+# run NODE EXPECTED_RC ARGS...: run ulnetctl, keep stdout/stderr in OUT/ERR
+run() {
+	local node=$1 want=$2; shift 2
+	LAST="$*"
+	CHECKS=$((CHECKS + 1))
+	"$CTL" --ctl "$T/$node.sock" "$@" >"$T/out" 2>"$T/err"
+	local rc=$?
+	OUT=$(cat "$T/out"); ERR=$(cat "$T/err")
+	if [[ $rc != "$want" ]]; then
+		fail "ulnetctl $* -> rc $rc, want $want"
+		echo "  stdout: $OUT"; echo "  stderr: $ERR"
+	fi
+	alive "$node"
+}
+
+has() { # has STREAM TEXT
+	local s=$1 txt=$2
+	CHECKS=$((CHECKS + 1))
+	if [[ $s == out ]]; then grep -qF -- "$txt" "$T/out" || fail "stdout of '$LAST' lacks '$txt': $OUT"
+	else grep -qF -- "$txt" "$T/err" || fail "stderr of '$LAST' lacks '$txt': $ERR"; fi
+}
+
+# --- no daemon -----------------------------------------------------------------
+"$CTL" --ctl "$T/none.sock" net show >"$T/out" 2>"$T/err"
+rc=$?
+[[ $rc != 0 ]] || fail "ulnetctl without daemon succeeded"
+grep -qF "cannot reach ulnetd at $T/none.sock" "$T/err" || fail "no 'cannot reach' message: $(cat "$T/err")"
+"$CTL" --ctl "$T/none.sock" net add --help >"$T/out" 2>&1 || fail "help needs a daemon"
+grep -qF -- "--nid" "$T/out" || fail "net add --help lacks --nid"
+
+# --- node A ----------------------------------------------------------------------
+start A || { echo "FAIL: ulnetd A did not start"; exit 1; }
+run A 0 net show
+has out "nid: 0@lo"
+run A 0 net add --nid 127.0.0.2@tcp
+run A 0 net show
+has out "nid: 127.0.0.2@tcp"
+has out "0: lo"
+run A 0 net show -v 3
+has out "health stats:"
+run A 0 net show --net tcp -v 4
+has out "udsp info:"
+run A 234 net add --nid 127.0.0.2@tcp
+has err "errno: -17"
+has err 'descr: ! "cannot add LNet NI"'
+run A 234 net add --nid 127.0.0.300@tcp
+has err "cannot parse NID '127.0.0.300@tcp'"
+run A 234 net add --nid 1.2.3.4@nosuchnet
+has err "errno: -22"
+run A 234 net add --net tcp1 --if nosuch0
+has err "errno: -100"
+run A 234 net add --net tcp1
+has err "'--if'"
+run A 234 net add --bogus
+has err "unrecognized option '--bogus'"
+run A 234 net add --nid 127.0.0.2@tcp --peer-credits lots
+has err "invalid value for --peer-credits"
+run A 234 net show --net nosuch
+has err "cannot parse net 'nosuch'"
+run A 234 net del --nid 127.0.0.77@tcp
+has err "errno: -2"
+run A 255 frobnicate
+has err "'frobnicate' is not a valid command"
+run A 255 net frob
+
+# ping: bad NID, no route, nobody listening, self
+run A 234 ping foo
+has err 'descr: ! "\"Unable to parse nidlist: no valid NIDs in string\""'
+run A 255 ping 10.0.0.1@o2ib
+has out "errno: -113"
+has out "failed to ping 10.0.0.1@o2ib: No route to host"
+run A 255 ping --timeout 1 127.0.0.9@tcp
+has out "failed to ping 127.0.0.9@tcp"
+run A 0 ping 127.0.0.2@tcp
+has out "primary nid: 127.0.0.2@tcp"
+run A 255 discover
+has out "Missing nid argument"
+
+# globals
+run A 0 global show
+has out "    transaction_timeout: 150"
+run A 0 set retry_count 3
+run A 0 global show
+has out "    retry_count: 3"
+run A 255 set retry_count many
+has err "cannot parse retry_count value"
+run A 234 set response_tracking 9
+has err "Valid values are: 0, 1, 2, or 3"
+run A 234 set discovery
+run A 0 set transaction_timeout 60
+
+# peers
+run A 0 peer add --prim_nid 127.0.0.50@tcp --nid 127.0.0.51@tcp
+run A 0 peer show -v
+has out "primary nid: 127.0.0.50@tcp"
+has out "nid: 127.0.0.51@tcp"
+run A 0 peer list
+has out "peer list:"
+run A 234 peer show --nid 127.0.0.200@tcp
+[[ -z $OUT && -z $ERR ]] || fail "peer show of an unknown NID printed something"
+run A 234 peer add --nid 127.0.0.51@tcp
+has err "--prim_nid must be specified"
+run A 234 peer add --prim_nid bogus
+run A 0 debug peer --nid 127.0.0.50@tcp
+has out "udsp info:"
+run A 0 peer del --prim_nid 127.0.0.50@tcp
+run A 234 peer del --prim_nid 127.0.0.50@tcp
+
+run A 0 stats show
+has out "statistics:"
+run A 0 stats reset
+run A 0 route show -v
+[[ -z $OUT ]] || fail "route show printed something"
+run A 0 routing show
+run A 234 route add --net tcp9 --gateway 127.0.0.2@tcp
+
+# --- node B: ping / discover between daemons -------------------------------------
+start B || fail "ulnetd B did not start"
+run B 0 net add --nid 127.0.0.3@tcp
+run A 0 ping 127.0.0.3@tcp
+has out "primary nid: 127.0.0.3@tcp"
+run A 0 discover 127.0.0.3@tcp
+has out "127.0.0.3@tcp"
+run A 0 peer show -v 2
+has out "primary nid: 127.0.0.3@tcp"
+run A 0 stats show
+# B goes away: ping now fails cleanly and A stays up
+kill -TERM "$PID_B"; wait "$PID_B" 2>/dev/null
+run A 255 ping --timeout 2 127.0.0.3@tcp
+has out "failed to ping 127.0.0.3@tcp"
+
+# --- import / export ---------------------------------------------------------------
+printf 'net:\n  - net type: tcp\n    local NI(s): [\n' >"$T/bad.yaml"
+run A 234 import "$T/bad.yaml"
+has err "$T/bad.yaml:"
+printf 'bogus_key: 1\n' >"$T/bad2.yaml"
+run A 234 import "$T/bad2.yaml"
+has err "$T/bad2.yaml:1:1: unknown top-level key 'bogus_key'"
+printf 'global:\n    retry_count: many\n' >"$T/bad3.yaml"
+run A 234 import "$T/bad3.yaml"
+has err "$T/bad3.yaml:2:18: invalid value for 'retry_count'"
+run A 234 import "$T/nosuch.yaml"
+has err "cannot open '$T/nosuch.yaml'"
+run A 0 import --show "$T/bad2.yaml"
+has out "bogus_key: 1"
+
+run A 0 peer add --prim_nid 127.0.0.60@tcp
+run A 0 export "$T/a-full.yaml"
+grep -qF "nid: 127.0.0.2@tcp" "$T/a-full.yaml" || fail "export file lacks the NI"
+run A 0 export --backup "$T/a-backup.yaml"
+kill -TERM "$PID_A"; wait "$PID_A"; rc=$?
+[[ $rc == 0 ]] || fail "ulnetd A exited $rc on SIGTERM"
+[[ ! -e $T/A.sock ]] || fail "SIGTERM left the socket file"
+
+start C || fail "ulnetd C did not start"
+run C 0 import "$T/a-full.yaml"
+run C 0 export --backup "$T/c-backup.yaml"
+diff -u "$T/a-backup.yaml" "$T/c-backup.yaml" || fail "export -> import -> export differs"
+run C 0 import --del "$T/a-full.yaml"
+run C 0 net show
+grep -qF "127.0.0.2@tcp" "$T/out" && fail "import --del left the NI"
+kill -TERM "$PID_C"; wait "$PID_C"
+
+# --config at start: the backup file configures a fresh node
+start D --config "$T/a-backup.yaml" || fail "ulnetd D --config did not start"
+run D 0 export --backup "$T/d-backup.yaml"
+diff -u "$T/a-backup.yaml" "$T/d-backup.yaml" || fail "--config gave another configuration"
+kill -TERM "$PID_D"; wait "$PID_D"
+
+# malformed --config: a clear error with line and column, non-zero exit
+printf 'net:\n  - net type: tcp\n   bad indent: [\n' >"$T/badcfg.yaml"
+"$ULNETD" --ctl "$T/E.sock" --config "$T/badcfg.yaml" >"$T/E.log" 2>&1
+rc=$?
+[[ $rc != 0 ]] || fail "ulnetd accepted a malformed --config"
+grep -qF "$T/badcfg.yaml:" "$T/E.log" || fail "no file:line:col in ulnetd error: $(cat "$T/E.log")"
+[[ ! -e $T/E.sock ]] || fail "failed start left a socket"
+"$ULNETD" --bogus >/dev/null 2>&1 && fail "ulnetd accepted --bogus"
+
+echo "$CHECKS checks, $FAILS failures"
+[[ $FAILS == 0 ]]

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kpeer.h - a scripted "kernel peer": replays one side of a captured
+ * exchange between two kernel LNet nodes against a live ulnet node, over
+ * real TCP sockets on 127.0.0.0/8.
+ *
+ * kpeer_load() turns a capture into a script: every acceptor request, HELLO
+ * and ksock message of every connection, decoded with our codecs, in the
+ * order the capture saw them (first packet of each message), each marked as
+ * sent by the side kpeer plays or by the side ulnet plays. A capture that
+ * starts after the handshakes gets the standard three handshakes
+ * (CONTROL, BULK_IN, BULK_OUT, connector port 1023/1022/1021) made up.
+ *
+ * kpeer_run() plays it. kpeer is the capture's connector (active: it dials
+ * ulnet's acceptor) or its listener (passive: ulnet dials it), exactly as
+ * the side it plays was. Its own messages are re-encoded with the capture's
+ * NIDs mapped to the live addresses (also inside ping infos) and with the
+ * wire handles ulnet gave it echoed where the kernel echoed them; each is
+ * sent once every earlier message of ulnet's side on that connection has
+ * arrived. Each message ulnet sends is decoded and compared field by field
+ * with the captured one; the first difference ends the run with a precise
+ * message (kpeer_error()). Ignored: incarnations, the value of wire-handle
+ * cookies ulnet makes (an echo of ours must be exact), ZC cookie values
+ * (zero or not is compared), times, and the 0@lo status (a sequence number).
+ *
+ * Bounded: every wait has a deadline (conf.timeout_ms), every buffer and
+ * loop a limit. Not thread-safe: one thread drives one kpeer (the test may
+ * run kpeer_run() on a thread of its own with kpeer_run_async()).
+ */
+#ifndef ULNET_TEST_KPEER_H
+#define ULNET_TEST_KPEER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/lnet_hdr.h"
+#include "core/ping_info.h"
+#include "lnd/socklnd/sock_wire.h"
+#include "pcap.h"
+
+#define KPEER_MAX_MSGS 512
+#define KPEER_MAX_CONNS 16
+#define KPEER_PI_MAX 16
+#define KPEER_RBUF (64u << 10)
+
+enum kpeer_kind { KP_CONNREQ, KP_HELLO, KP_NOOP, KP_LNET };
+
+struct kpeer_msg {
+	unsigned idx;              /* position in the script */
+	enum kpeer_kind kind;
+	unsigned cap_conn;         /* capture connection, 1-based (C1, C2...) */
+	int ctype;                 /* the connection's type as its connector declared it */
+	bool from_kpeer;           /* sent by the side kpeer plays */
+	bool from_connector;
+	bool synth;                /* made up: the capture began after the handshake */
+	bool matched;              /* ulnet's side: received and compared */
+	bool skip;                 /* set by the test: not played, not expected */
+	uint64_t order;            /* packet index * 2^16 + offset rank */
+	double t;                  /* capture time, s */
+	struct lnet_acceptor_req acr;
+	struct ksock_hello hello;
+	struct ksock_msg_hdr ksm;
+	struct lnet_hdr hdr;
+	const uint8_t *payload;    /* into the capture (hdr.payload_length bytes) */
+	bool has_pi;
+	struct lnet_ping_info pi;
+	struct lnet_ping_ni pi_nis[KPEER_PI_MAX];
+};
+
+struct kpeer_conf {
+	const char *pcap;          /* path of the capture */
+	uint32_t cap_kpeer_ip;     /* capture IPv4 (host order) of the node kpeer plays */
+	uint32_t cap_ulnet_ip;     /* ... and of the node ulnet plays */
+	uint32_t kpeer_ip;         /* live addresses (host order, 127.0.0.0/8) */
+	uint32_t ulnet_ip;
+	uint16_t port;             /* the acceptor port of both nodes */
+	bool kpeer_privileged;     /* bind source ports 1023 down, as the kernel */
+	bool ulnet_userspace;      /* ulnet has no privileged ports: PID | 0x80000000 */
+	int timeout_ms;            /* per wait; 0: 5000 */
+	int quiet_ms;              /* after the script, nothing more may come; 0: 300 */
+	unsigned limit;            /* play script[0 .. limit); 0: all */
+	/* Called once before kpeer starts waiting for ulnet's message `m`
+	 * (for example to move ulnet's clock forward). */
+	void (*on_wait)(void *arg, const struct kpeer_msg *m);
+	void *arg;
+	bool verbose;              /* transcript on stderr (also env KPEER_VERBOSE) */
+	/* LNet messages from ulnet that match nothing in the script are
+	 * counted (kp->ignored) instead of failing the run (for a test that
+	 * has to make ulnet dial with a message of its own). */
+	bool ignore_unscripted_lnet;
+};
+
+struct kp_conn;
+
+struct kpeer {
+	struct kpeer_conf conf;
+	struct pcap_capture cap;
+	struct kpeer_msg *msgs;    /* the script */
+	unsigned nmsgs;
+	unsigned cap_nconns;
+	int lfd;                   /* listener (passive) */
+	struct kp_conn *conns;
+	unsigned nconns;
+	uint64_t incarnation;      /* ours */
+	uint64_t ulnet_incarnation;
+	bool have_ulnet_inc;
+	uint16_t next_port;        /* privileged source port countdown */
+	/* capture wire handle -> live wire handle */
+	struct { lnet_wire_handle_t cap, live; } wmd[64];
+	unsigned nwmd;
+	unsigned received;         /* ulnet messages received and matched */
+	unsigned ignored;          /* unscripted LNet messages (ignore_unscripted_lnet) */
+	char err[512];             /* first difference or failure */
+	char notes[1024];          /* expected differences (user-space PIDs...) */
+	pthread_t thr;
+	bool thr_started;
+	int thr_rc;
+};
+
+/* Load and decode a capture; 0 or -1 with kpeer_error() set. */
+int kpeer_load(struct kpeer *kp, const struct kpeer_conf *conf);
+/* Passive: listen on kpeer_ip:port (call before ulnet dials). Active: no-op. */
+int kpeer_start(struct kpeer *kp);
+/* Play the script (from the capture's start to conf.limit), then wait until
+ * every message of ulnet's side has come and quiet_ms more.
+ * Returns 0, or -1 with kpeer_error() set. */
+int kpeer_run(struct kpeer *kp);
+/* kpeer_run() on a thread; kpeer_join() returns its result. */
+int kpeer_run_async(struct kpeer *kp);
+int kpeer_join(struct kpeer *kp);
+const char *kpeer_error(const struct kpeer *kp);
+const char *kpeer_notes(const struct kpeer *kp);
+/* Release sockets and the capture. */
+void kpeer_close(struct kpeer *kp);
+
+/* Index of the first script message satisfying `pred` after `from`, or -1. */
+int kpeer_find(const struct kpeer *kp, unsigned from,
+	       bool (*pred)(const struct kpeer_msg *m, void *arg), void *arg);
+/* One line describing a message ("msg 7 C1 ulnet->kpeer LNET GET ..."). */
+void kpeer_describe(const struct kpeer *kp, const struct kpeer_msg *m, char *buf, size_t len);
+
+/* After the script: send a NOOP [c0, c1] on the live connection whose
+ * connector type is `ctype`; 0 or -1. */
+int kpeer_send_noop(struct kpeer *kp, int ctype, uint64_t c0, uint64_t c1);
+/* Send an LNet message (header NIDs/PIDs as given) on connection `ctype`. */
+int kpeer_send_lnet(struct kpeer *kp, int ctype, const struct lnet_hdr *h,
+		    const void *payload);
+/* Wait up to `ms`: 0 if ulnet sent nothing and closed nothing, else -1 with
+ * the reason in kpeer_error(). */
+int kpeer_expect_quiet(struct kpeer *kp, int ms);
+/* Wait up to `ms` for one ksock message from ulnet on any connection; on
+ * success *ctype is its connection's connector type. 0, or -1. */
+int kpeer_recv_msg(struct kpeer *kp, int ms, int *ctype, struct ksock_msg_hdr *ksm,
+		   struct lnet_hdr *hdr);
+
+/* Live NID on the tcp net for a host-order IPv4. */
+ulnet_nid_t kpeer_tcp_nid(uint32_t ip);
+
+#endif

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_ctl_yaml.c - golden tests of ulnetctl's YAML. The info structs are
+ * filled with the values of the real lnetctl 2.17 captures in
+ * shared/reference/lnetctl-yaml, and tests/golden/ holds those captures
+ * (minus the "# ..." lines), so every comparison is against lnetctl's own
+ * bytes. Peer NI latency samples are 0 in the goldens: the library's peer
+ * info carries none.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_cmds.h"
+#include "ctl_render.h"
+#include "yaml_out.h"
+
+static char *read_golden(const char *name)
+{
+	char path[1024];
+	const char *src = getenv("ULNET_SRC");
+
+	snprintf(path, sizeof(path), "%s/tests/golden/%s", src ? src : ".", name);
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		fprintf(stderr, "cannot open golden %s\n", path);
+		return NULL;
+	}
+	struct ybuf b;
+	char chunk[4096];
+	size_t n;
+
+	ybuf_init(&b);
+	for (int i = 0; i < 1024 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0; i++)
+		ybuf_add(&b, chunk, n);
+	fclose(f);
+	ybuf_add(&b, "", 0);
+	return b.s ? b.s : calloc(1, 1);
+}
+
+static void check(const char *golden, const struct ybuf *got)
+{
+	char *want = read_golden(golden);
+
+	assert_non_null(want);
+	if (strcmp(want, ybuf_str(got)) != 0) {
+		fprintf(stderr, "--- %s (want)\n%s--- got\n%s---\n", golden, want, ybuf_str(got));
+		fail_msg("%s differs", golden);
+	}
+	free(want);
+}
+
+static ulnet_nid_t tcp_nid(unsigned a, unsigned b, unsigned c, unsigned d)
+{
+	ulnet_nid_t n;
+
+	memset(&n, 0, sizeof(n));
+	n.type = ULNET_LND_TCP;
+	n.addr[0] = (uint8_t)a;
+	n.addr[1] = (uint8_t)b;
+	n.addr[2] = (uint8_t)c;
+	n.addr[3] = (uint8_t)d;
+	return n;
+}
+
+static void fill_nis(struct ulnet_ni_info ni[2])
+{
+	memset(ni, 0, 2 * sizeof(*ni));
+	ni[0].nid = ULNET_NID_LO0;
+	ni[0].up = true;
+	ni[0].dev_cpt = -1;
+	ni[1].nid = tcp_nid(192, 168, 77, 11);
+	ni[1].up = true;
+	strcpy(ni[1].iface, "eth0");
+	ni[1].send_count = 68;
+	ni[1].recv_count = 71;
+	ni[1].put_egress = (struct ulnet_latency){ 53, 84926, 4843859, 748840 };
+	ni[1].get_rtt = (struct ulnet_latency){ 6, 416992, 83533584, 16232192 };
+	ni[1].put_ack = (struct ulnet_latency){ 2, 1791243, 13431092, 7611167 };
+	ni[1].sent.n[ULNET_MSG_PUT] = 55;
+	ni[1].sent.n[ULNET_MSG_GET] = 13;
+	ni[1].received.n[ULNET_MSG_PUT] = 56;
+	ni[1].received.n[ULNET_MSG_GET] = 7;
+	ni[1].received.n[ULNET_MSG_REPLY] = 6;
+	ni[1].received.n[ULNET_MSG_ACK] = 2;
+	ni[1].health.health_value = 1000;
+	ni[1].tun = (struct ulnet_ni_tunables){ 180, 8, 0, 256, 1, -1 };
+	ni[1].lnd_timeout = 50;
+	ni[1].dev_cpt = -1;
+}
+
+static void fill_peer(struct ulnet_peer_info *p, unsigned last, uint64_t send, uint64_t recv,
+		      uint64_t sput, uint64_t sget, uint64_t rput, uint64_t rget, uint64_t rrep,
+		      uint64_t rack)
+{
+	memset(p, 0, sizeof(*p));
+	p->primary = tcp_nid(192, 168, 77, last);
+	p->multi_rail = true;
+	p->state = 273;
+	p->nnis = 1;
+	struct ulnet_peer_ni_info *n = &p->nis[0];
+
+	n->nid = p->primary;
+	n->state = -1;
+	n->max_tx_credits = 8;
+	n->available_tx_credits = 8;
+	n->min_tx_credits = 6;
+	n->available_rtr_credits = 8;
+	n->min_rtr_credits = 8;
+	n->refcount = 1;
+	n->send_count = send;
+	n->recv_count = recv;
+	n->sent.n[ULNET_MSG_PUT] = sput;
+	n->sent.n[ULNET_MSG_GET] = sget;
+	n->received.n[ULNET_MSG_PUT] = rput;
+	n->received.n[ULNET_MSG_GET] = rget;
+	n->received.n[ULNET_MSG_REPLY] = rrep;
+	n->received.n[ULNET_MSG_ACK] = rack;
+	n->health.health_value = 1000;
+}
+
+static void fill_peers(struct ulnet_peer_info p[2])
+{
+	fill_peer(&p[0], 12, 26, 29, 21, 5, 23, 3, 2, 1);
+	fill_peer(&p[1], 11, 42, 42, 34, 8, 33, 4, 4, 1);
+}
+
+static void fill_globals(struct ulnet_globals *g)
+{
+	*g = (struct ulnet_globals){ .numa_range = 0, .max_interfaces = 4096, .discovery = 1,
+				    .drop_asym_route = 0, .retry_count = 2,
+				    .transaction_timeout = 150, .health_sensitivity = 100,
+				    .recovery_interval = 1, .router_sensitivity = 100,
+				    .response_tracking = 3, .recovery_limit = 0,
+				    .max_recovery_ping_interval = 900 };
+}
+
+static void test_net_show_levels(void **state)
+{
+	(void)state;
+	struct ulnet_ni_info ni[2];
+	static const char *const g[] = { "net-show.yaml", "net-show-v1.yaml", "net-show-v2.yaml",
+					 "net-show-v3.yaml", "net-show-v4.yaml" };
+
+	fill_nis(ni);
+	for (int v = 0; v <= 4; v++) {
+		struct ybuf b;
+
+		ybuf_init(&b);
+		ctl_render_net_show(&b, ni, 2, v, NULL);
+		check(g[v], &b);
+		ybuf_free(&b);
+	}
+}
+
+static void test_net_show_filter(void **state)
+{
+	(void)state;
+	struct ulnet_ni_info ni[2];
+	struct ybuf b;
+	ulnet_net_t tcp = ulnet_mknet(ULNET_LND_TCP, 0), tcp9 = ulnet_mknet(ULNET_LND_TCP, 9);
+
+	fill_nis(ni);
+	ybuf_init(&b);
+	ctl_render_net_show(&b, ni, 2, 0, &tcp);
+	assert_string_equal(ybuf_str(&b), "net:\n-     net type: tcp\n      local NI(s):\n"
+			    "      -     nid: 192.168.77.11@tcp\n            status: up\n"
+			    "            interfaces:\n                  0: eth0\n");
+	ybuf_reset(&b);
+	ctl_render_net_show(&b, ni, 2, 0, &tcp9);
+	assert_string_equal(ybuf_str(&b), "");
+	ybuf_free(&b);
+}
+
+static void test_peer_show_levels(void **state)
+{
+	(void)state;
+	struct ulnet_peer_info p[2];
+	static const char *const g[] = { "peer-show.yaml", "peer-show-v1.yaml", "peer-show-v2.yaml",
+					 "peer-show-v3.yaml", "peer-show-v4.yaml" };
+
+	fill_peers(p);
+	for (int v = 0; v <= 4; v++) {
+		struct ybuf b;
+
+		ybuf_init(&b);
+		ctl_render_peer_show(&b, p, 2, v);
+		check(g[v], &b);
+		ybuf_free(&b);
+	}
+}
+
+static void test_peer_list(void **state)
+{
+	(void)state;
+	struct ulnet_peer_info p[2];
+	struct ybuf b;
+
+	fill_peers(p);
+	ybuf_init(&b);
+	ctl_render_peer_list(&b, p, 2);
+	assert_string_equal(ybuf_str(&b),
+			    "peer list:\n-     nid: 192.168.77.12@tcp\n-     nid: 192.168.77.11@tcp\n");
+	ybuf_reset(&b);
+	ctl_render_peer_show(&b, p, 0, 1);
+	assert_string_equal(ybuf_str(&b), "");
+	ybuf_free(&b);
+}
+
+static void test_stats_global(void **state)
+{
+	(void)state;
+	struct ulnet_counters c;
+	struct ulnet_globals g;
+	struct ybuf b;
+
+	memset(&c, 0, sizeof(c));
+	c.msgs_max = 3;
+	c.rst_alloc = 8;
+	c.send_count = 68;
+	c.recv_count = 71;
+	c.send_length = 204948;
+	c.recv_length = 20724;
+	ybuf_init(&b);
+	ctl_render_stats(&b, &c);
+	check("stats-show.yaml", &b);
+	ybuf_reset(&b);
+	fill_globals(&g);
+	ctl_render_global(&b, &g);
+	check("global-show.yaml", &b);
+	ybuf_free(&b);
+}
+
+static void test_export(void **state)
+{
+	(void)state;
+	struct ulnet_ni_info ni[2];
+	struct ulnet_peer_info p[2];
+	struct ulnet_globals g;
+	struct ybuf b;
+
+	fill_nis(ni);
+	fill_peers(p);
+	fill_globals(&g);
+	ybuf_init(&b);
+	ctl_render_export(&b, ni, 2, p, 2, &g, false);
+	check("export.yaml", &b);
+	ybuf_reset(&b);
+	ctl_render_export(&b, ni, 2, p, 2, &g, true);
+	check("export-backup.yaml", &b);
+	ybuf_free(&b);
+}
+
+static void test_ping(void **state)
+{
+	(void)state;
+	struct ctl_ping_result r;
+	struct ybuf b;
+
+	memset(&r, 0, sizeof(r));
+	r.target = tcp_nid(192, 168, 77, 11);
+	r.peer.primary = r.target;
+	r.peer.multi_rail = true;
+	r.peer.nnids = 1;
+	r.peer.nids[0] = r.target;
+	ybuf_init(&b);
+	ctl_render_ping(&b, "ping", &r, 1);
+	check("ping.yaml", &b);
+
+	/* failures */
+	struct {
+		const char *what, *golden;
+		int rc;
+		ulnet_nid_t nid;
+	} e[] = {
+		{ "ping", "err-ping-noroute.yaml", -113, { 0, ULNET_LND_O2IB, 0, { 10, 0, 0, 1 } } },
+		{ "ping", "err-ping-refused.yaml", -111, tcp_nid(192, 168, 77, 1) },
+		{ "ping", "err-ping-timeout.yaml", -5, tcp_nid(192, 168, 77, 1) },
+		{ "discover", "err-discover-refused.yaml", -5, tcp_nid(192, 168, 77, 1) },
+	};
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
+		memset(&r, 0, sizeof(r));
+		r.target = e[i].nid;
+		r.rc = e[i].rc;
+		ybuf_reset(&b);
+		ctl_render_ping(&b, e[i].what, &r, 1);
+		check(e[i].golden, &b);
+	}
+	ybuf_free(&b);
+}
+
+static void test_error_shapes(void **state)
+{
+	(void)state;
+	struct ybuf b;
+
+	ybuf_init(&b);
+	y_nl_error(&b, "add", "net", -EEXIST, "cannot add LNet NI");
+	check("err-net-add-dup.yaml", &b);
+	ybuf_reset(&b);
+	y_nl_error(&b, "add", "net", -ENETDOWN, "cannot add LNet NI");
+	check("err-net-add-badif.yaml", &b);
+	ybuf_reset(&b);
+	y_nl_error(&b, "manage", "ping", -EINVAL,
+		   "\"Unable to parse nidlist: no valid NIDs in string\"");
+	check("err-ping-badnid.yaml", &b);
+	ybuf_reset(&b);
+	y_cy_error(&b, "parser", "set", -1, "cannot parse retry_count value");
+	check("err-set-parse.yaml", &b);
+	ybuf_reset(&b);
+	y_cy_error(&b, "add", "response_tracking", -EINVAL, "\"Valid values are: 0, 1, 2, or 3\"");
+	check("err-set-range.yaml", &b);
+	ybuf_free(&b);
+}
+
+/* route/routing/udsp show print nothing (no routes exist), like lnetctl. */
+static void test_empty_shows(void **state)
+{
+	(void)state;
+	struct ybuf empty;
+
+	ybuf_init(&empty);
+	check("route-show.yaml", &empty);
+	check("routing-show.yaml", &empty);
+	ybuf_free(&empty);
+}
+
+/* Commands answered without a daemon: help, unknown commands. */
+static void test_help_and_unknown(void **state)
+{
+	(void)state;
+	struct ctl_reply rp;
+	char *help[] = { "net", "add", "--help", NULL };
+	char *bad[] = { "frobnicate", NULL };
+	char *badsub[] = { "net", "frob", NULL };
+
+	assert_true(ctl_is_help(3, help));
+	assert_false(ctl_is_help(1, bad));
+	ctl_reply_init(&rp);
+	ctl_run(NULL, 3, help, NULL, 0, &rp);
+	assert_int_equal(rp.rc, 0);
+	assert_non_null(strstr(ybuf_str(&rp.out), "--nid"));
+	ctl_reply_free(&rp);
+
+	ctl_reply_init(&rp);
+	ctl_run(NULL, 1, bad, NULL, 0, &rp);
+	assert_int_equal(rp.rc, 255);
+	assert_string_equal(ybuf_str(&rp.err), "ulnetctl: 'frobnicate' is not a valid command. "
+			    "See 'ulnetctl --list-commands'.\n");
+	ctl_reply_free(&rp);
+
+	ctl_reply_init(&rp);
+	ctl_run(NULL, 2, badsub, NULL, 0, &rp);
+	assert_int_equal(rp.rc, 255);
+	ctl_reply_free(&rp);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_net_show_levels),
+		cmocka_unit_test(test_net_show_filter),
+		cmocka_unit_test(test_peer_show_levels),
+		cmocka_unit_test(test_peer_list),
+		cmocka_unit_test(test_stats_global),
+		cmocka_unit_test(test_export),
+		cmocka_unit_test(test_ping),
+		cmocka_unit_test(test_error_shapes),
+		cmocka_unit_test(test_empty_shows),
+		cmocka_unit_test(test_help_and_unknown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctl_cmds.h - the lnetctl command tree, run against one ulnet instance.
+ *
+ * ulnetd calls ctl_run() for every request; tests call it in-process.
+ * Output, error text and exit status are exactly what lnetctl 2.17 prints
+ * (see docs/tools.md for the deliberate differences).
+ */
+#ifndef ULNET_TOOLS_CTL_CMDS_H
+#define ULNET_TOOLS_CTL_CMDS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctl_proto.h"
+#include "ulnet/ulnet.h"
+
+struct ctl_ctx {
+	ulnet_t *ln;                /* NULL while LNet is unconfigured */
+	struct ulnet_opts opts;     /* used by "lnet configure" */
+	/* Defaults for tcp NIs added without --accept-port/--accept. */
+	uint16_t accept_port;
+	char accept[8];
+	int max_wait_s;             /* cap of ping/discover timeouts */
+	/* Writers: commands that change the node; readers: shows and pings
+	 * (which may block), so one slow ping never blocks a show. */
+	pthread_rwlock_t lock;
+};
+
+/* Set up a context; with `configure` an instance is created now.
+ * Returns 0 or a negative errno from ulnet_create(). */
+int ctl_ctx_init(struct ctl_ctx *ctx, const struct ulnet_opts *opts, bool configure);
+/* Destroy the instance (if any) and the lock. */
+void ctl_ctx_fini(struct ctl_ctx *ctx);
+
+/*
+ * Run one command (argv[0] is the first word after the program name, e.g.
+ * "net"). `blob` is the content of a file read by the client (import), may
+ * be NULL. The reply gets stdout/stderr text and the exit status (0..255).
+ * `ctx` may be NULL: then only help requests succeed.
+ */
+void ctl_run(struct ctl_ctx *ctx, int argc, char **argv, const char *blob, size_t bloblen,
+	     struct ctl_reply *rp);
+
+/* True if argv asks only for help (answered without a daemon). */
+bool ctl_is_help(int argc, char **argv);
+
+/*
+ * Apply a YAML configuration (the schema of "export") as "import --add"
+ * does. `name` names the source in errors ("FILE:LINE:COL: ..."). Errors are
+ * appended to `err`. Returns 0 or a negative errno.
+ */
+int ctl_apply_config(struct ctl_ctx *ctx, const char *name, const char *text, size_t len,
+		     struct ybuf *err);
+
+#endif

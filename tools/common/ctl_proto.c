@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: MIT */
+/* ctl_proto.c - framing and socket handling of the control protocol. */
+#include "ctl_proto.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REQ_MAGIC "ULQ1"
+#define REP_MAGIC "ULR1"
+#define NO_BLOB 0xffffffffu
+
+void ctl_request_free(struct ctl_request *rq)
+{
+	for (int i = 0; i < rq->argc && i < CTL_MAX_ARGS; i++)
+		free(rq->argv[i]);
+	free(rq->blob);
+	memset(rq, 0, sizeof(*rq));
+}
+
+void ctl_reply_init(struct ctl_reply *rp)
+{
+	rp->rc = 0;
+	ybuf_init(&rp->out);
+	ybuf_init(&rp->err);
+}
+
+void ctl_reply_free(struct ctl_reply *rp)
+{
+	ybuf_free(&rp->out);
+	ybuf_free(&rp->err);
+}
+
+static void put32(struct ybuf *b, uint32_t v)
+{
+	unsigned char c[4] = { v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >> 24 };
+
+	ybuf_add(b, (const char *)c, 4);
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+int ctl_request_encode(int argc, char *const argv[], const char *blob, size_t bloblen,
+		       struct ybuf *out)
+{
+	if (argc < 0 || argc > CTL_MAX_ARGS || (blob && bloblen > CTL_MAX_BLOB))
+		return -E2BIG;
+	ybuf_add(out, REQ_MAGIC, 4);
+	put32(out, (uint32_t)argc);
+	for (int i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]);
+
+		if (n > CTL_MAX_ARG)
+			return -E2BIG;
+		put32(out, (uint32_t)n);
+		ybuf_add(out, argv[i], n);
+	}
+	put32(out, blob ? (uint32_t)bloblen : NO_BLOB);
+	if (blob)
+		ybuf_add(out, blob, bloblen);
+	return out->oom ? -ENOMEM : 0;
+}
+
+/* Cursor over an input buffer. */
+struct cur {
+	const unsigned char *p;
+	size_t len, off;
+};
+
+static int cur_u32(struct cur *c, uint32_t *v)
+{
+	if (c->len - c->off < 4)
+		return -EAGAIN;
+	*v = get32(c->p + c->off);
+	c->off += 4;
+	return 0;
+}
+
+static int cur_bytes(struct cur *c, size_t n, char **out)
+{
+	if (c->len - c->off < n)
+		return -EAGAIN;
+	char *s = malloc(n + 1);
+
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, c->p + c->off, n);
+	s[n] = '\0';
+	c->off += n;
+	*out = s;
+	return 0;
+}
+
+int ctl_request_decode(const void *buf, size_t len, struct ctl_request *rq, size_t *used)
+{
+	struct cur c = { buf, len, 0 };
+	uint32_t v;
+	int rc;
+
+	memset(rq, 0, sizeof(*rq));
+	if (len < 4)
+		return -EAGAIN;
+	if (memcmp(buf, REQ_MAGIC, 4) != 0)
+		return -EPROTO;
+	c.off = 4;
+	if ((rc = cur_u32(&c, &v)) != 0)
+		return rc;
+	if (v > CTL_MAX_ARGS)
+		return -E2BIG;
+	int argc = (int)v;
+
+	for (int i = 0; i < argc; i++) {
+		if ((rc = cur_u32(&c, &v)) != 0)
+			goto fail;
+		if (v > CTL_MAX_ARG) {
+			rc = -E2BIG;
+			goto fail;
+		}
+		if ((rc = cur_bytes(&c, v, &rq->argv[i])) != 0)
+			goto fail;
+		rq->argc = i + 1;
+		if (strlen(rq->argv[i]) != v) { /* embedded NUL */
+			rc = -EPROTO;
+			goto fail;
+		}
+	}
+	if ((rc = cur_u32(&c, &v)) != 0)
+		goto fail;
+	if (v != NO_BLOB) {
+		if (v > CTL_MAX_BLOB) {
+			rc = -E2BIG;
+			goto fail;
+		}
+		if ((rc = cur_bytes(&c, v, &rq->blob)) != 0)
+			goto fail;
+		rq->bloblen = v;
+	}
+	rq->argv[rq->argc] = NULL;
+	if (used)
+		*used = c.off;
+	return 0;
+fail:
+	ctl_request_free(rq);
+	return rc;
+}
+
+int ctl_reply_encode(const struct ctl_reply *rp, struct ybuf *out)
+{
+	if (rp->out.len > CTL_MAX_OUT || rp->err.len > CTL_MAX_OUT)
+		return -E2BIG;
+	ybuf_add(out, REP_MAGIC, 4);
+	put32(out, (uint32_t)rp->rc);
+	put32(out, (uint32_t)rp->out.len);
+	ybuf_add(out, ybuf_str(&rp->out), rp->out.len);
+	put32(out, (uint32_t)rp->err.len);
+	ybuf_add(out, ybuf_str(&rp->err), rp->err.len);
+	return out->oom ? -ENOMEM : 0;
+}
+
+int ctl_reply_decode(const void *buf, size_t len, struct ctl_reply *rp, size_t *used)
+{
+	struct cur c = { buf, len, 0 };
+	uint32_t v;
+	char *s = NULL;
+	int rc;
+
+	ctl_reply_init(rp);
+	if (len < 4)
+		return -EAGAIN;
+	if (memcmp(buf, REP_MAGIC, 4) != 0)
+		return -EPROTO;
+	c.off = 4;
+	if ((rc = cur_u32(&c, &v)) != 0)
+		return rc;
+	rp->rc = (int32_t)v;
+	for (int k = 0; k < 2; k++) {
+		if ((rc = cur_u32(&c, &v)) != 0)
+			goto fail;
+		if (v > CTL_MAX_OUT) {
+			rc = -E2BIG;
+			goto fail;
+		}
+		if ((rc = cur_bytes(&c, v, &s)) != 0)
+			goto fail;
+		ybuf_add(k == 0 ? &rp->out : &rp->err, s, v);
+		free(s);
+		s = NULL;
+	}
+	if (used)
+		*used = c.off;
+	return 0;
+fail:
+	ctl_reply_free(rp);
+	return rc;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for `ev` on fd until `deadline` (ms, <0 none). */
+static int wait_fd(int fd, short ev, long long deadline)
+{
+	struct pollfd p = { .fd = fd, .events = ev };
+
+	for (int tries = 0; tries < 1000000; tries++) {
+		int to = -1;
+
+		if (deadline >= 0) {
+			long long left = deadline - now_ms();
+
+			if (left <= 0)
+				return -ETIMEDOUT;
+			to = left > 60000 ? 60000 : (int)left;
+		}
+		int n = poll(&p, 1, to);
+
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+	return -ETIMEDOUT;
+}
+
+/* Read until `decode` succeeds; chunk-wise with a per-chunk timeout. */
+static int read_msg(int fd, int timeout_ms, size_t max, struct ybuf *in)
+{
+	char chunk[16384];
+
+	if (in->len > max)
+		return -E2BIG;
+	long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int rc = wait_fd(fd, POLLIN, deadline);
+
+	if (rc)
+		return rc;
+	ssize_t n = read(fd, chunk, sizeof(chunk));
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+	if (n == 0)
+		return -ECONNRESET;
+	ybuf_add(in, chunk, (size_t)n);
+	return in->oom ? -ENOMEM : 0;
+}
+
+int ctl_read_request(int fd, int timeout_ms, struct ctl_request *rq)
+{
+	struct ybuf in;
+	int rc;
+	/* Bound: the largest legal request, read in 16 KiB chunks. */
+	size_t max = 16 + (size_t)CTL_MAX_ARGS * (CTL_MAX_ARG + 4) + CTL_MAX_BLOB;
+
+	ybuf_init(&in);
+	for (size_t iter = 0; iter < max / 1 + 2; iter++) {
+		rc = read_msg(fd, timeout_ms, max, &in);
+		if (rc)
+			break;
+		rc = ctl_request_decode(in.s, in.len, rq, NULL);
+		if (rc != -EAGAIN)
+			break;
+	}
+	ybuf_free(&in);
+	return rc;
+}
+
+static int write_all(int fd, const char *p, size_t len, int timeout_ms)
+{
+	long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	size_t off = 0;
+
+	while (off < len) {
+		int rc = wait_fd(fd, POLLOUT, deadline);
+
+		if (rc)
+			return rc;
+		ssize_t n = send(fd, p + off, len - off, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+int ctl_write_reply(int fd, int timeout_ms, const struct ctl_reply *rp)
+{
+	struct ybuf b;
+
+	ybuf_init(&b);
+	int rc = ctl_reply_encode(rp, &b);
+
+	if (rc == 0)
+		rc = write_all(fd, ybuf_str(&b), b.len, timeout_ms);
+	ybuf_free(&b);
+	return rc;
+}
+
+static int fill_addr(const char *path, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa->sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa->sun_path, path);
+	return 0;
+}
+
+int ctl_call(const char *path, int argc, char *const argv[], const char *blob, size_t bloblen,
+	     int timeout_ms, struct ctl_reply *rp)
+{
+	struct sockaddr_un sa;
+	struct ybuf b;
+	int rc = fill_addr(path, &sa);
+
+	ctl_reply_init(rp);
+	if (rc)
+		return rc;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	ybuf_init(&b);
+	rc = ctl_request_encode(argc, argv, blob, bloblen, &b);
+	if (rc == 0)
+		rc = write_all(fd, ybuf_str(&b), b.len, 10000);
+	ybuf_reset(&b);
+	/* The reply may be large; bounded by CTL_MAX_OUT twice. */
+	for (size_t iter = 0; rc == 0 && iter < (2 * (size_t)CTL_MAX_OUT) / 1024 + 16; iter++) {
+		rc = read_msg(fd, timeout_ms, 2 * (size_t)CTL_MAX_OUT + 16, &b);
+		if (rc)
+			break;
+		struct ctl_reply tmp;
+
+		rc = ctl_reply_decode(b.s, b.len, &tmp, NULL);
+		if (rc == 0) {
+			*rp = tmp;
+			break;
+		}
+		if (rc != -EAGAIN)
+			break;
+		rc = 0;
+	}
+	ybuf_free(&b);
+	close(fd);
+	return rc;
+}
+
+void ctl_default_path(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (geteuid() == 0)
+		snprintf(buf, len, "/run/ulnet/ulnetd.sock");
+	else if (xdg && xdg[0] == '/')
+		snprintf(buf, len, "%s/ulnet/ulnetd.sock", xdg);
+	else
+		snprintf(buf, len, "/tmp/ulnet-%u/ulnetd.sock", (unsigned)getuid());
+}
+
+int ctl_listen(const char *path)
+{
+	struct sockaddr_un sa;
+	int rc = fill_addr(path, &sa);
+
+	if (rc)
+		return rc;
+	/* Create the parent directory (one level) private to us. */
+	char dir[sizeof(sa.sun_path)];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -errno;
+	/* A live daemon on the path: refuse; a stale socket file: replace. */
+	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (probe >= 0) {
+		if (connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			close(probe);
+			close(fd);
+			return -EADDRINUSE;
+		}
+		close(probe);
+	}
+	unlink(path);
+	mode_t old = umask(0177);
+
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}

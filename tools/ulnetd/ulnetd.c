@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ulnetd - one ulnet node as a daemon, managed with ulnetctl.
+ *
+ *   ulnetd [--config FILE] [--ctl PATH] [--foreground | --daemon]
+ *          [--log-level error|warn|info|debug] [--syslog]
+ *          [--accept-port N] [--accept secure|all|none] [--pid N]
+ *
+ * Runs in the foreground by default (systemd Type=simple); --daemon forks.
+ * The main thread polls the control socket and a signal pipe; each
+ * accepted client is served by a short-lived worker thread (at most
+ * MAX_WORKERS at once), so a blocking ping cannot wedge other clients, and
+ * ping/discover waits are capped (ctl_ctx.max_wait_s).
+ * SIGTERM/SIGINT: stop accepting, wait for workers, ulnet_destroy(),
+ * remove the socket, exit 0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl_cmds.h"
+#include "ctl_proto.h"
+
+#define MAX_WORKERS 16
+#define REQ_TIMEOUT_MS 5000
+
+static int sig_pipe[2] = { -1, -1 };
+static atomic_int nworkers;
+static bool use_syslog;
+static enum ulnet_log_level log_level = ULNET_LOG_WARN;
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	if (write(sig_pipe[1], &c, 1) < 0) {
+		/* pipe full: a stop is already pending */
+	}
+	errno = saved;
+}
+
+static void dlog(enum ulnet_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void dlog(enum ulnet_log_level lvl, const char *fmt, ...)
+{
+	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+	static const char *const name[] = { "error", "warn", "info", "debug" };
+	char msg[1024];
+	va_list ap;
+
+	if (lvl > log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (use_syslog)
+		syslog(prio[lvl], "%s", msg);
+	else
+		fprintf(stderr, "ulnetd: %s: %s\n", name[lvl], msg);
+}
+
+static void lib_log(void *arg, enum ulnet_log_level level, const char *msg)
+{
+	dlog(level, "%s", msg);
+}
+
+struct worker {
+	struct ctl_ctx *ctx;
+	int fd;
+};
+
+static void *serve(void *arg)
+{
+	struct worker *w = arg;
+	struct ctl_request rq;
+	struct ctl_reply rp;
+	int rc = ctl_read_request(w->fd, REQ_TIMEOUT_MS, &rq);
+
+	if (rc < 0) {
+		dlog(ULNET_LOG_INFO, "dropping client: %s", strerror(-rc));
+	} else {
+		ctl_reply_init(&rp);
+		if (rq.argc > 0)
+			dlog(ULNET_LOG_DEBUG, "command: %s%s%s", rq.argv[0], rq.argc > 1 ? " " : "",
+			     rq.argc > 1 ? rq.argv[1] : "");
+		ctl_run(w->ctx, rq.argc, rq.argv, rq.blob, rq.bloblen, &rp);
+		rc = ctl_write_reply(w->fd, REQ_TIMEOUT_MS, &rp);
+		if (rc < 0)
+			dlog(ULNET_LOG_INFO, "reply not delivered: %s", strerror(-rc));
+		ctl_reply_free(&rp);
+		ctl_request_free(&rq);
+	}
+	close(w->fd);
+	free(w);
+	atomic_fetch_sub(&nworkers, 1);
+	return NULL;
+}
+
+static int read_file(const char *path, struct ybuf *b)
+{
+	FILE *f = fopen(path, "r");
+	char chunk[65536];
+
+	if (!f)
+		return -errno;
+	for (size_t tot = 0; tot <= CTL_MAX_BLOB;) {
+		size_t n = fread(chunk, 1, sizeof(chunk), f);
+
+		if (n == 0)
+			break;
+		ybuf_add(b, chunk, n);
+		tot += n;
+	}
+	int rc = ferror(f) ? -EIO : b->oom ? -ENOMEM : 0;
+
+	fclose(f);
+	return rc;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ulnetd [options]\n"
+		"  --config FILE        apply FILE (lnetctl export/import YAML) at start\n"
+		"  --ctl PATH           control socket (default: /run/ulnet/ulnetd.sock as root,\n"
+		"                       else $XDG_RUNTIME_DIR/ulnet/ulnetd.sock or /tmp/ulnet-$UID/ulnetd.sock)\n"
+		"  --foreground         stay in the foreground (default)\n"
+		"  --daemon             fork into the background\n"
+		"  --log-level LEVEL    error, warn (default), info or debug\n"
+		"  --syslog             log to syslog instead of stderr\n"
+		"  --accept-port N      default acceptor port of tcp NIs (default 988)\n"
+		"  --accept MODE        default acceptor mode: secure (default), all, none\n"
+		"  --pid N              LNet PID of the node (default 12345)\n"
+		"  --help               this text\n");
+}
+
+static int parse_level(const char *s, enum ulnet_log_level *l)
+{
+	static const char *const names[] = { "error", "warn", "info", "debug" };
+
+	for (int i = 0; i < 4; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*l = (enum ulnet_log_level)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *config = NULL, *ctl = NULL, *accept = NULL;
+	char path[256];
+	bool daemonize = false;
+	long accept_port = 0, pid = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(a, "--foreground") == 0 || strcmp(a, "-f") == 0) {
+			daemonize = false;
+		} else if (strcmp(a, "--daemon") == 0 || strcmp(a, "-d") == 0) {
+			daemonize = true;
+		} else if (strcmp(a, "--syslog") == 0) {
+			use_syslog = true;
+		} else if (v && strcmp(a, "--config") == 0) {
+			config = v;
+			i++;
+		} else if (v && strcmp(a, "--ctl") == 0) {
+			ctl = v;
+			i++;
+		} else if (v && strcmp(a, "--accept") == 0) {
+			accept = v;
+			i++;
+			if (strcmp(v, "secure") && strcmp(v, "all") && strcmp(v, "none")) {
+				fprintf(stderr, "ulnetd: --accept must be secure, all or none\n");
+				return 2;
+			}
+		} else if (v && (strcmp(a, "--accept-port") == 0 || strcmp(a, "--pid") == 0)) {
+			char *end;
+			long n = strtol(v, &end, 0);
+
+			if (*end || n < 0 || (a[2] == 'a' && n > 65535) || n > 0x7fffffff) {
+				fprintf(stderr, "ulnetd: bad value for %s: '%s'\n", a, v);
+				return 2;
+			}
+			*(a[2] == 'a' ? &accept_port : &pid) = n;
+			i++;
+		} else if (v && strcmp(a, "--log-level") == 0) {
+			if (parse_level(v, &log_level) < 0) {
+				fprintf(stderr, "ulnetd: bad log level '%s'\n", v);
+				return 2;
+			}
+			i++;
+		} else {
+			fprintf(stderr, "ulnetd: unrecognized or incomplete option '%s'\n", a);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (ctl)
+		snprintf(path, sizeof(path), "%s", ctl);
+	else
+		ctl_default_path(path, sizeof(path));
+	if (use_syslog)
+		openlog("ulnetd", LOG_PID, LOG_DAEMON);
+
+	struct ybuf cfg;
+
+	ybuf_init(&cfg);
+	if (config) {
+		int rc = read_file(config, &cfg);
+
+		if (rc < 0) {
+			dlog(ULNET_LOG_ERROR, "cannot read config '%s': %s", config, strerror(-rc));
+			return 1;
+		}
+	}
+	int lfd = ctl_listen(path);
+
+	if (lfd < 0) {
+		dlog(ULNET_LOG_ERROR, "cannot listen on %s: %s", path, strerror(-lfd));
+		ybuf_free(&cfg);
+		return 1;
+	}
+	if (daemonize) {
+		/* Fork before any thread exists (ulnet_create starts one). */
+		pid_t child = fork();
+
+		if (child < 0) {
+			dlog(ULNET_LOG_ERROR, "fork: %s", strerror(errno));
+			return 1;
+		}
+		if (child > 0)
+			_exit(0);
+		setsid();
+		int nul = open("/dev/null", O_RDWR);
+
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			if (use_syslog)
+				dup2(nul, 2);
+			if (nul > 2)
+				close(nul);
+		}
+	}
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		dlog(ULNET_LOG_ERROR, "pipe: %s", strerror(errno));
+		return 1;
+	}
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct ulnet_opts opts;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.pid = (ulnet_pid_t)pid;
+	opts.log = lib_log;
+	opts.log_level = log_level;
+
+	struct ctl_ctx ctx;
+	int rc = ctl_ctx_init(&ctx, &opts, true);
+
+	if (rc < 0) {
+		dlog(ULNET_LOG_ERROR, "cannot create the LNet instance: %s", strerror(-rc));
+		unlink(path);
+		return 1;
+	}
+	ctx.accept_port = (uint16_t)accept_port;
+	if (accept)
+		snprintf(ctx.accept, sizeof(ctx.accept), "%s", accept);
+	if (config) {
+		struct ybuf err;
+
+		ybuf_init(&err);
+		rc = ctl_apply_config(&ctx, config, ybuf_str(&cfg), cfg.len, &err);
+		if (rc < 0) {
+			dlog(ULNET_LOG_ERROR, "configuration '%s' failed:\n%s", config, ybuf_str(&err));
+			ybuf_free(&err);
+			ybuf_free(&cfg);
+			ctl_ctx_fini(&ctx);
+			close(lfd);
+			unlink(path);
+			return 1;
+		}
+		ybuf_free(&err);
+	}
+	ybuf_free(&cfg);
+	dlog(ULNET_LOG_INFO, "listening on %s", path);
+
+	bool stop = false;
+
+	for (unsigned long iter = 0; !stop; iter++) {
+		struct pollfd pf[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sig_pipe[0], .events = POLLIN } };
+		int n = poll(pf, 2, 1000);
+
+		if (n < 0 && errno != EINTR) {
+			dlog(ULNET_LOG_ERROR, "poll: %s", strerror(errno));
+			break;
+		}
+		if (n <= 0)
+			continue;
+		if (pf[1].revents) {
+			char c;
+
+			while (read(sig_pipe[0], &c, 1) > 0)
+				;
+			stop = true;
+			break;
+		}
+		if (!(pf[0].revents & POLLIN))
+			continue;
+		int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (cfd < 0)
+			continue;
+		if (atomic_load(&nworkers) >= MAX_WORKERS) {
+			struct ctl_reply busy;
+
+			ctl_reply_init(&busy);
+			busy.rc = 255;
+			ybuf_puts(&busy.err, "ulnetd: busy, too many clients; try again\n");
+			ctl_write_reply(cfd, 1000, &busy);
+			ctl_reply_free(&busy);
+			close(cfd);
+			continue;
+		}
+		struct worker *w = malloc(sizeof(*w));
+		pthread_t th;
+		pthread_attr_t attr;
+
+		if (!w) {
+			close(cfd);
+			continue;
+		}
+		w->ctx = &ctx;
+		w->fd = cfd;
+		atomic_fetch_add(&nworkers, 1);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&th, &attr, serve, w) != 0) {
+			atomic_fetch_sub(&nworkers, 1);
+			close(cfd);
+			free(w);
+		}
+		pthread_attr_destroy(&attr);
+	}
+	dlog(ULNET_LOG_INFO, "stopping");
+	close(lfd);
+	unlink(path);
+	/* Workers end within their bounded waits (max_wait_s + I/O timeouts). */
+	for (int i = 0; i < (ctx.max_wait_s + 15) * 10 && atomic_load(&nworkers) > 0; i++) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	if (atomic_load(&nworkers) > 0) {
+		dlog(ULNET_LOG_WARN, "workers still busy at exit");
+		_exit(1);
+	}
+	ctl_ctx_fini(&ctx);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	if (use_syslog)
+		closelog();
+	return 0;
+}
