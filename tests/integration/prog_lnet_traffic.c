@@ -61,6 +61,14 @@ static const char *const size_names[NSIZES] = { "0 B", "1 B", "4 KiB", "1 MiB" }
 static const char *role_name = "main";
 static uint64_t deadline_ms;
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -510,7 +518,7 @@ static int client_phase(struct node *n)
 	ulnet_nid_str(&n->peer, nb);
 
 	memset(&pp, 0, sizeof(pp));
-	t0 = now_ms();
+	t0 = now_us();
 	rc = ulnet_ping(n->ln, (ulnet_process_id_t){ .nid = n->peer, .pid = ULNET_PID_ANY }, NULL, 0,
 			wait_budget(OP_TIMEOUT_MS), &pp);
 	if (rc == -ENOSYS) {
@@ -523,11 +531,11 @@ static int client_phase(struct node *n)
 		fail("ping %s: the reply does not list %s (%d NIDs)", nb, nb, pp.nnids);
 		return -1;
 	} else {
-		say("ping %s: ok, %d NID(s), %llu ms", nb, pp.nnids, (unsigned long long)(now_ms() - t0));
+		say("ping %s: ok, %d NID(s), %.3f ms", nb, pp.nnids, (double)(now_us() - t0) / 1000.0);
 	}
 
 	memset(&pp, 0, sizeof(pp));
-	t0 = now_ms();
+	t0 = now_us();
 	rc = ulnet_discover(n->ln, &n->peer, true, wait_budget(OP_TIMEOUT_MS), &pp);
 	if (rc == -ENOSYS) {
 		say("discover %s: not implemented by this ulnet (ENOSYS); step skipped", nb);
@@ -539,9 +547,9 @@ static int client_phase(struct node *n)
 		fail("discover %s: the peer does not list %s (%d NIDs)", nb, nb, pp.nnids);
 		return -1;
 	} else {
-		say("discover %s: ok, primary %s, %d NID(s), %llu ms", nb,
+		say("discover %s: ok, primary %s, %d NID(s), %.3f ms", nb,
 		    ulnet_nid_str(&pp.primary, (char[ULNET_NIDSTR_SIZE]){ 0 }), pp.nnids,
-		    (unsigned long long)(now_ms() - t0));
+		    (double)(now_us() - t0) / 1000.0);
 	}
 
 	for (int i = 0; i < NSIZES; i++) {

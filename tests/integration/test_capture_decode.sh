@@ -67,7 +67,7 @@ trap 'exit 1' INT TERM
 # been captured (so the filter is in place), within 15 s.
 start_capture() {
     local pcap=$1 i
-    : >"$WORK/tshark.out"
+    : >"$WORK/tshark.out"; : >"$WORK/tshark.err"
     tshark -l -P -n -i lo -B 64 -f "host $ADDR_A and host $ADDR_B" -w "$pcap" \
         >"$WORK/tshark.out" 2>"$WORK/tshark.err" &
     TSHARK_PID=$!
