@@ -22,8 +22,7 @@
  *
  * Exit status: 0 everything passed; 1 a step failed (message on stderr:
  * which node, which step, what was expected); 2 usage; 3 the time limit
- * expired; 4 every step that ran passed but ping/discovery returned ENOSYS
- * (not implemented by this ulnet yet) and were skipped.
+ * expired.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -53,7 +52,6 @@
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
 #define EXIT_TIMEOUT 3
-#define EXIT_SKIPPED 4
 
 static const size_t sizes[NSIZES] = { 0, 1, 4096, 1u << 20 };
 static const char *const size_names[NSIZES] = { "0 B", "1 B", "4 KiB", "1 MiB" };
@@ -240,11 +238,6 @@ static int node_start(struct node *n, const char *self, const char *peer, uint16
 	rc = ulnet_create(&o, &n->ln);
 	if (rc) {
 		fail("ulnet_create: %s", ulnet_strerror(rc));
-		return rc;
-	}
-	rc = ulnet_lnd_register(n->ln, &ksocklnd);   /* until it is a built-in */
-	if (rc && rc != -EEXIST) {
-		fail("registering the tcp LND: %s", ulnet_strerror(rc));
 		return rc;
 	}
 	if (ulnet_nid_parse(self, &n->self, NULL) || ulnet_nid_parse(peer, &n->peer, NULL)) {
@@ -512,7 +505,7 @@ static int client_phase(struct node *n)
 {
 	struct ulnet_ping_peer pp;
 	char nb[ULNET_NIDSTR_SIZE];
-	int skipped = 0, rc;
+	int rc;
 	uint64_t t0;
 
 	ulnet_nid_str(&n->peer, nb);
@@ -521,10 +514,7 @@ static int client_phase(struct node *n)
 	t0 = now_us();
 	rc = ulnet_ping(n->ln, (ulnet_process_id_t){ .nid = n->peer, .pid = ULNET_PID_ANY }, NULL, 0,
 			wait_budget(OP_TIMEOUT_MS), &pp);
-	if (rc == -ENOSYS) {
-		say("ping %s: not implemented by this ulnet (ENOSYS); step skipped", nb);
-		skipped = 1;
-	} else if (rc) {
+	if (rc) {
 		fail("ping %s: %s", nb, ulnet_strerror(rc));
 		return -1;
 	} else if (!peer_lists(&pp, &n->peer)) {
@@ -537,10 +527,7 @@ static int client_phase(struct node *n)
 	memset(&pp, 0, sizeof(pp));
 	t0 = now_us();
 	rc = ulnet_discover(n->ln, &n->peer, true, wait_budget(OP_TIMEOUT_MS), &pp);
-	if (rc == -ENOSYS) {
-		say("discover %s: not implemented by this ulnet (ENOSYS); step skipped", nb);
-		skipped = 1;
-	} else if (rc) {
+	if (rc) {
 		fail("discover %s: %s", nb, ulnet_strerror(rc));
 		return -1;
 	} else if (!peer_lists(&pp, &n->peer)) {
@@ -562,7 +549,7 @@ static int client_phase(struct node *n)
 			return -1;
 		say("GET %s from %s: REPLY bytes verified", size_names[i], nb);
 	}
-	return skipped;
+	return 0;
 }
 
 /* --- the two processes ------------------------------------------------------------ */
@@ -609,8 +596,7 @@ static void usage(FILE *f)
 		"  -a, --accept M    acceptor mode: all (default), secure, none\n"
 		"  -v, --verbose     ulnet log at INFO on stderr (twice: DEBUG)\n"
 		"  -h, --help        this text\n"
-		"exit: 0 passed, 1 failed, 2 usage, 3 time limit, 4 passed but ping/discovery\n"
-		"      are not implemented (ENOSYS) and were skipped\n");
+		"exit: 0 passed, 1 failed, 2 usage, 3 time limit\n");
 }
 
 /* "127.0.2.2" or "127.0.2.2@tcp1" -> NID text; loopback tcp only. */
@@ -650,7 +636,7 @@ int main(int argc, char **argv)
 	};
 	char nid_a[ULNET_NIDSTR_SIZE], nid_b[ULNET_NIDSTR_SIZE], line[256], *end;
 	const char *accept = "all";
-	int timeout_s = 30, verbose = 0, c, p2c[2], c2p[2], result = 0, skipped = 0;
+	int timeout_s = 30, verbose = 0, c, p2c[2], c2p[2], result = 0;
 	unsigned long port;
 	pid_t child;
 
@@ -740,12 +726,12 @@ int main(int argc, char **argv)
 			_exit(EXIT_FAIL);
 		}
 		rc = check_received(&self_node) ? -1 : client_phase(&self_node);
-		send_line(c2p[1], rc < 0 ? "FAIL\n" : rc > 0 ? "SKIPPED\n" : "DONE\n");
+		send_line(c2p[1], rc < 0 ? "FAIL\n" : "DONE\n");
 		/* stay up until A has checked what B sent */
 		if (recv_line(p2c[0], line, sizeof(line)) || strcmp(line, "FIN"))
 			fail("no FIN from node A");
 		node_stop(&self_node);
-		_exit(rc < 0 ? EXIT_FAIL : rc > 0 ? EXIT_SKIPPED : 0);
+		_exit(rc < 0 ? EXIT_FAIL : 0);
 	}
 
 	/* node A */
@@ -768,7 +754,6 @@ int main(int argc, char **argv)
 		result = EXIT_FAIL;
 		goto out;
 	}
-	skipped |= c;
 	send_line(p2c[1], "GO\n");
 	if (recv_line(c2p[0], line, sizeof(line))) {
 		fail("no word from node B (time limit or crash)");
@@ -779,7 +764,6 @@ int main(int argc, char **argv)
 		result = EXIT_FAIL;
 		goto out;
 	}
-	skipped |= !strcmp(line, "SKIPPED");
 	if (check_received(&self_node))
 		result = EXIT_FAIL;
 out:
@@ -797,8 +781,6 @@ out:
 			kill(child, SIGKILL);
 			waitpid(child, &st, 0);
 			result = result ? result : EXIT_TIMEOUT;
-		} else if (w == child && WIFEXITED(st) && WEXITSTATUS(st) == EXIT_SKIPPED) {
-			skipped = 1;
 		} else if (w == child && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 			if (!result)
 				fail("node B exited with %s %d", WIFEXITED(st) ? "status" : "signal",
@@ -808,10 +790,6 @@ out:
 	}
 	node_stop(&self_node);
 	alarm(0);
-	if (!result && skipped) {
-		say("PASSED, except ping/discovery: not implemented (ENOSYS), skipped");
-		return EXIT_SKIPPED;
-	}
 	if (!result)
 		say("PASSED: ping and discovery both ways, PUT+ACK and GET of 0 B, 1 B, 4 KiB, 1 MiB both ways, payloads verified");
 	return result;

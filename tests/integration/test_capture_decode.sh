@@ -24,9 +24,7 @@
 #     NOOPs for the 1 MiB PUTs and REPLYs.
 #
 # Needs root (or CAP_NET_RAW) to capture on lo, tshark and python3: without
-# them it prints "SKIP: <reason>" and exits 77. If this ulnet does not
-# implement ping/discovery yet (ENOSYS), everything else is checked, then it
-# exits 77 saying so.
+# them it prints "SKIP: <reason>" and exits 77.
 #
 # Environment: ULNET_BIN (build/bin), ULNET_SHARED (shared/), KEEP=1 keeps the
 # capture and decode output (their directory is printed).
@@ -118,8 +116,7 @@ for attempt in 1 2 3; do
 done
 [ -z "${dropped:-}" ] || [ "$dropped" = 0 ] || fail "the capture kept dropping packets ($dropped)"
 case $prog_rc in
-    0) ping_ok=1 ;;
-    4) ping_ok=0 ;;
+    0) ;;
     *) cat "$WORK/prog.out"; fail "prog_lnet_traffic exited with $prog_rc" ;;
 esac
 packets=$(sed -n 's/^\([0-9][0-9]*\) packets\{0,1\} captured.*/\1/p' "$WORK/tshark.err" | head -1)
@@ -154,11 +151,11 @@ fi
     fail "the resegmented capture decodes to $(grep -vc '^#' "$WORK/reseg.txt") messages, the raw one to $(grep -vc '^#' "$WORK/raw.txt")"
 
 # --- the expected messages ------------------------------------------------------
-python3 - "$WORK/reseg.txt" "$ADDR_A@tcp" "$ADDR_B@tcp" "$ping_ok" <<'EOF'
+python3 - "$WORK/reseg.txt" "$ADDR_A@tcp" "$ADDR_B@tcp" <<'EOF'
 import sys
 from collections import Counter
 
-path, nid_a, nid_b, ping_ok = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+path, nid_a, nid_b = sys.argv[1], sys.argv[2], sys.argv[3]
 PING_MB = 0x8000000000000000
 SIZES = [0, 1, 4096, 1 << 20]
 msgs = []
@@ -219,20 +216,19 @@ for src, dst in ((nid_a, nid_b), (nid_b, nid_a)):
     # ping and discovery: GET on portal 0 with the ping match bits, REPLY with ping info
     pgets = [m for m in out if m["kind"] == "GET" and m["ptl"] == "0" and num(m, "mbits") == PING_MB]
     pushes = [m for m in out if m["kind"] == "PUT" and m["ptl"] == "0" and num(m, "mbits") == PING_MB]
-    if ping_ok:
-        check(len(pgets) >= 2, f"{tag}: {len(pgets)} ping GETs, expected >= 2 (ping + discovery)")
-        for g in pgets:
-            rs = responses(g, "REPLY")
-            check(len(rs) == 1 and num(rs[0], "plen") >= 16,
-                  f"{tag}: ping GET {g['wmd']}: REPLY with ping info missing or too short")
-            check(num(g, "slen") > 0, f"{tag}: ping GET with sink length 0")
-        check(len(pushes) >= 1, f"{tag}: no discovery push (PUT on portal 0)")
-        for p in pushes:
-            check(num(p, "plen") >= 16, f"{tag}: push PUT without ping info")
-            acks = responses(p, "ACK")
-            check(len(acks) == 1, f"{tag}: push PUT {p['wmd']} has {len(acks)} ACKs")
-        summary["ping GET/REPLY"] += len(pgets)
-        summary["push PUT/ACK"] += len(pushes)
+    check(len(pgets) >= 2, f"{tag}: {len(pgets)} ping GETs, expected >= 2 (ping + discovery)")
+    for g in pgets:
+        rs = responses(g, "REPLY")
+        check(len(rs) == 1 and num(rs[0], "plen") >= 16,
+              f"{tag}: ping GET {g['wmd']}: REPLY with ping info missing or too short")
+        check(num(g, "slen") > 0, f"{tag}: ping GET with sink length 0")
+    check(len(pushes) >= 1, f"{tag}: no discovery push (PUT on portal 0)")
+    for p in pushes:
+        check(num(p, "plen") >= 16, f"{tag}: push PUT without ping info")
+        acks = responses(p, "ACK")
+        check(len(acks) == 1, f"{tag}: push PUT {p['wmd']} has {len(acks)} ACKs")
+    summary["ping GET/REPLY"] += len(pgets)
+    summary["push PUT/ACK"] += len(pushes)
     for i, size in enumerate(SIZES):
         puts = [m for m in out if m["kind"] == "PUT" and m["ptl"] == "21" and num(m, "mbits") == 0x5000 + i]
         if check(len(puts) == 1, f"{tag}: {len(puts)} PUTs of {size} B, expected 1"):
@@ -269,8 +265,6 @@ for src, dst in ((nid_a, nid_b), (nid_b, nid_a)):
                     summary["ZC-ACK NOOP"] += len(back)
             if size < 1 << 20:
                 check(all(num(r, "zcreq") == 0 for r in rs), f"{tag}: {size} B REPLY asks for a ZC-ACK")
-    if not ping_ok:
-        check(not pgets and not pushes, f"{tag}: ping traffic although ping returned ENOSYS")
 
 print("decoded: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
 print("checked: " + ", ".join(f"{k} {v}" for k, v in summary.items())
@@ -286,9 +280,5 @@ if [ $check_rc != 0 ]; then
     echo "--- prog_lnet_traffic ---"
     cat "$WORK/prog.out"
     fail "the capture does not hold the expected messages"
-fi
-if [ "$ping_ok" = 0 ]; then
-    grep 'ENOSYS' "$WORK/prog.out" | head -2
-    skip "ping/discovery are not implemented by this ulnet (ENOSYS); the PUT/GET traffic decoded cleanly"
 fi
 echo "PASS: decode.sh agrees with itself on every message; all expected messages present"

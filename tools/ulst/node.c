@@ -89,12 +89,6 @@ int ulst_node_start(const struct ulst_global *g, const char *cmd, struct ulst_no
 		fprintf(stderr, "ulst %s: cannot create the ulnet instance: %s\n", cmd, ulnet_strerror(rc));
 		return ULST_EXIT_FAIL;
 	}
-	rc = ulnet_lnd_register(n->ln, &ksocklnd);   /* until it is a built-in */
-	if (rc && rc != -EEXIST) {
-		fprintf(stderr, "ulst %s: cannot register the tcp LND: %s\n", cmd, ulnet_strerror(rc));
-		ulst_node_stop(n);
-		return ULST_EXIT_FAIL;
-	}
 	c.nid = n->nid;
 	c.accept_port = (uint16_t)g->port;
 	c.tun.tos = -1;
