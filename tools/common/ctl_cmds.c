@@ -685,6 +685,10 @@ static int cmd_peer_add(struct ctl_ctx *ctx, const struct cmd *c, int argc, char
 		print_help(&rp->err, "peer", c);
 		return rc;
 	}
+	if (p.v[3].set) {
+		y_nl_error(&rp->err, "add", "peer", -EOPNOTSUPP, "--ip2nets is not supported by ulnet");
+		return -EINVAL;
+	}
 	if (need_ln(ctx, "add", "peer", rp))
 		return -EINVAL;
 	ulnet_nid_t prim, nids[128];
@@ -1221,6 +1225,13 @@ static int cmd_route_change(struct ctl_ctx *ctx, const struct cmd *c, int argc, 
 {
 	y_nl_error(&rp->err, strcmp(c->name, "add") == 0 ? "add" : "del", "route", -EOPNOTSUPP,
 		   "routing is not supported by ulnet");
+	return -EINVAL;
+}
+
+static int cmd_udsp_change(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+			   const char *blob, size_t bloblen, struct ctl_reply *rp)
+{
+	y_nl_error(&rp->err, c->name, "udsp", -EOPNOTSUPP, "UDSP is not supported by ulnet");
 	return -EINVAL;
 }
 
@@ -1802,6 +1813,8 @@ static const struct cmd routing_cmds[] = {
 };
 
 static const struct cmd udsp_cmds[] = {
+	{ "add", cmd_udsp_change, NULL, "add a UDSP rule (not supported by ulnet)\n", true },
+	{ "del", cmd_udsp_change, NULL, "delete UDSP rules (not supported by ulnet)\n", true },
 	{ "show", cmd_empty_show, NULL, "show UDSP rules\n", false },
 	{ NULL, NULL, NULL, NULL, false }
 };
@@ -1862,7 +1875,7 @@ static const struct cmd top_cmds[] = {
 	{ "ping", cmd_ping, NULL, "ping nid[,nid,...]\n"
 	  "\t--source: source nid\n\t--timeout: ping timeout in seconds (default 1)\n", false },
 	{ "discover", cmd_discover, NULL, "discover nid[,nid,...]\n\t--force: force discovery\n", false },
-	{ "udsp", NULL, udsp_cmds, "udsp {show | help}\n", false },
+	{ "udsp", NULL, udsp_cmds, "udsp {add | del | show | help}\n", false },
 	{ NULL, NULL, NULL, NULL, false }
 };
 
