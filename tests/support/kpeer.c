@@ -846,7 +846,7 @@ static void cmp_own_pid(struct cmp *x, const char *field, uint32_t live, uint32_
  * user-space peer). */
 static void cmp_peer_pid(struct cmp *x, const char *field, uint32_t live, uint32_t cap)
 {
-	if (!x->kp->conf.kpeer_privileged && x->kp->conf.kpeer_privileged == false &&
+	if (!x->kp->conf.kpeer_privileged &&
 	    (live & ULNET_PID_USERFLAG) && cap != 0) {
 		kp_note(x->kp, "kpeer dials from unprivileged ports: ulnet addresses it as "
 			       "port|0x80000000 (0x%x) where the kernel wrote %u, as expected",
@@ -904,7 +904,9 @@ static void cmp_ping_info(struct cmp *x, const uint8_t *payload, size_t len)
 		return;
 	}
 	cmp_u64(x, "ping info features", pi.features, m->pi.features);
-	cmp_own_pid(x, "ping info pid", pi.pid, m->pi.pid);
+	/* The ping info carries the node's LNet PID; the user-space flag is
+	 * a per-connection socklnd identity and never appears here. */
+	cmp_u64(x, "ping info pid", pi.pid, m->pi.pid);
 	cmp_u64(x, "ping info nnis", pi.nnis_wire, m->pi.nnis_wire);
 	cmp_u64(x, "ping info byte order swapped", pi.swapped, m->pi.swapped);
 	for (unsigned i = 0; i < pi.nnis && i < m->pi.nnis && !x->bad; i++) {
