@@ -38,7 +38,12 @@ const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE])
 
 void ksock_loop_enter(struct ksock_net *net)
 {
-	net->loop_tid = (int)syscall(SYS_gettid);
+	/* once per thread, not a gettid() per loop callback */
+	static _Thread_local int tid;
+
+	if (!tid)
+		tid = (int)syscall(SYS_gettid);
+	net->loop_tid = tid;
 }
 
 /* --- finalize lists ---------------------------------------------------------- */
