@@ -111,9 +111,12 @@ int ulnet_lnd_register(ulnet_t *ln, const struct ulnet_lnd *lnd)
 static void *lnet_progress_main(void *arg)
 {
 	ulnet_t *ln = arg;
+	/* ULNET_OPT_BUSY_POLL: never sleep in epoll_wait; spin on the loop
+	 * (timers still run: run_ready checks them every turn) */
+	int timeout = (ln->ln_flags & ULNET_OPT_BUSY_POLL) ? 0 : -1;
 
 	while (!__atomic_load_n(&ln->ln_stop, __ATOMIC_ACQUIRE))
-		ul_loop_run_once(ln->ln_loop, -1);
+		ul_loop_run_once(ln->ln_loop, timeout);
 	return NULL;
 }
 
