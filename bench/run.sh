@@ -30,7 +30,7 @@ if [ "${NO_ANCHORS:-0}" != 1 ]; then
       REPS=${ANCHOR_REPS:-3} bash "$shared/tools/anchors.sh" > "$work/anchors.txt" 2>"$work/anchors.log" || true
   fi
 fi
-anchor() { awk -F'\t' -v n="$1" '$1 == n {print $2}' "$work/anchors.txt" 2>/dev/null | head -1; }
+anchor() { awk -v n="$1" '$1 == n {print $2}' "$work/anchors.txt" 2>/dev/null | head -1; }
 
 echo "## ulnet over TCP loopback (two processes, $reps runs of ${secs}s each, median)"
 for r in $(seq 1 "$reps"); do

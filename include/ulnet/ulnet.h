@@ -421,6 +421,51 @@ int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
 		   int nnids);
 
+/* --- runtime settings (lnetctl net set / peer set) ----------------------- */
+
+#define ULNET_MAX_HEALTH 1000
+
+/*
+ * Set the health value of the local NI `nid`, or of every NI but 0@lo when
+ * `nid` is NULL (lnetctl net set --health). 0 also marks the NI down in the
+ * ping info and ULNET_MAX_HEALTH up again, as the kernel does; an NI below
+ * the maximum is "in recovery". Errors: -EINVAL (value outside
+ * 0..ULNET_MAX_HEALTH, NULL ln, or 0@lo named), -ENOENT (no such NI).
+ */
+int ulnet_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value);
+
+/*
+ * Set conns_per_peer (0..127; 0 takes the default, 1) of the tcp NI `nid`,
+ * or of every tcp NI when `nid` is NULL (net set --conns-per-peer). It
+ * applies to connections made afterwards. Errors: -EINVAL (out of range,
+ * NULL ln, an NI whose LND has no such tunable), -ENOENT (no such NI, or no
+ * tcp NI at all with NULL).
+ */
+int ulnet_ni_set_conns_per_peer(ulnet_t *ln, const ulnet_nid_t *nid, int value);
+
+/*
+ * Set the LND timeout (socklnd sock_timeout, seconds; 0 takes the default,
+ * 50) of every NI of `net` (net set --net N --lnd-timeout s); it shows as
+ * the NI's "timeout". Errors: -EINVAL (negative, NULL ln, or a net whose LND
+ * has no timeout: lo), -ENOENT (no NI on `net`).
+ */
+int ulnet_net_set_lnd_timeout(ulnet_t *ln, ulnet_net_t net, int seconds);
+
+/*
+ * Set the health value of the peer NI `nid`, or of every peer NI when `nid`
+ * is NULL (lnetctl peer set --health). Errors: -EINVAL (value outside
+ * 0..ULNET_MAX_HEALTH, NULL ln), -ENOENT (no such peer NI).
+ */
+int ulnet_peer_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value);
+
+/*
+ * Overwrite the lp_state bits of the peer owning `nid` (lnetctl peer set
+ * --state; for tests and debugging). The bits of a discovery in progress
+ * (DISCOVERING, PING_SENT, PUSH_SENT) are kept as they are. Errors: -EINVAL
+ * (NULL ln or nid), -ENOENT (no such peer NI).
+ */
+int ulnet_peer_set_state(ulnet_t *ln, const ulnet_nid_t *nid, uint32_t state);
+
 /* Text of an error returned by this API ("No such file or directory"). */
 const char *ulnet_strerror(int err);
 

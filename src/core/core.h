@@ -325,6 +325,7 @@ struct lnet_peer_ni {
 	unsigned lpni_seq;
 	uint64_t lpni_send_count, lpni_recv_count, lpni_drop_count;
 	struct ulnet_msg_type_counts lpni_sent, lpni_received, lpni_dropped;
+	struct ulnet_latency lpni_put_egress, lpni_get_rtt, lpni_put_ack;
 	struct ulnet_health_stats lpni_health;
 };
 
@@ -539,6 +540,17 @@ int lnet_get_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 int lnet_check_reachable_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *target);
 /* Fail every message waiting for credits (destroy). */
 void lnet_fail_queued_locked(ulnet_t *ln, struct lnet_ni *ni, struct lnet_sendq *q, int status);
+
+/* --- counters (counters.c) ------------------------------------------------- */
+
+/* Add one latency sample of `ns` nanoseconds. */
+void lnet_latency_add(struct ulnet_latency *l, uint64_t ns);
+/* Latency sample of a peer NI, lock held: `what` ULNET_EVENT_SEND (a PUT
+ * left: put_egress), ULNET_EVENT_REPLY (get_rtt) or ULNET_EVENT_ACK
+ * (put_ack); others are ignored. `start` is the instance clock when the
+ * PUT/GET was committed. */
+void lnet_peer_ni_latency_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
+				 enum ulnet_event_kind what, uint64_t start);
 
 /* --- peers (peer.c) ------------------------------------------------------------- */
 

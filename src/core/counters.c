@@ -90,3 +90,38 @@ void ulnet_counters_reset(ulnet_t *ln)
 	ln->ln_ctr.rst_alloc = rst;
 	lnet_unlock(ln);
 }
+
+void lnet_latency_add(struct ulnet_latency *l, uint64_t ns)
+{
+	if (!l->samples || ns < l->min_nsec)
+		l->min_nsec = ns;
+	if (ns > l->max_nsec)
+		l->max_nsec = ns;
+	l->avg_nsec = (l->avg_nsec * l->samples + ns) / (l->samples + 1);
+	l->samples++;
+}
+
+void lnet_peer_ni_latency_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
+				 enum ulnet_event_kind what, uint64_t start)
+{
+	struct ulnet_latency *l;
+	uint64_t now;
+
+	if (!lpni || !start)
+		return;
+	switch (what) {
+	case ULNET_EVENT_SEND:
+		l = &lpni->lpni_put_egress;
+		break;
+	case ULNET_EVENT_REPLY:
+		l = &lpni->lpni_get_rtt;
+		break;
+	case ULNET_EVENT_ACK:
+		l = &lpni->lpni_put_ack;
+		break;
+	default:
+		return;
+	}
+	now = lnet_now(ln);
+	lnet_latency_add(l, now > start ? now - start : 0);
+}

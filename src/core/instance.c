@@ -108,12 +108,28 @@ int ulnet_lnd_register(ulnet_t *ln, const struct ulnet_lnd *lnd)
 	return rc;
 }
 
+#define LNET_PROGRESS_SPIN_NS 50000ULL
+
 static void *lnet_progress_main(void *arg)
 {
 	ulnet_t *ln = arg;
+	/* ULNET_OPT_BUSY_POLL: never sleep in epoll_wait; spin on the loop
+	 * (timers still run: run_ready checks them every turn) */
+	bool busy = ln->ln_flags & ULNET_OPT_BUSY_POLL;
+	uint64_t spin_until = 0;
 
-	while (!__atomic_load_n(&ln->ln_stop, __ATOMIC_ACQUIRE))
-		ul_loop_run_once(ln->ln_loop, -1);
+	while (!__atomic_load_n(&ln->ln_stop, __ATOMIC_ACQUIRE)) {
+		/* Adaptive spin: for LNET_PROGRESS_SPIN_NS after the loop last
+		 * did something, poll instead of sleeping. A sleeping thread
+		 * must be woken by whoever sends to it (an IPI and a context
+		 * switch, very slow on a VM whose idle vCPUs halt), which costs
+		 * the sender more than the spin costs us. */
+		uint64_t now = busy ? 0 : ul_clock_monotonic(NULL);
+		int n = ul_loop_run_once(ln->ln_loop, busy || now < spin_until ? 0 : -1);
+
+		if (n > 0 && !busy)
+			spin_until = ul_clock_monotonic(NULL) + LNET_PROGRESS_SPIN_NS;
+	}
 	return NULL;
 }
 

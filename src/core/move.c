@@ -99,7 +99,9 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg)
 
 	if (!ni->ni_up)
 		return -ESHUTDOWN;
-	if (lnet_now(ln) > msg->msg_deadline) {
+	/* the deadline was set at commit: only a message that waited for
+	 * credits can have passed it (one clock read less per send) */
+	if (msg->msg_tx_delayed && lnet_now(ln) > msg->msg_deadline) {
 		ln->ln_ctr.drop_count++;
 		ln->ln_ctr.drop_length += msg->msg_len;
 		ni->ni_drop_count++;

@@ -312,6 +312,8 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 				lnet_latency_record(&msg->msg_txni->ni_put_egress,
 						    lnet_now(ln) - msg->msg_t_start);
 		}
+		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT) /* per peer NI */
+			lnet_peer_ni_latency_locked(ln, msg->msg_txpeer, ULNET_EVENT_SEND, msg->msg_t_start);
 	}
 	lnet_return_tx_credits_locked(ln, msg, q);
 	msg->msg_tx_committed = 0;
@@ -413,6 +415,8 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 			lnet_latency_record(&msg->msg_rxni->ni_put_ack,
 					    lnet_now(ln) - md->md_rspt_start);
 	}
+	if (md->md_rspt_active && status == 0) /* per peer NI (counters.c) */
+		lnet_peer_ni_latency_locked(ln, msg->msg_rxpeer, msg->msg_ev.type, md->md_rspt_start);
 	if (md->md_rspt_active) {
 		bool response = msg->msg_ev.type == ULNET_EVENT_ACK ||
 				msg->msg_ev.type == ULNET_EVENT_REPLY;

@@ -337,7 +337,7 @@ int ulnet_ni_info(ulnet_t *ln, int index, struct ulnet_ni_info *info)
 {
 	struct ul_list *pos;
 	struct lnet_ni *ni = NULL;
-	int i = 0;
+	int i = 0, sock_timeout;
 
 	if (!ln || !info || index < 0)
 		return -EINVAL;
@@ -373,13 +373,101 @@ int ulnet_ni_info(ulnet_t *ln, int index, struct ulnet_ni_info *info)
 	info->credits_min = ni->ni_tx_credits_min;
 	info->dev_cpt = -1;
 	info->peer_credits = ni->ni_conf.tun.peer_credits;
+	sock_timeout = ni->ni_conf.sock.sock_timeout;
 	lnet_ni_addref_locked(ni);
 	lnet_unlock(ln);
 	/* the LND may refine (its own timeout); no lock across LND ops */
 	if (ni->ni_lnd->ni_info)
 		ni->ni_lnd->ni_info(ni, info);
+	/* a timeout set in the conf (or by net set --lnd-timeout) wins */
+	if (sock_timeout > 0 && ni->ni_nid.type == ULNET_LND_TCP)
+		info->lnd_timeout = sock_timeout;
 	lnet_lock(ln);
 	lnet_ni_decref_locked(ni);
 	lnet_unlock(ln);
 	return 0;
+}
+
+/* --- runtime settings (lnetctl net set) ------------------------------------- */
+
+int ulnet_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value)
+{
+	struct ul_list *pos;
+	bool found = false, changed = false;
+
+	if (!ln || value < 0 || value > ULNET_MAX_HEALTH)
+		return -EINVAL;
+	if (nid && nid->type == ULNET_LND_LO)
+		return -EINVAL;
+	lnet_lock(ln);
+	ul_list_for_each(pos, &ln->ln_nis) {
+		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+		uint32_t st = ni->ni_status;
+
+		if (ni == ln->ln_loni || (nid && !lnet_nid_eq(&ni->ni_nid, nid)))
+			continue;
+		found = true;
+		ni->ni_health.health_value = value;
+		/* status follows the extremes, as the kernel */
+		if (value == 0)
+			ni->ni_status = LNET_NI_STATUS_DOWN;
+		else if (value == ULNET_MAX_HEALTH)
+			ni->ni_status = LNET_NI_STATUS_UP;
+		changed |= st != ni->ni_status;
+	}
+	lnet_unlock(ln);
+	if (!found)
+		return nid ? -ENOENT : 0;
+	if (changed)
+		lnet_ping_target_update(ln);
+	return 0;
+}
+
+int ulnet_ni_set_conns_per_peer(ulnet_t *ln, const ulnet_nid_t *nid, int value)
+{
+	struct ul_list *pos;
+	int rc = -ENOENT;
+
+	if (!ln || value < 0 || value > 127)
+		return -EINVAL;
+	lnet_lock(ln);
+	ul_list_for_each(pos, &ln->ln_nis) {
+		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+		if (nid && !lnet_nid_eq(&ni->ni_nid, nid))
+			continue;
+		if (ni->ni_nid.type != ULNET_LND_TCP) {
+			if (nid)
+				rc = -EINVAL;
+			continue;
+		}
+		ni->ni_conf.tun.conns_per_peer = value ? value : 1;
+		rc = 0;
+	}
+	lnet_unlock(ln);
+	return rc;
+}
+
+int ulnet_net_set_lnd_timeout(ulnet_t *ln, ulnet_net_t net, int seconds)
+{
+	struct ul_list *pos;
+	int rc = -ENOENT;
+
+	if (!ln || seconds < 0)
+		return -EINVAL;
+	lnet_lock(ln);
+	ul_list_for_each(pos, &ln->ln_nis) {
+		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+		if (ulnet_nid_net(&ni->ni_nid) != net)
+			continue;
+		if (ni->ni_nid.type != ULNET_LND_TCP) {
+			rc = -EINVAL;
+			continue;
+		}
+		ni->ni_conf.sock.sock_timeout = seconds;
+		rc = 0;
+	}
+	lnet_unlock(ln);
+	return rc;
 }

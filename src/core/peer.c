@@ -446,8 +446,57 @@ int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
 		pi->sent = lpni->lpni_sent;
 		pi->received = lpni->lpni_received;
 		pi->dropped = lpni->lpni_dropped;
+		pi->put_egress = lpni->lpni_put_egress;
+		pi->get_rtt = lpni->lpni_get_rtt;
+		pi->put_ack = lpni->lpni_put_ack;
 		pi->health = lpni->lpni_health;
 	}
 	lnet_unlock(ln);
 	return 0;
+}
+
+/* --- runtime settings (lnetctl peer set) ------------------------------------ */
+
+int ulnet_peer_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value)
+{
+	int rc = 0;
+
+	if (!ln || value < 0 || value > ULNET_MAX_HEALTH)
+		return -EINVAL;
+	lnet_lock(ln);
+	if (nid) {
+		struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, nid);
+
+		if (lpni && lpni->lpni_peer)
+			lpni->lpni_health.health_value = value;
+		else
+			rc = -ENOENT;
+	} else {
+		struct ul_list *pos, *p2;
+
+		ul_list_for_each(pos, &ln->ln_peers) {
+			struct lnet_peer *lp = ul_container_of(pos, struct lnet_peer, lp_list);
+
+			ul_list_for_each(p2, &lp->lp_nis)
+				ul_container_of(p2, struct lnet_peer_ni, lpni_peer_list)
+					->lpni_health.health_value = value;
+		}
+	}
+	lnet_unlock(ln);
+	return rc;
+}
+
+int ulnet_peer_set_state(ulnet_t *ln, const ulnet_nid_t *nid, uint32_t state)
+{
+	const unsigned busy = LNET_PEER_DISCOVERING | LNET_PEER_PING_SENT | LNET_PEER_PUSH_SENT;
+	struct lnet_peer *lp;
+
+	if (!ln || !nid)
+		return -EINVAL;
+	lnet_lock(ln);
+	lp = lnet_peer_find_locked(ln, nid);
+	if (lp)
+		lp->lp_state = (lp->lp_state & busy) | (state & ~busy);
+	lnet_unlock(ln);
+	return lp ? 0 : -ENOENT;
 }

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -21,7 +22,19 @@ struct ul_loop {
 	struct ul_timer **heap;
 	int nheap, capheap;
 	struct ul_work *work_head, *work_tail;
+	/* 1 while ul_loop_run_once() may block in epoll_wait (set before the
+	 * timeout is computed under `lock`): only then does queuing work or
+	 * arming a timer need to write the eventfd. */
+	atomic_int sleeping;
+	/* earliest timer deadline (UINT64_MAX: none), written under `lock`,
+	 * read without it by run_ready() to skip the locks on a quiet turn */
+	uint64_t next_due;
+	bool has_work;              /* work_head != NULL, same rules */
 };
+
+/* The loop this thread is running (callbacks included), if any: work
+ * queued from inside the loop needs no wakeup. */
+static _Thread_local struct ul_loop *ul_cur_loop;
 
 uint64_t ul_clock_monotonic(void *unused)
 {
@@ -40,6 +53,7 @@ struct ul_loop *ul_loop_create(ul_clock_fn clock, void *clock_arg)
 		return NULL;
 	loop->clock = clock ? clock : ul_clock_monotonic;
 	loop->clock_arg = clock_arg;
+	loop->next_due = UINT64_MAX;
 	pthread_mutex_init(&loop->lock, NULL);
 	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
 	loop->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -79,8 +93,22 @@ uint64_t ul_loop_now(const struct ul_loop *loop)
 void ul_loop_wakeup(struct ul_loop *loop)
 {
 	uint64_t one = 1;
-	ssize_t rc = write(loop->wakefd, &one, sizeof(one));
+	ssize_t rc;
+
+	if (ul_cur_loop == loop)
+		return; /* we are the loop: it looks again before it blocks */
+	rc = write(loop->wakefd, &one, sizeof(one));
 	(void)rc; /* EAGAIN means a wakeup is already pending */
+}
+
+/* After queuing under loop->lock: wake the loop only if it may be blocked.
+ * The loop sets `sleeping` before it takes the lock to compute its
+ * timeout, so either it sees what we queued or we see `sleeping`. */
+static void ul_loop_kick(struct ul_loop *loop)
+{
+	if (ul_cur_loop == loop || !atomic_load(&loop->sleeping))
+		return;
+	ul_loop_wakeup(loop);
 }
 
 void ul_loop_post(struct ul_loop *loop, struct ul_work *w)
@@ -94,9 +122,10 @@ void ul_loop_post(struct ul_loop *loop, struct ul_work *w)
 		else
 			loop->work_head = w;
 		loop->work_tail = w;
+		__atomic_store_n(&loop->has_work, true, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&loop->lock);
-	ul_loop_wakeup(loop);
+	ul_loop_kick(loop);
 }
 
 void ul_io_init(struct ul_io *io, int fd, void (*cb)(struct ul_io *, uint32_t))
@@ -131,6 +160,12 @@ void ul_io_stop(struct ul_loop *loop, struct ul_io *io)
 }
 
 /* --- timer min-heap (under loop->lock) --- */
+
+static void heap_note(struct ul_loop *loop)
+{
+	__atomic_store_n(&loop->next_due, loop->nheap ? loop->heap[0]->deadline_ns : UINT64_MAX,
+			 __ATOMIC_RELAXED);
+}
 
 static void heap_swap(struct ul_loop *loop, int a, int b)
 {
@@ -214,8 +249,9 @@ int ul_timer_start(struct ul_loop *loop, struct ul_timer *t, uint64_t deadline_n
 	t->heap_idx = loop->nheap;
 	loop->heap[loop->nheap++] = t;
 	heap_up(loop, t->heap_idx);
+	heap_note(loop);
 	pthread_mutex_unlock(&loop->lock);
-	ul_loop_wakeup(loop);
+	ul_loop_kick(loop);
 	return 0;
 }
 
@@ -223,6 +259,7 @@ void ul_timer_stop(struct ul_loop *loop, struct ul_timer *t)
 {
 	pthread_mutex_lock(&loop->lock);
 	heap_remove(loop, t);
+	heap_note(loop);
 	pthread_mutex_unlock(&loop->lock);
 }
 
@@ -230,16 +267,24 @@ void ul_timer_stop(struct ul_loop *loop, struct ul_timer *t)
 static int run_ready(struct ul_loop *loop)
 {
 	int n = 0;
-	uint64_t now = ul_loop_now(loop);
+	uint64_t now;
 
+	/* unlocked peek: anything queued by another thread after this is
+	 * seen on the next turn (it sets or finds `sleeping`) */
+	now = ul_loop_now(loop);
+	if (!__atomic_load_n(&loop->has_work, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&loop->next_due, __ATOMIC_RELAXED) > now)
+		return 0;
 	for (;;) {
 		struct ul_work *w;
 		pthread_mutex_lock(&loop->lock);
 		w = loop->work_head;
 		if (w) {
 			loop->work_head = w->next;
-			if (!loop->work_head)
+			if (!loop->work_head) {
 				loop->work_tail = NULL;
+				__atomic_store_n(&loop->has_work, false, __ATOMIC_RELAXED);
+			}
 			w->queued = false;
 		}
 		pthread_mutex_unlock(&loop->lock);
@@ -254,6 +299,7 @@ static int run_ready(struct ul_loop *loop)
 		if (loop->nheap > 0 && loop->heap[0]->deadline_ns <= now) {
 			t = loop->heap[0];
 			heap_remove(loop, t);
+			heap_note(loop);
 		}
 		pthread_mutex_unlock(&loop->lock);
 		if (!t)
@@ -267,23 +313,30 @@ static int run_ready(struct ul_loop *loop)
 int ul_loop_run_once(struct ul_loop *loop, int timeout_ms)
 {
 	struct epoll_event evs[UL_LOOP_MAX_EVENTS];
+	struct ul_loop *prev = ul_cur_loop;
 	int n, i, ran;
-	uint64_t now = ul_loop_now(loop);
 
-	pthread_mutex_lock(&loop->lock);
-	if (loop->work_head) {
-		timeout_ms = 0;
-	} else if (loop->nheap > 0) {
-		uint64_t d = loop->heap[0]->deadline_ns;
-		int64_t ms = d > now ? (int64_t)((d - now + 999999) / 1000000) : 0;
-		if (timeout_ms < 0 || ms < timeout_ms)
-			timeout_ms = (int)(ms > 60000 ? 60000 : ms);
+	if (timeout_ms != 0) {
+		uint64_t now = ul_loop_now(loop);
+
+		atomic_store(&loop->sleeping, 1);
+		pthread_mutex_lock(&loop->lock);
+		if (loop->work_head) {
+			timeout_ms = 0;
+		} else if (loop->nheap > 0) {
+			uint64_t d = loop->heap[0]->deadline_ns;
+			int64_t ms = d > now ? (int64_t)((d - now + 999999) / 1000000) : 0;
+			if (timeout_ms < 0 || ms < timeout_ms)
+				timeout_ms = (int)(ms > 60000 ? 60000 : ms);
+		}
+		pthread_mutex_unlock(&loop->lock);
 	}
-	pthread_mutex_unlock(&loop->lock);
 
 	n = epoll_wait(loop->epfd, evs, UL_LOOP_MAX_EVENTS, timeout_ms);
+	atomic_store_explicit(&loop->sleeping, 0, memory_order_relaxed);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
+	ul_cur_loop = loop;
 	ran = 0;
 	for (i = 0; i < n; i++) {
 		struct ul_io *io = evs[i].data.ptr;
@@ -298,5 +351,7 @@ int ul_loop_run_once(struct ul_loop *loop, int timeout_ms)
 			ran++;
 		}
 	}
-	return ran + run_ready(loop);
+	ran += run_ready(loop);
+	ul_cur_loop = prev;
+	return ran;
 }

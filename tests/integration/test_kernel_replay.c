@@ -11,11 +11,15 @@
  * As root (CI) both sides use privileged source ports and ulnet's acceptor
  * runs with accept=secure, as the kernel. Without CAP_NET_BIND_SERVICE (or
  * with ULNET_REPLAY_UNPRIV=1, which drops it) ulnet is a user-space peer:
- * its PID on the wire is 12345 | 0x80000000 and kpeer expects that.
+ * its PID on the wire is 12345 | 0x80000000 and kpeer expects that, in
+ * ping infos too. (ulnet's ping info still says 12345 in that mode, so the
+ * six tests that compare it fail there: an open question, docs/interop.md.)
  *
- * Whatever ulnet cannot do yet (ulnet_ping()/ulnet_discover() returning
- * -ENOSYS) is not skipped silently: the part of the exchange that does not
- * need it is still checked, and the test reports as skipped saying why.
+ * Every test drives ulnet's real paths: its ping target and push target on
+ * portal 0 (passive tests), ulnet_ping() and ulnet_discover() (active
+ * tests). Nothing is stood in for and nothing is skipped: a difference from
+ * the capture, or an error from ulnet, fails the test with a message naming
+ * the message and field (or the errno), and the next test still runs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,18 +39,16 @@
 #define LIVE_BASE 0x7f000100u      /* 127.0.1.0 */
 #define OP_TIMEOUT_MS 10000
 
-/* cmocka's skip() with the reason printed first. */
-#define skip_msg(what, why)                                                   \
-	do {                                                                  \
-		print_message("[  SKIP    ] %s: %s\n", (what), (why));       \
-		skip();                                                       \
-	} while (0)
-
 static bool g_priv;            /* privileged source ports available */
-static int g_ping;             /* ulnet_ping() works: 1, -ENOSYS: 0 */
 static uint16_t g_port;
 static void (*g_after)(void *arg);   /* passive_replay: checks before the node stops */
 static void *g_after_arg;
+
+/* The test's ulnet node and kpeers live outside any stack frame: a failed
+ * check leaves the test by longjmp, and teardown() then stops the node
+ * (whose threads still run and log into it) and closes the kpeers. */
+static struct st_node g_node;
+static struct kpeer g_kp[2];
 
 /* Test k uses 127.0.1.(2k+1) for .11 and 127.0.1.(2k+2) for .12. */
 static uint32_t live_ip(unsigned k, uint32_t cap_ip)
@@ -64,16 +66,19 @@ static void pcap_path(const char *name, char *buf, size_t len)
 	snprintf(buf, len, "%s/pcaps/%s.pcap", tu_shared_dir(), name);
 }
 
-/* A ulnet node on `ip`; `skew` (may be NULL) moves its clock. */
-static void node_start(struct st_node *n, uint32_t ip, uint64_t *skew)
+/* The test's ulnet node (g_node) on `ip`; `skew` (may be NULL) moves its
+ * clock. */
+static struct st_node *node_start(uint32_t ip, uint64_t *skew)
 {
 	char nid[64];
 	int rc;
 
+	assert_null(g_node.log);   /* one node per test */
 	ipstr(ip, nid, sizeof(nid));
-	rc = st_node_start_clock(n, nid, g_port, g_priv ? "secure" : "all", skew);
+	rc = st_node_start_clock(&g_node, nid, g_port, g_priv ? "secure" : "all", skew);
 	if (rc)
 		fail_msg("ulnet node %s: %s", nid, ulnet_strerror(rc));
+	return &g_node;
 }
 
 static void kpeer_conf_init(struct kpeer_conf *c, const char *pcap, unsigned k, uint32_t cap_kpeer,
@@ -107,7 +112,6 @@ static void report(struct kpeer *kp, const char *what, int rc)
 		print_message("[   NOTE   ] %s: %s", what, kpeer_notes(kp));
 	if (rc) {
 		print_error("%s: %s\n", what, kpeer_error(kp));
-		kpeer_close(kp);
 		fail_msg("%s: ulnet differs from the kernel (see above)", what);
 	}
 	print_message("[  REPLAY  ] %s: %u messages from ulnet matched the capture\n", what,
@@ -123,97 +127,25 @@ static ulnet_process_id_t kpeer_id(const struct kpeer *kp)
 
 /* What ulnet_ping/ulnet_discover returned about the peer kpeer plays: the
  * NIDs of the captured ping info (mapped), UP. */
-static void check_ping_peer(const struct kpeer *kp, const struct ulnet_ping_peer *out)
+static void check_ping_peer(const struct kpeer *kp, const char *what,
+			    const struct ulnet_ping_peer *out)
 {
 	ulnet_nid_t want = kpeer_tcp_nid(kp->conf.kpeer_ip);
 	char a[ULNET_NIDSTR_SIZE], b[ULNET_NIDSTR_SIZE];
 
 	if (out->nnids != 1)
-		fail_msg("ping result: %d NIDs, the peer listed 1", out->nnids);
+		fail_msg("%s: ping result: %d NIDs, the peer listed 1", what, out->nnids);
 	if (!ulnet_nid_same(&out->nids[0], &want))
-		fail_msg("ping result: NID %s != %s", ulnet_nid_str(&out->nids[0], a),
+		fail_msg("%s: ping result: NID %s != %s", what, ulnet_nid_str(&out->nids[0], a),
 			 ulnet_nid_str(&want, b));
 	if (out->status[0] != LNET_NI_STATUS_UP)
-		fail_msg("ping result: status 0x%x != UP", out->status[0]);
+		fail_msg("%s: ping result: status 0x%x != UP", what, out->status[0]);
 	if (out->features != 0x1e)
-		fail_msg("ping result: features 0x%x != 0x1e", out->features);
+		fail_msg("%s: ping result: features 0x%x != 0x1e", what, out->features);
 }
 
 /* ---------------------------------------------------------------------- */
 /* ulnet passive: kpeer (the connector of the capture) dials ulnet          */
-
-/* Without a ping/push target in the core, the test stands in for them with
- * MDs on portal 0 (match 0x8000000000000000): a GET-only MD holding the
- * ping info the kernel would publish for this node, and a PUT-only MD that
- * takes pushes. ulnet's own REPLY and ACK are then still built by its core
- * and socklnd and compared with the capture; ulnet's own push (and the
- * kernel's ACK of it) cannot happen and are not played. */
-struct emul_target {
-	uint8_t info[64];
-	uint8_t push[4096];
-	struct st_md get_md, put_md;
-};
-
-static void emul_targets(struct st_node *n, struct emul_target *e)
-{
-	struct lnet_ping_ni nis[2];
-	struct lnet_ping_info pi = { .nis = nis, .max_nis = 2, .nnis = 2 };
-	struct ulnet_md md = { 0 };
-	ulnet_handle_t me;
-	ssize_t len;
-
-	memset(nis, 0, sizeof(nis));
-	pi.features = LNET_PING_FEAT_NI_STATUS | LNET_PING_FEAT_RTE_DISABLED |
-		      LNET_PING_FEAT_MULTI_RAIL | LNET_PING_FEAT_DISCOVERY;
-	pi.pid = ULNET_PID_LUSTRE | (g_priv ? 0 : ULNET_PID_USERFLAG);
-	nis[0].nid.type = ULNET_LND_LO;
-	nis[0].status = 1;
-	nis[1].nid = n->nid;
-	nis[1].status = LNET_NI_STATUS_UP;
-	len = lnet_ping_info_encode(&pi, e->info, sizeof(e->info));
-	assert_int_equal(len, 48);
-	st_md_init(&e->get_md);
-	st_md_init(&e->put_md);
-	assert_int_equal(ulnet_me_attach(n->ln, ULNET_RESERVED_PORTAL, st_any_id(),
-					 ULNET_PROTO_PING_MATCHBITS, 0, ULNET_RETAIN, ULNET_INS_AFTER,
-					 &me), 0);
-	md.start = e->info;
-	md.length = (size_t)len;
-	md.threshold = ULNET_MD_THRESH_INF;
-	md.options = ULNET_MD_OP_GET | ULNET_MD_TRUNCATE;
-	md.user_ptr = &e->get_md;
-	md.handler = st_md_handler;
-	assert_int_equal(ulnet_md_attach(n->ln, me, &md, ULNET_RETAIN, &e->get_md.h), 0);
-	assert_int_equal(ulnet_me_attach(n->ln, ULNET_RESERVED_PORTAL, st_any_id(),
-					 ULNET_PROTO_PING_MATCHBITS, 0, ULNET_RETAIN, ULNET_INS_AFTER,
-					 &me), 0);
-	md.start = e->push;
-	md.length = sizeof(e->push);
-	md.options = ULNET_MD_OP_PUT | ULNET_MD_TRUNCATE;
-	md.user_ptr = &e->put_md;
-	assert_int_equal(ulnet_md_attach(n->ln, me, &md, ULNET_RETAIN, &e->put_md.h), 0);
-}
-
-static void emul_release(struct st_node *n, struct emul_target *e)
-{
-	st_md_release(n, &e->get_md);
-	st_md_release(n, &e->put_md);
-}
-
-/* ulnet's own pushes (PUT to portal 0) and the kernel's ACKs of them. */
-static void skip_ulnet_push(struct kpeer *kp)
-{
-	for (unsigned i = 0; i < kp->nmsgs; i++) {
-		struct kpeer_msg *m = &kp->msgs[i];
-
-		if (m->kind != KP_LNET)
-			continue;
-		if ((!m->from_kpeer && m->hdr.type == ULNET_MSG_PUT &&
-		     m->hdr.msg.put.ptl_index == ULNET_RESERVED_PORTAL) ||
-		    (m->from_kpeer && m->hdr.type == ULNET_MSG_ACK))
-			m->skip = true;
-	}
-}
 
 /* Play `pcap` with kpeer as .11 (the capture's connector) against ulnet as
  * .12. */
@@ -221,47 +153,26 @@ static void passive_replay(const char *pcap, unsigned k, const char *what,
 			   void (*before)(struct st_node *n, void *arg), void *arg,
 			   unsigned (*limit)(struct kpeer *kp))
 {
-	static struct emul_target emul;
-	struct st_node n;
-	struct kpeer kp;
+	struct st_node *n;
+	struct kpeer *kp = &g_kp[0];
 	struct kpeer_conf c;
-	unsigned skipped = 0;
 	int rc;
 
 	kpeer_conf_init(&c, pcap, k, IP_G1, IP_G2);
-	node_start(&n, c.ulnet_ip, NULL);
+	n = node_start(c.ulnet_ip, NULL);
 	if (before)
-		before(&n, arg);
-	kp_load(&kp, &c);
+		before(n, arg);
+	kp_load(kp, &c);
 	if (limit)
-		kp.conf.limit = limit(&kp);
-	if (!g_ping) {
-		memset(&emul, 0, sizeof(emul));
-		emul_targets(&n, &emul);
-		skip_ulnet_push(&kp);
-		for (unsigned i = 0; i < kp.conf.limit; i++)
-			skipped += kp.msgs[i].skip;
-	}
-	rc = kpeer_start(&kp);
+		kp->conf.limit = limit(kp);
+	rc = kpeer_start(kp);
 	if (!rc)
-		rc = kpeer_run(&kp);
-	report(&kp, what, rc);
+		rc = kpeer_run(kp);
+	report(kp, what, rc);
 	if (g_after)
 		g_after(g_after_arg);
-	kpeer_close(&kp);
-	if (!g_ping)
-		emul_release(&n, &emul);
-	st_node_stop(&n);
-	if (!g_ping) {
-		char why[400];
-
-		snprintf(why, sizeof(why), "ulnet_ping() returns -ENOSYS (no ping/push target in "
-			 "the core yet): the test stood in for the ping and push targets with MDs "
-			 "on portal 0; ulnet's REPLY/ACK headers were compared but its ping info "
-			 "is the test's, and %u message(s) (ulnet's own push, the kernel's ACK "
-			 "of it) were not played", skipped);
-		skip_msg(what, why);
-	}
+	kpeer_close(kp);
+	st_node_stop(n);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -269,79 +180,35 @@ static void passive_replay(const char *pcap, unsigned k, const char *what,
 
 enum active_op { OP_PING, OP_DISCOVER };
 
-/* Without ulnet_ping(): make ulnet dial with a PUT of its own (not in the
- * capture, ignored by kpeer) and check its acceptor requests and HELLOs
- * (order CONTROL, BULK_IN, BULK_OUT; V3; the target NID); then skip. */
-static void active_handshakes_only(struct st_node *n, struct kpeer *kp, const char *what)
-{
-	struct st_md md;
-	uint8_t b[8] = { 0 };
-	int rc;
-
-	for (unsigned i = 0; i < kp->nmsgs; i++)
-		if (kp->msgs[i].kind != KP_CONNREQ && kp->msgs[i].kind != KP_HELLO)
-			kp->msgs[i].skip = true;
-	kp->conf.ignore_unscripted_lnet = true;
-	st_md_init(&md);
-	rc = kpeer_start(kp);
-	if (!rc)
-		rc = kpeer_run_async(kp);
-	if (!rc) {
-		assert_int_equal(st_bind(n, b, sizeof(b), 1, &md), 0);
-		assert_int_equal(ulnet_put(n->ln, NULL, md.h, ULNET_NOACK_REQ, kpeer_id(kp), 51,
-					   1, 0, 0), 0);
-		rc = kpeer_join(kp);
-	}
-	report(kp, what, rc);
-	st_md_release(n, &md);
-	kpeer_close(kp);
-	st_node_stop(n);
-	st_md_fini(&md);
-	skip_msg(what, "ulnet_ping()/ulnet_discover() return -ENOSYS (core Phase B): ulnet was "
-		       "made to dial with a PUT instead; only its acceptor requests and HELLOs "
-		       "were compared");
-}
-
 static void active_replay(const char *pcap, unsigned k, const char *what, enum active_op op)
 {
-	struct st_node n;
-	struct kpeer kp;
+	struct st_node *n;
+	struct kpeer *kp = &g_kp[0];
 	struct kpeer_conf c;
 	struct ulnet_ping_peer out;
 	int rc, krc;
 
 	kpeer_conf_init(&c, pcap, k, IP_G2, IP_G1);
-	node_start(&n, c.ulnet_ip, NULL);
-	kp_load(&kp, &c);
+	n = node_start(c.ulnet_ip, NULL);
+	kp_load(kp, &c);
 	memset(&out, 0, sizeof(out));
-	if (!g_ping) {
-		active_handshakes_only(&n, &kp, what);
-		return;
-	}
-	if (kpeer_start(&kp) || kpeer_run_async(&kp)) {
-		report(&kp, what, -1);
-		return;
-	}
+	if (kpeer_start(kp) || kpeer_run_async(kp))
+		report(kp, what, -1);
 	if (op == OP_PING)
-		rc = ulnet_ping(n.ln, kpeer_id(&kp), NULL, 0, OP_TIMEOUT_MS, &out);
+		rc = ulnet_ping(n->ln, kpeer_id(kp), NULL, 0, OP_TIMEOUT_MS, &out);
 	else {
-		ulnet_process_id_t id = kpeer_id(&kp);
+		ulnet_process_id_t id = kpeer_id(kp);
 
-		rc = ulnet_discover(n.ln, &id.nid, true, OP_TIMEOUT_MS, &out);
+		rc = ulnet_discover(n->ln, &id.nid, true, OP_TIMEOUT_MS, &out);
 	}
-	krc = kpeer_join(&kp);
-	report(&kp, what, krc);
-	if (rc == -ENOSYS) {
-		kpeer_close(&kp);
-		st_node_stop(&n);
-		skip_msg(what, "ulnet_discover() returns -ENOSYS");
-		return;
-	}
+	krc = kpeer_join(kp);
+	report(kp, what, krc);
 	if (rc)
-		fail_msg("%s: ulnet returned %d (%s)", what, rc, ulnet_strerror(rc));
-	check_ping_peer(&kp, &out);
-	kpeer_close(&kp);
-	st_node_stop(&n);
+		fail_msg("%s: %s returned %d (%s)", what,
+			 op == OP_PING ? "ulnet_ping" : "ulnet_discover", rc, ulnet_strerror(rc));
+	check_ping_peer(kp, what, &out);
+	kpeer_close(kp);
+	st_node_stop(n);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -439,7 +306,7 @@ static void test_first_contact_lst(void **state)
 	st_md_fini(&t.md);
 }
 
-/* Checked before passive_replay() stops the node (and maybe skips). */
+/* Checked before passive_replay() stops the node. */
 static void lst_after(void *arg)
 {
 	struct lst_target *t = arg;
@@ -474,10 +341,10 @@ static void test_idle_keepalive(void **state)
 	static struct idle w;
 	const char *what = "idle-keepalive.pcap, ulnet passive (.12)";
 	static uint8_t buf[256];
-	struct st_node n;
-	struct kpeer kp;
+	static struct st_md md;   /* the node may outlive this frame (teardown) */
+	struct st_node *n;
+	struct kpeer *kp = &g_kp[0];
 	struct kpeer_conf c;
-	struct st_md md;
 	struct lnet_hdr h;
 	int rc;
 
@@ -487,21 +354,21 @@ static void test_idle_keepalive(void **state)
 	c.on_wait = idle_on_wait;
 	c.arg = &w;
 	c.timeout_ms = 8000;
-	node_start(&n, c.ulnet_ip, &w.skew);
-	kp_load(&kp, &c);
-	rc = kpeer_start(&kp);
+	n = node_start(c.ulnet_ip, &w.skew);
+	kp_load(kp, &c);
+	rc = kpeer_start(kp);
 	if (!rc)
-		rc = kpeer_run(&kp);
-	report(&kp, what, rc);
+		rc = kpeer_run(kp);
+	report(kp, what, rc);
 	assert_int_equal(w.noops, 3);
 
 	/* Receive side: the kernel's keepalive (on the connection it holds as
 	 * BULK_IN) is taken silently and the connection stays up. */
-	assert_int_equal(kpeer_send_noop(&kp, SOCKLND_CONN_BULK_IN, 0, KSOCK_KEEPALIVE_COOKIE), 0);
-	if (kpeer_expect_quiet(&kp, 500))
-		fail_msg("after the kernel's keepalive: %s", kpeer_error(&kp));
+	assert_int_equal(kpeer_send_noop(kp, SOCKLND_CONN_BULK_IN, 0, KSOCK_KEEPALIVE_COOKIE), 0);
+	if (kpeer_expect_quiet(kp, 500))
+		fail_msg("after the kernel's keepalive: %s", kpeer_error(kp));
 	st_md_init(&md);
-	assert_int_equal(st_target(&n, 14, 7, buf, sizeof(buf), &md), 0);
+	assert_int_equal(st_target(n, 14, 7, buf, sizeof(buf), &md), 0);
 	memset(&h, 0, sizeof(h));
 	h.dest_nid = kpeer_tcp_nid(c.ulnet_ip);
 	h.src_nid = kpeer_tcp_nid(c.kpeer_ip);
@@ -513,27 +380,51 @@ static void test_idle_keepalive(void **state)
 	h.msg.put.match_bits = 7;
 	h.msg.put.ptl_index = 14;
 	memset(buf + 128, 0x5a, 100);
-	assert_int_equal(kpeer_send_lnet(&kp, SOCKLND_CONN_CONTROL, &h, buf + 128), 0);
+	assert_int_equal(kpeer_send_lnet(kp, SOCKLND_CONN_CONTROL, &h, buf + 128), 0);
 	if (!st_md_wait(&md, ULNET_EVENT_PUT, 1))
 		fail_msg("a PUT after the keepalive was not delivered");
-	st_md_release(&n, &md);
-	kpeer_close(&kp);
-	st_node_stop(&n);
+	st_md_release(n, &md);
+	kpeer_close(kp);
+	st_node_stop(n);
 	st_md_fini(&md);
 	print_message("[  REPLAY  ] %s: keepalive [0,1] ignored, connection still carries a PUT\n",
 		      what);
 }
 
-/* errors-refused: the capture shows SYN -> RST and lnetctl ping -111. */
+/* Lines of the node's log containing `needle`. */
+static unsigned log_count(struct st_node *n, const char *needle)
+{
+	unsigned c = 0;
+
+	pthread_mutex_lock(&n->mu);
+	for (const char *p = n->log; p && (p = strstr(p, needle)); p += strlen(needle))
+		c++;
+	pthread_mutex_unlock(&n->mu);
+	return c;
+}
+
+/* ksocklnd's minimum reconnect interval (docs/socklnd.md: reconnect 1-60 s). */
+#define RECONNECT_MIN_MS 1000
+#define DIAL_FAILED "connect failed: Connection refused"
+
+/*
+ * errors-refused: the capture shows SYN -> RST and lnetctl ping -111; the
+ * kernel's later pings of that address fail with -EIO at once, without a
+ * new SYN (reconnect back-off and peer health, reference/kernel-wire-notes).
+ * ulnet differs there, as documented (docs/interop.md): its health does not
+ * steer sends and its LND queues the message through the back-off, so the
+ * second ulnet_ping() redials once the 1 s back-off has passed (one new
+ * SYN) and fails with -ECONNREFUSED again.
+ */
 static void test_errors_refused(void **state)
 {
 	const char *what = "errors-refused.pcap, ulnet active (.11)";
 	struct pcap_capture cap;
 	char path[512];
-	struct st_node n;
+	struct st_node *n;
 	ulnet_process_id_t target;
 	struct ulnet_ping_peer out;
-	uint64_t t0;
+	uint64_t t0, t1, t2;
 	int rc;
 
 	(void)state;
@@ -545,53 +436,58 @@ static void test_errors_refused(void **state)
 	assert_int_equal(cap.conns[0].dir[0].len + cap.conns[0].dir[1].len, 0);
 	pcap_free(&cap);
 
-	node_start(&n, live_ip(8, IP_G1), NULL);
+	n = node_start(live_ip(8, IP_G1), NULL);
 	target.nid = kpeer_tcp_nid(live_ip(8, IP_G2) + 100);  /* 127.0.1.118: no listener */
 	target.pid = ULNET_PID_LUSTRE;
-	t0 = st_now_ms();
-	rc = ulnet_ping(n.ln, target, NULL, 0, OP_TIMEOUT_MS, &out);
-	if (rc == -ENOSYS) {
-		/* the LND's answer, through a PUT: the SEND event carries it */
-		struct st_md md;
-		uint8_t b[8] = { 0 };
 
-		st_md_init(&md);
-		assert_int_equal(st_bind(&n, b, sizeof(b), 1, &md), 0);
-		t0 = st_now_ms();
-		assert_int_equal(ulnet_put(n.ln, NULL, md.h, ULNET_NOACK_REQ, target, 0,
-					   ULNET_PROTO_PING_MATCHBITS, 0, 0), 0);
-		if (!st_md_wait(&md, ULNET_EVENT_SEND, 1))
-			fail_msg("%s: no SEND event for a PUT to a refusing host", what);
-		if (md.last_status != -ECONNREFUSED)
-			fail_msg("%s: PUT status %d, want -ECONNREFUSED (-111)", what, md.last_status);
-		st_md_release(&n, &md);
-		st_md_fini(&md);
-		st_node_stop(&n);
-		print_message("[  REPLAY  ] %s: a PUT fails with -ECONNREFUSED in %llu ms\n", what,
-			      (unsigned long long)(st_now_ms() - t0));
-		skip_msg(what, "ulnet_ping() returns -ENOSYS: checked through a PUT's SEND event "
-			       "instead of ulnet_ping()");
-		return;
-	}
+	/* first ping: SYN -> RST, -ECONNREFUSED as lnetctl's -111 */
+	t0 = st_now_ms();
+	rc = ulnet_ping(n->ln, target, NULL, 0, OP_TIMEOUT_MS, &out);
+	t1 = st_now_ms();
 	if (rc != -ECONNREFUSED)
 		fail_msg("%s: ulnet_ping returned %d (%s), want -ECONNREFUSED (-111)", what, rc,
 			 ulnet_strerror(rc));
-	if (st_now_ms() - t0 > OP_TIMEOUT_MS)
-		fail_msg("%s: took %llu ms", what, (unsigned long long)(st_now_ms() - t0));
+	if (t1 - t0 > OP_TIMEOUT_MS)
+		fail_msg("%s: took %llu ms", what, (unsigned long long)(t1 - t0));
+	if (log_count(n, DIAL_FAILED) != 1)
+		fail_msg("%s: first ping: %u failed dials logged, want 1", what,
+			 log_count(n, DIAL_FAILED));
 	print_message("[  REPLAY  ] %s: ulnet_ping -> -ECONNREFUSED in %llu ms\n", what,
-		      (unsigned long long)(st_now_ms() - t0));
-	st_node_stop(&n);
+		      (unsigned long long)(t1 - t0));
+
+	/* second ping of the same dead address: fails too (kernel: -EIO, no
+	 * SYN; ulnet: after the back-off, one redial, -ECONNREFUSED) */
+	rc = ulnet_ping(n->ln, target, NULL, 0, OP_TIMEOUT_MS, &out);
+	t2 = st_now_ms();
+	if (rc == 0)
+		fail_msg("%s: a second ulnet_ping of the dead address succeeded", what);
+	if (rc != -ECONNREFUSED)
+		fail_msg("%s: second ulnet_ping returned %d (%s), want -ECONNREFUSED (-111)", what,
+			 rc, ulnet_strerror(rc));
+	/* the back-off began after t0; ms readings truncate, hence the -1 */
+	if (t2 - t0 < RECONNECT_MIN_MS - 1)
+		fail_msg("%s: second ping failed %llu ms after the first began, before the "
+			 "%d ms reconnect back-off", what, (unsigned long long)(t2 - t0),
+			 RECONNECT_MIN_MS);
+	if (t2 - t1 > OP_TIMEOUT_MS)
+		fail_msg("%s: second ping took %llu ms", what, (unsigned long long)(t2 - t1));
+	if (log_count(n, DIAL_FAILED) != 2)
+		fail_msg("%s: after the second ping: %u failed dials logged, want 2 (one redial)",
+			 what, log_count(n, DIAL_FAILED));
+	print_message("[  REPLAY  ] %s: second ulnet_ping -> -ECONNREFUSED after the back-off, "
+		      "%llu ms (one new dial; the kernel: -EIO, no SYN)\n", what,
+		      (unsigned long long)(t2 - t1));
+	st_node_stop(n);
 }
 
-
 /* ---------------------------------------------------------------------- */
-/* kpeer against kpeer: both sides of a capture scripted. Whatever ulnet can
- * or cannot do yet, this proves the script engine (order, NID mapping,
- * handle echo, comparisons) replays each capture without a difference.    */
+/* kpeer against kpeer: both sides of a capture scripted. Independently of
+ * ulnet, this proves the script engine (order, NID mapping, handle echo,
+ * comparisons) replays each capture without a difference.                 */
 
 static void self_replay(const char *pcap, unsigned k)
 {
-	struct kpeer a, b;
+	struct kpeer *a = &g_kp[0], *b = &g_kp[1];
 	struct kpeer_conf ca, cb;
 	int ra, rb;
 
@@ -599,19 +495,19 @@ static void self_replay(const char *pcap, unsigned k)
 	kpeer_conf_init(&cb, pcap, k, IP_G2, IP_G1);
 	ca.ulnet_userspace = cb.ulnet_userspace = false;
 	cb.kpeer_privileged = g_priv;
-	kp_load(&a, &ca);
-	kp_load(&b, &cb);
-	if (kpeer_start(&b) || kpeer_start(&a) || kpeer_run_async(&b) || kpeer_run_async(&a))
-		fail_msg("%s: %s / %s", pcap, kpeer_error(&a), kpeer_error(&b));
-	ra = kpeer_join(&a);
-	rb = kpeer_join(&b);
+	kp_load(a, &ca);
+	kp_load(b, &cb);
+	if (kpeer_start(b) || kpeer_start(a) || kpeer_run_async(b) || kpeer_run_async(a))
+		fail_msg("%s: %s / %s", pcap, kpeer_error(a), kpeer_error(b));
+	ra = kpeer_join(a);
+	rb = kpeer_join(b);
 	if (ra || rb)
-		fail_msg("%s self-replay: .11 side: %s; .12 side: %s", pcap, kpeer_error(&a),
-			 kpeer_error(&b));
+		fail_msg("%s self-replay: .11 side: %s; .12 side: %s", pcap, kpeer_error(a),
+			 kpeer_error(b));
 	print_message("[  REPLAY  ] %s kpeer vs kpeer: .11 side matched %u, .12 side %u messages\n",
-		      pcap, a.received, b.received);
-	kpeer_close(&a);
-	kpeer_close(&b);
+		      pcap, a->received, b->received);
+	kpeer_close(a);
+	kpeer_close(b);
 }
 
 static bool is_get(const struct kpeer_msg *m, void *arg)
@@ -624,7 +520,7 @@ static bool is_get(const struct kpeer_msg *m, void *arg)
  * GET with sink_length 272 where the .11 side sends the captured 3960. */
 static void test_kpeer_reports_difference(void **state)
 {
-	struct kpeer a, b;
+	struct kpeer *a = &g_kp[0], *b = &g_kp[1];
 	struct kpeer_conf ca, cb;
 	int ra, rb, gi;
 	char want[128];
@@ -634,22 +530,22 @@ static void test_kpeer_reports_difference(void **state)
 	kpeer_conf_init(&cb, "ping", 15, IP_G2, IP_G1);
 	ca.ulnet_userspace = cb.ulnet_userspace = false;
 	ca.timeout_ms = cb.timeout_ms = 1000;
-	kp_load(&a, &ca);
-	kp_load(&b, &cb);
-	gi = kpeer_find(&b, 0, is_get, NULL);
+	kp_load(a, &ca);
+	kp_load(b, &cb);
+	gi = kpeer_find(b, 0, is_get, NULL);
 	assert_true(gi > 0);
-	b.msgs[gi].hdr.msg.get.sink_length = 272;
-	assert_int_equal(kpeer_start(&b), 0);
-	assert_int_equal(kpeer_run_async(&b), 0);
-	ra = kpeer_run(&a);
-	rb = kpeer_join(&b);
+	b->msgs[gi].hdr.msg.get.sink_length = 272;
+	assert_int_equal(kpeer_start(b), 0);
+	assert_int_equal(kpeer_run_async(b), 0);
+	ra = kpeer_run(a);
+	rb = kpeer_join(b);
 	snprintf(want, sizeof(want), "msg %d GET (C1 CONTROL): sink_length 3960 != 272", gi);
-	print_message("[  REPLAY  ] planted difference reported as: %s\n", kpeer_error(&b));
+	print_message("[  REPLAY  ] planted difference reported as: %s\n", kpeer_error(b));
 	assert_int_equal(rb, -1);
-	assert_non_null(strstr(kpeer_error(&b), want));
+	assert_non_null(strstr(kpeer_error(b), want));
 	(void)ra;   /* the .11 side then misses the REPLY */
-	kpeer_close(&a);
-	kpeer_close(&b);
+	kpeer_close(a);
+	kpeer_close(b);
 }
 
 static void test_kpeer_self(void **state)
@@ -681,46 +577,45 @@ static void drop_bind_cap(void)
 
 static int group_setup(void **state)
 {
-	ulnet_t *ln = NULL;
-	ulnet_process_id_t lo;
-	struct ulnet_ping_peer out;
-	struct ulnet_opts o = { 0 };
-	int rc;
-
 	(void)state;
+	for (unsigned i = 0; i < 2; i++)
+		g_kp[i].lfd = -1;     /* closed: kpeer_close() is a no-op */
 	g_priv = st_is_privileged();
 	g_port = (uint16_t)(20000 + (getpid() * 11 + 5) % 30000);
-	o.log_level = ULNET_LOG_ERROR;
-	if (ulnet_create(&o, &ln))
-		return -1;
-	memset(&lo, 0, sizeof(lo));
-	lo.nid.type = ULNET_LND_LO;
-	lo.pid = ULNET_PID_ANY;
-	rc = ulnet_ping(ln, lo, NULL, 0, 2000, &out);
-	g_ping = rc != -ENOSYS;
-	ulnet_destroy(ln);
-	print_message("[  REPLAY  ] %s: %s; ulnet_ping(0@lo) -> %d%s\n",
+	print_message("[  REPLAY  ] %s; captures from %s/pcaps\n",
 		      g_priv ? "privileged ports (kernel mode, accept=secure)"
 			     : "no privileged ports: ulnet is a user-space peer (PID | 0x80000000), "
 			       "accept=all",
-		      "captures from ../shared/pcaps", rc, g_ping ? "" : " (not implemented)");
+		      tu_shared_dir());
+	return 0;
+}
+
+/* After every test, passed or failed: whatever it left running. */
+static int teardown(void **state)
+{
+	(void)state;
+	g_after = NULL;
+	if (g_node.log)
+		st_node_stop(&g_node);
+	for (unsigned i = 0; i < 2; i++)
+		kpeer_close(&g_kp[i]);
 	return 0;
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kpeer_self),
-		cmocka_unit_test(test_kpeer_reports_difference),
-		cmocka_unit_test(test_ping_ulnet_passive),
-		cmocka_unit_test(test_ping_ulnet_active),
-		cmocka_unit_test(test_discover_ulnet_passive),
-		cmocka_unit_test(test_discover_ulnet_active),
-		cmocka_unit_test(test_discover_fresh_ulnet_passive),
-		cmocka_unit_test(test_discover_fresh_ulnet_active),
-		cmocka_unit_test(test_first_contact_lst),
-		cmocka_unit_test(test_idle_keepalive),
-		cmocka_unit_test(test_errors_refused),
+		cmocka_unit_test_teardown(test_kpeer_self, teardown),
+		cmocka_unit_test_teardown(test_kpeer_reports_difference, teardown),
+		cmocka_unit_test_teardown(test_ping_ulnet_passive, teardown),
+		cmocka_unit_test_teardown(test_ping_ulnet_active, teardown),
+		cmocka_unit_test_teardown(test_discover_ulnet_passive, teardown),
+		cmocka_unit_test_teardown(test_discover_ulnet_active, teardown),
+		cmocka_unit_test_teardown(test_discover_fresh_ulnet_passive, teardown),
+		cmocka_unit_test_teardown(test_discover_fresh_ulnet_active, teardown),
+		cmocka_unit_test_teardown(test_first_contact_lst, teardown),
+		cmocka_unit_test_teardown(test_idle_keepalive, teardown),
+		cmocka_unit_test_teardown(test_errors_refused, teardown),
 	};
 	const char *u = getenv("ULNET_REPLAY_UNPRIV");
 

@@ -66,6 +66,16 @@ run() {
 	alive "$node"
 }
 
+# nth KEY N: the N-th value of "KEY: value" in the last stdout (1-based)
+nth() { awk -v k="$1:" -v n="$2" '$1 == k { if (++c == n) { print $2; exit } }' "$T/out"; }
+# moved KEY N: the N-th KEY of the last stdout is a number > 0
+moved() {
+	local v
+	v=$(nth "$1" "${2:-1}")
+	CHECKS=$((CHECKS + 1))
+	[[ $v =~ ^[0-9]+$ && $v -gt 0 ]] || fail "'$LAST': $1 (#${2:-1}) did not move: '$v'"
+}
+
 has() { # has STREAM TEXT
 	local s=$1 txt=$2
 	CHECKS=$((CHECKS + 1))
@@ -166,6 +176,78 @@ run A 0 route show -v
 [[ -z $OUT ]] || fail "route show printed something"
 run A 0 routing show
 run A 234 route add --net tcp9 --gateway 127.0.0.2@tcp
+has err "errno: -95"
+
+# --- not supported by ulnet: each a clean -EOPNOTSUPP (-95), exit 234 -----------
+run A 234 route del --net tcp9 --gateway 127.0.0.2@tcp
+has err "errno: -95"
+for cmd in "set routing 1" "set tiny_buffers 512" "set small_buffers 4096" "set large_buffers 1024" \
+	   "udsp add --src tcp --priority 1" "udsp del --idx 0" \
+	   "net add --ip2net tcp(lo) 127.0.0.*" "peer add --prim_nid 127.0.0.70@tcp --ip2nets 127.0.0.[70-71]"; do
+	# shellcheck disable=SC2086
+	run A 234 $cmd
+	has err "errno: -95"
+	has err "not supported by ulnet"
+done
+printf 'route:\n  - net: tcp9\n    gateway: 127.0.0.2@tcp\n' >"$T/route.yaml"
+run A 234 import "$T/route.yaml"
+has err "errno: -95"
+
+# --- net set / peer set ------------------------------------------------------------
+run A 0 net set --nid 127.0.0.2@tcp --health 0
+run A 0 net show --net tcp
+has out "status: down"
+run A 0 debug recovery --local
+has out "- nid: 127.0.0.2@tcp"
+run A 0 net set --all --health 1000
+run A 0 net show -v 2 --net tcp
+has out "status: up"
+has out "health value: 1000"
+run A 0 net set --net tcp --health 700
+run A 0 net show -v 2 --net tcp
+has out "health value: 700"
+run A 0 net set --nid 127.0.0.2@tcp --health 1000 --conns-per-peer 3
+run A 0 net show -v --net tcp
+has out "conns_per_peer: 3"
+run A 0 net set --net tcp --lnd-timeout 33
+run A 0 net show -v --net tcp
+has out "timeout: 33"
+run A 234 net set --health 1001
+has err "Invalid health value '1001'"
+run A 234 net set --health lots
+has err "Invalid health value 'lots'"
+run A 255 net set --conns-per-peer 128
+has err "invalid conns-per-peer value (valid range 0-127)"
+run A 234 net set --lnd-timeout 5
+has err "Specified --lnd-timeout without --net option"
+run A 234 net set --net tcp --lnd-timeout -1
+has err "Invalid LND timeout value '-1', must be >= 0"
+run A 234 net set --net nosuch --health 5
+has err "Invalid network type: nosuch"
+run A 234 net set --nid 127.0.0.99@tcp --health 5
+has err "errno: -2"
+run A 234 net set --net lo --lnd-timeout 5
+has err "does not accept a LND timeout"
+run A 234 net set --all --nid 127.0.0.2@tcp --health 5
+run A 0 peer add --prim_nid 127.0.0.52@tcp
+run A 0 peer set --nid 127.0.0.52@tcp --health 400
+run A 0 peer show -v 2 --nid 127.0.0.52@tcp
+has out "health value: 400"
+run A 0 debug recovery --peer
+has out "- nid: 127.0.0.52@tcp"
+run A 0 peer set --all --health 1000
+run A 0 peer show -v 2 --nid 127.0.0.52@tcp
+has out "health value: 1000"
+run A 0 peer set --nid 127.0.0.52@tcp --state 9
+run A 0 peer show -v 3 --nid 127.0.0.52@tcp
+has out "peer state: 9"
+run A 234 peer set --nid 127.0.0.53@tcp --state 9
+has err "invalid peer state param"
+run A 234 peer set --health 5
+has err "missing mandatory parameter"
+run A 234 peer set --nid 127.0.0.52@tcp --health -3
+has err "Invalid health value '-3'"
+run A 0 peer del --prim_nid 127.0.0.52@tcp
 
 # --- node B: ping / discover between daemons -------------------------------------
 start B || fail "ulnetd B did not start"
@@ -176,6 +258,27 @@ run A 0 discover 127.0.0.3@tcp
 has out "127.0.0.3@tcp"
 run A 0 peer show -v 2
 has out "primary nid: 127.0.0.3@tcp"
+
+# --- every counter moves after traffic (a ping and a discovery above) --------------
+run A 0 stats reset
+run A 0 ping 127.0.0.3@tcp
+run A 0 discover --force 127.0.0.3@tcp
+run A 0 stats show
+for k in msgs_max send_count recv_count send_length recv_length; do moved $k; done
+run A 0 net show -v 2 --net tcp
+for k in send_count recv_count put_egress_samples put_egress_avg_nsec get_rtt_samples \
+	 get_rtt_min_nsec put_ack_samples put_ack_max_nsec; do moved $k; done
+moved put 1; moved get 1          # sent_stats
+moved put 2; moved reply 2; moved ack 2   # received_stats (reply/ack: sent, received)
+has out "health value: 1000"
+run A 0 peer show -v 2 --nid 127.0.0.3@tcp
+for k in send_count recv_count put_egress_samples put_egress_min_nsec get_rtt_samples \
+	 get_rtt_avg_nsec put_ack_samples put_ack_avg_nsec; do moved $k; done
+moved put 1; moved get 1; moved reply 2; moved ack 2
+has out "health value: 1000"
+mx=$(nth max_ni_tx_credits 1); mn=$(nth min_tx_credits 1); av=$(nth available_tx_credits 1)
+CHECKS=$((CHECKS + 1))
+[[ $mn -lt $mx && $av == "$mx" ]] || fail "peer credits: max $mx min $mn available $av"
 run A 0 stats show
 # B goes away: ping now fails cleanly and A stays up
 kill -TERM "$PID_B"; wait "$PID_B" 2>/dev/null
@@ -218,7 +321,60 @@ kill -TERM "$PID_C"; wait "$PID_C"
 start D --config "$T/a-backup.yaml" || fail "ulnetd D --config did not start"
 run D 0 export --backup "$T/d-backup.yaml"
 diff -u "$T/a-backup.yaml" "$T/d-backup.yaml" || fail "--config gave another configuration"
+
+# lnet unconfigure / configure [--all]: LNet down answers like the kernel
+run D 0 set retry_count 1
+run D 0 lnet unconfigure
+run D 0 lnet unconfigure
+run D 156 net show
+has err "errno: -100"
+has err 'descr: ! "LNet stack down"'
+run D 156 peer show
+has err "Network is down"
+run D 156 stats show
+has err "cannot get lnet statistics: Network is down"
+run D 234 net add --nid 127.0.0.2@tcp
+has err "LNet stack down"
+run D 234 ping 127.0.0.3@tcp
+has err "errno: -100"
+run D 0 global show
+has out "    retry_count: 1"
+run D 0 lnet configure
+run D 0 net show
+has out "nid: 0@lo"
+grep -qF "127.0.0.1@tcp" "$T/out" && fail "lnet configure without --all brought up the --config nets"
+run D 0 global show
+has out "    retry_count: 1"
+run D 0 lnet configure --all
+run D 0 lnet unconfigure
+run D 0 lnet configure --all --large
+run D 0 export --backup "$T/d2-backup.yaml"
+nets_of() { awk '/^(peer|global):/ { exit } { print }' "$1"; }  # the net: section
+nets_of "$T/a-backup.yaml" >"$T/a-nets.yaml"; nets_of "$T/d2-backup.yaml" >"$T/d2-nets.yaml"
+CHECKS=$((CHECKS + 1))
+grep -qF "net type: tcp" "$T/d2-nets.yaml" || fail "lnet configure --all: no tcp net"
+diff -u "$T/a-nets.yaml" "$T/d2-nets.yaml" || fail "lnet configure --all did not bring the --config nets back"
 kill -TERM "$PID_D"; wait "$PID_D"
+
+# SIGTERM while a ping blocks: a peer that accepts TCP but never answers
+# (stopped), the daemon still exits promptly and the client hears why
+start F || fail "ulnetd F did not start"
+start G || fail "ulnetd G did not start"
+run F 0 net add --nid 127.0.0.2@tcp
+run G 0 net add --nid 127.0.0.3@tcp
+kill -STOP "$PID_G"
+"$CTL" --ctl "$T/F.sock" ping --timeout 60 127.0.0.3@tcp >"$T/pout" 2>"$T/perr" &
+PCLI=$!
+sleep 1
+t0=$SECONDS
+kill -TERM "$PID_F"; wait "$PID_F"; rc=$?
+CHECKS=$((CHECKS + 1))
+(( SECONDS - t0 <= 10 )) || fail "ulnetd F took $((SECONDS - t0)) s to stop during a ping"
+[[ $rc == 0 ]] || fail "ulnetd F exited $rc on SIGTERM during a ping"
+wait "$PCLI"; prc=$?
+[[ $prc == 255 ]] || fail "blocked ping client exited $prc"
+grep -qF "abandoned" "$T/perr" || fail "blocked ping client was not told: $(cat "$T/perr")"
+kill -CONT "$PID_G"; kill -TERM "$PID_G"; wait "$PID_G"
 
 # malformed --config: a clear error with line and column, non-zero exit
 printf 'net:\n  - net type: tcp\n   bad indent: [\n' >"$T/badcfg.yaml"

@@ -588,7 +588,7 @@ int kpeer_load(struct kpeer *kp, const struct kpeer_conf *conf)
 
 			kpeer_describe(kp, &kp->msgs[i], d, sizeof(d));
 			kp_log(kp, "script %s%s", d,
-			       i >= kp->conf.limit || kp->msgs[i].skip ? " (not played)" : "");
+			       i >= kp->conf.limit ? " (not played)" : "");
 		}
 	}
 	rc = 0;
@@ -846,7 +846,7 @@ static void cmp_own_pid(struct cmp *x, const char *field, uint32_t live, uint32_
  * user-space peer). */
 static void cmp_peer_pid(struct cmp *x, const char *field, uint32_t live, uint32_t cap)
 {
-	if (!x->kp->conf.kpeer_privileged && x->kp->conf.kpeer_privileged == false &&
+	if (!x->kp->conf.kpeer_privileged &&
 	    (live & ULNET_PID_USERFLAG) && cap != 0) {
 		kp_note(x->kp, "kpeer dials from unprivileged ports: ulnet addresses it as "
 			       "port|0x80000000 (0x%x) where the kernel wrote %u, as expected",
@@ -893,11 +893,20 @@ static void cmp_ping_info(struct cmp *x, const uint8_t *payload, size_t len)
 	ssize_t rc = lnet_ping_info_decode(payload, len, &pi);
 
 	if (rc < 0) {
-		cmp_fail(x, "ping info does not decode (%zd)", rc);
+		/* say why: the header words as sent (LE, ulnet's order) */
+		if (len >= 16)
+			cmp_fail(x, "ping info does not decode (%zd): magic %#x, features %#x "
+				    "(capture %#x), pid %u, nnis %u", rc, ul_get_le32(payload),
+				 ul_get_le32(payload + 4), m->pi.features, ul_get_le32(payload + 8),
+				 ul_get_le32(payload + 12));
+		else
+			cmp_fail(x, "ping info does not decode (%zd): %zu bytes", rc, len);
 		return;
 	}
 	cmp_u64(x, "ping info features", pi.features, m->pi.features);
-	cmp_own_pid(x, "ping info pid", pi.pid, m->pi.pid);
+	/* The ping info carries the node's LNet PID; the user-space flag is
+	 * a per-connection socklnd identity and never appears here. */
+	cmp_u64(x, "ping info pid", pi.pid, m->pi.pid);
 	cmp_u64(x, "ping info nnis", pi.nnis_wire, m->pi.nnis_wire);
 	cmp_u64(x, "ping info byte order swapped", pi.swapped, m->pi.swapped);
 	for (unsigned i = 0; i < pi.nnis && i < m->pi.nnis && !x->bad; i++) {
@@ -1015,7 +1024,7 @@ static struct kpeer_msg *match_msg(struct kpeer *kp, struct kp_conn *c, enum kpe
 	for (unsigned i = 0; i < kp->conf.limit; i++) {
 		struct kpeer_msg *m = &kp->msgs[i];
 
-		if (m->from_kpeer || m->matched || m->skip || m->kind != kind ||
+		if (m->from_kpeer || m->matched || m->kind != kind ||
 		    (kind == KP_LNET && m->hdr.type != h->type))
 			continue;
 		if (m->ctype == c->ctype) {
@@ -1024,7 +1033,7 @@ static struct kpeer_msg *match_msg(struct kpeer *kp, struct kp_conn *c, enum kpe
 			for (unsigned j = 0; kind == KP_CONNREQ && j < i; j++) {
 				const struct kpeer_msg *e = &kp->msgs[j];
 
-				if (e->kind == KP_CONNREQ && !e->from_kpeer && !e->matched && !e->skip) {
+				if (e->kind == KP_CONNREQ && !e->from_kpeer && !e->matched) {
 					kp_fail(kp, "msg %u CONNREQ: ulnet opened its %s connection "
 						    "before its %s one (capture msg %u)", m->idx,
 						ctype_name(m->ctype), ctype_name(e->ctype), e->idx);
@@ -1035,8 +1044,7 @@ static struct kpeer_msg *match_msg(struct kpeer *kp, struct kp_conn *c, enum kpe
 			for (unsigned j = 0; j < i; j++) {
 				const struct kpeer_msg *e = &kp->msgs[j];
 
-				if (!e->from_kpeer && !e->matched && !e->skip &&
-				    e->ctype == c->ctype) {
+				if (!e->from_kpeer && !e->matched && e->ctype == c->ctype) {
 					kp_log(kp, "%s arrived before script msg %u %s (order differs)",
 					       what, e->idx, kind_name(e));
 					break;
@@ -1046,11 +1054,6 @@ static struct kpeer_msg *match_msg(struct kpeer *kp, struct kp_conn *c, enum kpe
 		}
 		if (!other)
 			other = m;
-	}
-	if (!other && kind == KP_LNET && kp->conf.ignore_unscripted_lnet) {
-		kp->ignored++;
-		kp_log(kp, "ignored (not scripted): %s", what);
-		return NULL;
 	}
 	if (other)
 		kp_fail(kp, "msg %u %s: came on the %s connection (port %u), the capture has it "
@@ -1379,7 +1382,7 @@ static struct kpeer_msg *first_missing(struct kpeer *kp, unsigned upto, int ctyp
 	for (unsigned j = 0; j < upto && j < kp->conf.limit; j++) {
 		struct kpeer_msg *e = &kp->msgs[j];
 
-		if (!e->from_kpeer && !e->matched && !e->skip &&
+		if (!e->from_kpeer && !e->matched &&
 		    (ctype == SOCKLND_CONN_NONE || e->ctype == ctype))
 			return e;
 	}
@@ -1448,7 +1451,7 @@ int kpeer_run(struct kpeer *kp)
 	for (unsigned i = 0; i < kp->conf.limit; i++) {
 		struct kpeer_msg *m = &kp->msgs[i];
 
-		if (!m->from_kpeer || m->skip)
+		if (!m->from_kpeer)
 			continue;
 		/* a connect is ordered after everything before it; a message
 		 * after what ulnet said before it on that connection */

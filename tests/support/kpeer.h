@@ -56,7 +56,6 @@ struct kpeer_msg {
 	bool from_connector;
 	bool synth;                /* made up: the capture began after the handshake */
 	bool matched;              /* ulnet's side: received and compared */
-	bool skip;                 /* set by the test: not played, not expected */
 	uint64_t order;            /* packet index * 2^16 + offset rank */
 	double t;                  /* capture time, s */
 	struct lnet_acceptor_req acr;
@@ -86,10 +85,6 @@ struct kpeer_conf {
 	void (*on_wait)(void *arg, const struct kpeer_msg *m);
 	void *arg;
 	bool verbose;              /* transcript on stderr (also env KPEER_VERBOSE) */
-	/* LNet messages from ulnet that match nothing in the script are
-	 * counted (kp->ignored) instead of failing the run (for a test that
-	 * has to make ulnet dial with a message of its own). */
-	bool ignore_unscripted_lnet;
 };
 
 struct kp_conn;
@@ -111,7 +106,6 @@ struct kpeer {
 	struct { lnet_wire_handle_t cap, live; } wmd[64];
 	unsigned nwmd;
 	unsigned received;         /* ulnet messages received and matched */
-	unsigned ignored;          /* unscripted LNet messages (ignore_unscripted_lnet) */
 	char err[512];             /* first difference or failure */
 	char notes[1024];          /* expected differences (user-space PIDs...) */
 	pthread_t thr;

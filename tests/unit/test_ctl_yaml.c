@@ -4,8 +4,7 @@
  * filled with the values of the real lnetctl 2.17 captures in
  * shared/reference/lnetctl-yaml, and tests/golden/ holds those captures
  * (minus the "# ..." lines), so every comparison is against lnetctl's own
- * bytes. Peer NI latency samples are 0 in the goldens: the library's peer
- * info carries none.
+ * bytes, peer NI latency samples included.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,6 +129,13 @@ static void fill_peers(struct ulnet_peer_info p[2])
 {
 	fill_peer(&p[0], 12, 26, 29, 21, 5, 23, 3, 2, 1);
 	fill_peer(&p[1], 11, 42, 42, 34, 8, 33, 4, 4, 1);
+	/* the capture's per-peer-NI latency samples (non-zero) */
+	p[0].nis[0].put_egress = (struct ulnet_latency){ 20, 200539, 4843859, 1320801 };
+	p[0].nis[0].get_rtt = (struct ulnet_latency){ 2, 3800422, 83533584, 43667003 };
+	p[0].nis[0].put_ack = (struct ulnet_latency){ 1, 13431092, 13431092, 13431092 };
+	p[1].nis[0].put_egress = (struct ulnet_latency){ 33, 84926, 1792255, 402197 };
+	p[1].nis[0].get_rtt = (struct ulnet_latency){ 4, 416992, 8650759, 2514787 };
+	p[1].nis[0].put_ack = (struct ulnet_latency){ 1, 1791243, 1791243, 1791243 };
 }
 
 static void fill_globals(struct ulnet_globals *g)

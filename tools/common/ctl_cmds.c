@@ -288,6 +288,16 @@ static int parse_nid_list(char **words, int nwords, ulnet_nid_t *nids, int max, 
 
 /* --- lnet ---------------------------------------------------------------------- */
 
+static int import_text(struct ctl_ctx *ctx, const char *name, const char *text, size_t len,
+		       int mode, bool nets_only, struct ybuf *err, struct ctl_reply *rp);
+
+/* Show commands while LNet is down: the kernel's netlink error. */
+static int down_error(struct ctl_reply *rp, const char *what, const char *msg)
+{
+	y_nl_error(&rp->err, "show", what, -ENETDOWN, msg);
+	return -ENETDOWN;
+}
+
 static int cmd_lnet_configure(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
 			      const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
@@ -309,13 +319,30 @@ static int cmd_lnet_configure(struct ctl_ctx *ctx, const struct cmd *c, int argc
 		ctx->ln = NULL;
 		return -EINVAL;
 	}
+	/* module parameters outlive an unconfigure */
+	if (ctx->saved_g_valid)
+		ulnet_globals_set(ctx->ln, &ctx->saved_g);
+	/* --all: the networks of the "module parameters" (--config) */
+	if (p.v[0].set && ctx->modparams) {
+		rc = import_text(ctx, ctx->modparams_name, ctx->modparams, ctx->modparams_len,
+				 0 /* IMP_ADD */, true, &rp->err, rp);
+		if (rc < 0)
+			return -EINVAL;
+	}
 	return 0;
 }
 
 static int cmd_lnet_unconfigure(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
 				const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
+	struct parsed p;
+	int rc = parse_opts(argc, argv, NULL, 0, &p, &rp->err);
+
+	if (rc)
+		return rc;
 	if (ctx->ln) {
+		ulnet_globals_get(ctx->ln, &ctx->saved_g);
+		ctx->saved_g_valid = true;
 		ulnet_destroy(ctx->ln);
 		ctx->ln = NULL;
 	}
@@ -577,7 +604,7 @@ static int cmd_net_show(struct ctl_ctx *ctx, const struct cmd *c, int argc, char
 		return rc;
 	}
 	if (!ctx->ln)
-		return 0; /* nothing configured: nothing to show */
+		return down_error(rp, "net", "LNet stack down");
 	ulnet_net_t net;
 
 	if (p.v[0].set) {
@@ -658,6 +685,10 @@ static int cmd_peer_add(struct ctl_ctx *ctx, const struct cmd *c, int argc, char
 		print_help(&rp->err, "peer", c);
 		return rc;
 	}
+	if (p.v[3].set) {
+		y_nl_error(&rp->err, "add", "peer", -EOPNOTSUPP, "--ip2nets is not supported by ulnet");
+		return -EINVAL;
+	}
 	if (need_ln(ctx, "add", "peer", rp))
 		return -EINVAL;
 	ulnet_nid_t prim, nids[128];
@@ -733,7 +764,7 @@ static int peer_show_common(struct ctl_ctx *ctx, const char *nidstr, int verbose
 		}
 	}
 	if (!ctx->ln)
-		return nidstr ? -EINVAL : 0;
+		return down_error(rp, "peer", "Network is down");
 	struct ulnet_peer_info *pi = calloc(MAX_PEERS, sizeof(*pi));
 
 	if (!pi)
@@ -784,6 +815,167 @@ static int cmd_peer_list(struct ctl_ctx *ctx, const struct cmd *c, int argc, cha
 	if (rc)
 		return rc;
 	return peer_show_common(ctx, NULL, 0, true, rp);
+}
+
+
+/* --- net set / peer set ---------------------------------------------------------- */
+
+enum { SV_ALL, SV_NET, SV_LNDTO, SV_CPP, SV_NID, SV_STATE, SV_HEALTH, SV_COUNT };
+
+static const struct optspec set_value_opts[SV_COUNT] = {
+	[SV_ALL] = { "all", 'a', ARG_NONE },
+	[SV_NET] = { "net", 'i', ARG_REQ },
+	[SV_LNDTO] = { "lnd-timeout", 'l', ARG_REQ },
+	[SV_CPP] = { "conns-per-peer", 'm', ARG_REQ },
+	[SV_NID] = { "nid", 'n', ARG_REQ },
+	[SV_STATE] = { "state", 's', ARG_REQ },
+	[SV_HEALTH] = { "health", 't', ARG_REQ },
+};
+
+/* lnetctl's set_value_helper errors: cYAML "net: - set:" (for peer set too). */
+static int sv_error(struct ctl_reply *rp, int rc, const char *fmt, const char *arg)
+{
+	char msg[CTL_MAX_ARG + 128];
+
+	snprintf(msg, sizeof(msg), fmt, arg);
+	y_cy_error(&rp->err, "net", "set", rc, msg);
+	return rc;
+}
+
+/* Apply a library setter to the NIs of `net` (one call per NI). */
+static int ni_set_on_net(ulnet_t *ln, ulnet_net_t net, int (*fn)(ulnet_t *, const ulnet_nid_t *, int),
+			 int value)
+{
+	ulnet_nid_t nids[MAX_NIS];
+	int n = ulnet_ni_list(ln, nids, MAX_NIS), done = 0;
+
+	for (int i = 0; i < n && i < MAX_NIS; i++) {
+		if (ulnet_nid_net(&nids[i]) != net || nids[i].type == ULNET_LND_LO)
+			continue;
+		int rc = fn(ln, &nids[i], value);
+
+		if (rc < 0)
+			return rc;
+		done++;
+	}
+	return done ? 0 : -ENOENT;
+}
+
+static int set_value(struct ctl_ctx *ctx, const struct cmd *c, bool peer, int argc, char **argv,
+		     struct ctl_reply *rp)
+{
+	struct parsed p;
+	int rc = parse_opts(argc, argv, set_value_opts, SV_COUNT, &p, &rp->err);
+	const char *what = peer ? "peer" : "net";
+	ulnet_net_t net = 0;
+	ulnet_nid_t nid = ULNET_NID_ANY;
+	long lndto = -1, cpp = -1, state = -1, health = -1;
+	char nb[ULNET_NIDSTR_SIZE], msg[CTL_MAX_ARG + 128];
+
+	if (rc) {
+		print_help(&rp->err, what, c);
+		return rc;
+	}
+	if (p.npos) {
+		print_help(&rp->err, what, c);
+		return sv_error(rp, -EINVAL, "\"Invalid option or missing argument\"", "");
+	}
+	if (p.v[SV_NET].set && ulnet_net_parse(p.v[SV_NET].arg, &net, NULL) < 0)
+		return sv_error(rp, -EINVAL, "\"Invalid network type: %s\"", p.v[SV_NET].arg);
+	if (p.v[SV_LNDTO].set && parse_int(p.v[SV_LNDTO].arg, 0, INT_MAX, &lndto) < 0)
+		return sv_error(rp, -EINVAL, "\"Invalid LND timeout value '%s', must be >= 0\"",
+				p.v[SV_LNDTO].arg);
+	if (!peer && p.v[SV_CPP].set && parse_int(p.v[SV_CPP].arg, 0, 127, &cpp) < 0)
+		return sv_error(rp, -1, "invalid conns-per-peer value (valid range 0-127)", "");
+	if (peer && p.v[SV_STATE].set && parse_int(p.v[SV_STATE].arg, 0, UINT32_MAX, &state) < 0)
+		return sv_error(rp, -EINVAL, "\"Invalid peer state value '%s'\"", p.v[SV_STATE].arg);
+	if (p.v[SV_HEALTH].set &&
+	    parse_int(p.v[SV_HEALTH].arg, 0, ULNET_MAX_HEALTH, &health) < 0)
+		return sv_error(rp, -EINVAL, "\"Invalid health value '%s', must be 0-1000\"",
+				p.v[SV_HEALTH].arg);
+	if (lndto >= 0 && !p.v[SV_NET].set)
+		return sv_error(rp, -EINVAL, "\"Specified --lnd-timeout without --net option\"", "");
+	if (p.v[SV_NID].set && ulnet_nid_parse(p.v[SV_NID].arg, &nid, NULL) < 0) {
+		snprintf(msg, sizeof(msg), "cannot parse NID '%s'", p.v[SV_NID].arg);
+		y_nl_error(&rp->err, "set", what, -EINVAL, msg);
+		return -EINVAL;
+	}
+	if (p.v[SV_ALL].set && p.v[SV_NID].set)
+		return sv_error(rp, -EINVAL, "\"--all and --nid are mutually exclusive\"", "");
+	if (need_ln(ctx, "set", what, rp))
+		return -EINVAL;
+	const ulnet_nid_t *np = p.v[SV_NID].set ? &nid : NULL;
+
+	if (peer) {
+		if ((health >= 0 || state >= 0) && !np && !(p.v[SV_ALL].set && state < 0)) {
+			y_nl_error(&rp->err, "set", "peer", -EINVAL,
+				   state >= 0 ? "missing mandatory parameter: '--nid'"
+					      : "missing mandatory parameter: '--nid' or '--all'");
+			return -EINVAL;
+		}
+		if (state >= 0) {
+			rc = ulnet_peer_set_state(ctx->ln, np, (uint32_t)state);
+			if (rc < 0) {
+				/* the kernel's extack for an unknown NID */
+				y_nl_error(&rp->err, "set", "peer", rc, "invalid peer state param");
+				return -EINVAL;
+			}
+		}
+		if (health >= 0) {
+			rc = ulnet_peer_ni_set_health(ctx->ln, np, (int)health);
+			if (rc < 0) {
+				snprintf(msg, sizeof(msg), "cannot set health of peer NI %s: %s",
+					 ulnet_nid_str(&nid, nb), ulnet_strerror(rc));
+				y_nl_error(&rp->err, "set", "peer", rc, msg);
+				return -EINVAL;
+			}
+		}
+		return 0;
+	}
+	if (lndto >= 0) {
+		/* lnetctl sets the LND timeout and nothing else */
+		rc = ulnet_net_set_lnd_timeout(ctx->ln, net, (int)lndto);
+		if (rc < 0)
+			return sv_error(rp, rc, rc == -EINVAL ? "\"Net %s does not accept a LND timeout\""
+					: "\"Failed to set LND timeout for net %s\"", p.v[SV_NET].arg);
+		return 0;
+	}
+	if (cpp < 0 && health < 0)
+		return 0;
+	/* --nid: that NI; --net: the NIs of the net; otherwise (--all): all */
+	bool by_net = !np && p.v[SV_NET].set;
+
+	if (cpp >= 0) {
+		rc = by_net ? ni_set_on_net(ctx->ln, net, ulnet_ni_set_conns_per_peer, (int)cpp)
+			    : ulnet_ni_set_conns_per_peer(ctx->ln, np, (int)cpp);
+		if (rc < 0) {
+			y_nl_error(&rp->err, "set", "net", rc,
+				   rc == -ENOENT ? "cannot find the NI" : "cannot set conns_per_peer");
+			return -EINVAL;
+		}
+	}
+	if (health >= 0) {
+		rc = by_net ? ni_set_on_net(ctx->ln, net, ulnet_ni_set_health, (int)health)
+			    : ulnet_ni_set_health(ctx->ln, np, (int)health);
+		if (rc < 0) {
+			y_nl_error(&rp->err, "set", "net", rc,
+				   rc == -ENOENT ? "cannot find the NI" : "cannot set health value");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int cmd_net_set(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+		       const char *blob, size_t bloblen, struct ctl_reply *rp)
+{
+	return set_value(ctx, c, false, argc, argv, rp);
+}
+
+static int cmd_peer_set(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+			const char *blob, size_t bloblen, struct ctl_reply *rp)
+{
+	return set_value(ctx, c, true, argc, argv, rp);
 }
 
 /* --- ping / discover ---------------------------------------------------------------- */
@@ -903,8 +1095,11 @@ static int cmd_stats_show(struct ctl_ctx *ctx, const struct cmd *c, int argc, ch
 {
 	struct ulnet_counters cn;
 
-	if (!ctx->ln)
-		return 0;
+	if (!ctx->ln) {
+		y_cy_error(&rp->err, "show", "statistics", -ENETDOWN,
+			   "\"cannot get lnet statistics: Network is down\"");
+		return -ENETDOWN;
+	}
 	ulnet_counters_get(ctx->ln, &cn);
 	ctl_render_stats(&rp->out, &cn);
 	return 0;
@@ -913,8 +1108,12 @@ static int cmd_stats_show(struct ctl_ctx *ctx, const struct cmd *c, int argc, ch
 static int cmd_stats_reset(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
 			   const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	if (ctx->ln)
-		ulnet_counters_reset(ctx->ln);
+	if (!ctx->ln) {
+		y_cy_error(&rp->err, "reset", "statistics", -ENETDOWN,
+			   "\"cannot reset lnet statistics: Network is down\"");
+		return -ENETDOWN;
+	}
+	ulnet_counters_reset(ctx->ln);
 	return 0;
 }
 
@@ -923,9 +1122,13 @@ static int cmd_global_show(struct ctl_ctx *ctx, const struct cmd *c, int argc, c
 {
 	struct ulnet_globals g;
 
-	if (!ctx->ln)
-		return 0;
-	ulnet_globals_get(ctx->ln, &g);
+	/* module parameters: readable while LNet is down */
+	if (ctx->ln)
+		ulnet_globals_get(ctx->ln, &g);
+	else if (ctx->saved_g_valid)
+		g = ctx->saved_g;
+	else
+		return down_error(rp, "global", "LNet stack down");
 	ctl_render_global(&rp->out, &g);
 	return 0;
 }
@@ -1025,6 +1228,13 @@ static int cmd_route_change(struct ctl_ctx *ctx, const struct cmd *c, int argc, 
 	return -EINVAL;
 }
 
+static int cmd_udsp_change(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+			   const char *blob, size_t bloblen, struct ctl_reply *rp)
+{
+	y_nl_error(&rp->err, c->name, "udsp", -EOPNOTSUPP, "UDSP is not supported by ulnet");
+	return -EINVAL;
+}
+
 static int cmd_debug_peer(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
 			  const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
@@ -1059,7 +1269,7 @@ static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, int argc
 	if (rc)
 		return rc;
 	if (!ctx->ln)
-		return 0;
+		return down_error(rp, "recovery", "Network is down");
 	/* Unhealthy NIs are the ones in recovery. */
 	if (!p.v[1].set) {
 		struct ulnet_ni_info *ni = calloc(MAX_NIS, sizeof(*ni));
@@ -1106,7 +1316,7 @@ static int cmd_export(struct ctl_ctx *ctx, const struct cmd *c, int argc, char *
 	if (rc)
 		return rc;
 	if (!ctx->ln)
-		return 0;
+		return down_error(rp, "net", "LNet stack down");
 	struct ulnet_ni_info *ni = calloc(MAX_NIS, sizeof(*ni));
 	struct ulnet_peer_info *pi = calloc(MAX_PEERS, sizeof(*pi));
 	struct ulnet_globals g;
@@ -1392,8 +1602,9 @@ static int ctl_yaml_dump_to(yaml_document_t *doc, struct ybuf *out)
 }
 
 static int import_text(struct ctl_ctx *ctx, const char *name, const char *text, size_t len,
-		       enum imp_mode mode, struct ybuf *err, struct ctl_reply *rp)
+		       int imode, bool nets_only, struct ybuf *err, struct ctl_reply *rp)
 {
+	enum imp_mode mode = (enum imp_mode)imode;
 	yaml_parser_t parser;
 	struct imp im = { .ctx = ctx, .name = name, .mode = mode, .err = err, .rp = rp };
 	int rc = 0;
@@ -1446,6 +1657,8 @@ static int import_text(struct ctl_ctx *ctx, const char *name, const char *text, 
 			imp_error(&im, kn, -EINVAL, "unknown top-level key '%s'", k ? k : "?");
 			continue;
 		}
+		if (nets_only && strcmp(k, "net") != 0)
+			continue;
 		if (mode == IMP_EXEC) {
 			if (strcmp(k, "ping") == 0 || strcmp(k, "discover") == 0)
 				imp_ping(&im, v, k[0] == 'd');
@@ -1507,7 +1720,7 @@ static int cmd_import(struct ctl_ctx *ctx, const struct cmd *c, int argc, char *
 		y_nl_error(&rp->err, mode == IMP_DEL ? "del" : "add", "import", -EINVAL, msg);
 		return -EINVAL;
 	}
-	rc = import_text(ctx, name, blob, bloblen, mode, &rp->err, rp);
+	rc = import_text(ctx, name, blob, bloblen, mode, false, &rp->err, rp);
 	return rc ? -EINVAL : (mode == IMP_EXEC && rp->out.len && strstr(ybuf_str(&rp->out), "manage:")) ? -1 : 0;
 }
 
@@ -1517,7 +1730,7 @@ int ctl_apply_config(struct ctl_ctx *ctx, const char *name, const char *text, si
 	struct ctl_reply rp;
 
 	ctl_reply_init(&rp);
-	int rc = import_text(ctx, name, text, len, IMP_ADD, err, &rp);
+	int rc = import_text(ctx, name, text, len, IMP_ADD, false, err, &rp);
 
 	ctl_reply_free(&rp);
 	return rc;
@@ -1527,7 +1740,7 @@ int ctl_apply_config(struct ctl_ctx *ctx, const char *name, const char *text, si
 
 static const struct cmd lnet_cmds[] = {
 	{ "configure", cmd_lnet_configure, NULL, "configure lnet\n"
-	  "\t--all: load NI configuration from module parameters (no-op in ulnet)\n"
+	  "\t--all: also bring up the networks of ulnetd's --config file\n"
 	  "\t--large: start LNet with large NIDs (always on in ulnet)\n", true },
 	{ "unconfigure", cmd_lnet_unconfigure, NULL, "unconfigure lnet\n", true },
 	{ NULL, NULL, NULL, NULL, false }
@@ -1555,8 +1768,13 @@ static const struct cmd net_cmds[] = {
 	{ "show", cmd_net_show, NULL, "show networks\n"
 	  "\t--net: net name (e.g. tcp0) to filter on\n"
 	  "\t--verbose|-v [0-4]: detail level (2: message and health stats, 4: udsp info)\n", false },
-	{ "set", cmd_unsupported, NULL, "set local NI specific parameter (not supported by ulnet)\n"
-	  "\t--nid, --net, --all, --health, --conns-per-peer, --lnd-timeout\n", true },
+	{ "set", cmd_net_set, NULL, "set local NI specific parameter\n"
+	  "\t--nid: NI NID to set the value on\n"
+	  "\t--net: network to set the value on (e.g. tcp)\n"
+	  "\t--lnd-timeout: set LND timeout (seconds) for LND used by --net argument\n"
+	  "\t--health: specify health value to set (0-1000)\n"
+	  "\t--conns-per-peer: number of connections per peer (0-127)\n"
+	  "\t--all: set all NIs value to the one specified\n", true },
 	{ NULL, NULL, NULL, NULL, false }
 };
 
@@ -1572,7 +1790,11 @@ static const struct cmd peer_cmds[] = {
 	  "\t--nid: NID of the peer to show\n"
 	  "\t--verbose|-v [0-4]: detail level\n", false },
 	{ "list", cmd_peer_list, NULL, "list the primary NIDs of all peers\n", false },
-	{ "set", cmd_unsupported, NULL, "set peer NI health or state (not supported by ulnet)\n", true },
+	{ "set", cmd_peer_set, NULL, "set peer ni specific parameter\n"
+	  "\t--nid: Peer NI NID to set the value on\n"
+	  "\t--health: specify health value to set (0-1000)\n"
+	  "\t--all: set all peer_nis values to the one specified\n"
+	  "\t--state: set peer state (DANGEROUS: for test/debug only)\n", true },
 	{ NULL, NULL, NULL, NULL, false }
 };
 
@@ -1591,6 +1813,8 @@ static const struct cmd routing_cmds[] = {
 };
 
 static const struct cmd udsp_cmds[] = {
+	{ "add", cmd_udsp_change, NULL, "add a UDSP rule (not supported by ulnet)\n", true },
+	{ "del", cmd_udsp_change, NULL, "delete UDSP rules (not supported by ulnet)\n", true },
 	{ "show", cmd_empty_show, NULL, "show UDSP rules\n", false },
 	{ NULL, NULL, NULL, NULL, false }
 };
@@ -1651,7 +1875,7 @@ static const struct cmd top_cmds[] = {
 	{ "ping", cmd_ping, NULL, "ping nid[,nid,...]\n"
 	  "\t--source: source nid\n\t--timeout: ping timeout in seconds (default 1)\n", false },
 	{ "discover", cmd_discover, NULL, "discover nid[,nid,...]\n\t--force: force discovery\n", false },
-	{ "udsp", NULL, udsp_cmds, "udsp {show | help}\n", false },
+	{ "udsp", NULL, udsp_cmds, "udsp {add | del | show | help}\n", false },
 	{ NULL, NULL, NULL, NULL, false }
 };
 
@@ -1782,10 +2006,27 @@ int ctl_ctx_init(struct ctl_ctx *ctx, const struct ulnet_opts *opts, bool config
 	return 0;
 }
 
+int ctl_ctx_set_modparams(struct ctl_ctx *ctx, const char *name, const char *text, size_t len)
+{
+	char *copy = malloc(len + 1);
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	free(ctx->modparams);
+	ctx->modparams = copy;
+	ctx->modparams_len = len;
+	snprintf(ctx->modparams_name, sizeof(ctx->modparams_name), "%s", name);
+	return 0;
+}
+
 void ctl_ctx_fini(struct ctl_ctx *ctx)
 {
 	if (ctx->ln)
 		ulnet_destroy(ctx->ln);
 	ctx->ln = NULL;
+	free(ctx->modparams);
+	ctx->modparams = NULL;
 	pthread_rwlock_destroy(&ctx->lock);
 }

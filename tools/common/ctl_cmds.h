@@ -23,6 +23,14 @@ struct ctl_ctx {
 	uint16_t accept_port;
 	char accept[8];
 	int max_wait_s;             /* cap of ping/discover timeouts */
+	/* "Module parameters": the --config text whose networks "lnet
+	 * configure --all" brings up (NULL: none). */
+	char *modparams;
+	size_t modparams_len;
+	char modparams_name[256];
+	/* Globals kept across unconfigure/configure, as module parameters. */
+	struct ulnet_globals saved_g;
+	bool saved_g_valid;
 	/* Writers: commands that change the node; readers: shows and pings
 	 * (which may block), so one slow ping never blocks a show. */
 	pthread_rwlock_t lock;
@@ -31,6 +39,9 @@ struct ctl_ctx {
 /* Set up a context; with `configure` an instance is created now.
  * Returns 0 or a negative errno from ulnet_create(). */
 int ctl_ctx_init(struct ctl_ctx *ctx, const struct ulnet_opts *opts, bool configure);
+/* Keep a copy of `text` (named `name` in errors) as the networks "lnet
+ * configure --all" applies. Returns 0 or -ENOMEM. */
+int ctl_ctx_set_modparams(struct ctl_ctx *ctx, const char *name, const char *text, size_t len);
 /* Destroy the instance (if any) and the lock. */
 void ctl_ctx_fini(struct ctl_ctx *ctx);
 

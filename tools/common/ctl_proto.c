@@ -238,14 +238,13 @@ static int wait_fd(int fd, short ev, long long deadline)
 	return -ETIMEDOUT;
 }
 
-/* Read until `decode` succeeds; chunk-wise with a per-chunk timeout. */
-static int read_msg(int fd, int timeout_ms, size_t max, struct ybuf *in)
+/* Read one chunk, waiting until `deadline` (ms, <0 none). */
+static int read_chunk(int fd, long long deadline, size_t max, struct ybuf *in)
 {
 	char chunk[16384];
 
 	if (in->len > max)
 		return -E2BIG;
-	long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	int rc = wait_fd(fd, POLLIN, deadline);
 
 	if (rc)
@@ -260,6 +259,12 @@ static int read_msg(int fd, int timeout_ms, size_t max, struct ybuf *in)
 	return in->oom ? -ENOMEM : 0;
 }
 
+/* Read one chunk with a per-chunk timeout. */
+static int read_msg(int fd, int timeout_ms, size_t max, struct ybuf *in)
+{
+	return read_chunk(fd, timeout_ms < 0 ? -1 : now_ms() + timeout_ms, max, in);
+}
+
 int ctl_read_request(int fd, int timeout_ms, struct ctl_request *rq)
 {
 	struct ybuf in;
@@ -267,9 +272,13 @@ int ctl_read_request(int fd, int timeout_ms, struct ctl_request *rq)
 	/* Bound: the largest legal request, read in 16 KiB chunks. */
 	size_t max = 16 + (size_t)CTL_MAX_ARGS * (CTL_MAX_ARG + 4) + CTL_MAX_BLOB;
 
+	/* One deadline for the whole request: a client trickling bytes
+	 * cannot hold a worker longer than timeout_ms. */
+	long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+
 	ybuf_init(&in);
 	for (size_t iter = 0; iter < max / 1 + 2; iter++) {
-		rc = read_msg(fd, timeout_ms, max, &in);
+		rc = read_chunk(fd, deadline, max, &in);
 		if (rc)
 			break;
 		rc = ctl_request_decode(in.s, in.len, rq, NULL);

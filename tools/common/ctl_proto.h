@@ -52,8 +52,9 @@ int ctl_request_decode(const void *buf, size_t len, struct ctl_request *rq, size
 int ctl_reply_encode(const struct ctl_reply *rp, struct ybuf *out);
 int ctl_reply_decode(const void *buf, size_t len, struct ctl_reply *rp, size_t *used);
 
-/* Read a whole request from `fd`, waiting at most `timeout_ms` for each
- * chunk. Returns 0 or a negative errno. */
+/* Read a whole request from `fd` within `timeout_ms` in all. Returns 0 or
+ * a negative errno: -EPROTO (garbage), -E2BIG (over a limit), -ECONNRESET
+ * (the client went away mid-request), -ETIMEDOUT. */
 int ctl_read_request(int fd, int timeout_ms, struct ctl_request *rq);
 int ctl_write_reply(int fd, int timeout_ms, const struct ctl_reply *rp);
 

@@ -258,12 +258,9 @@ static void render_peers(struct yout *y, const struct ulnet_peer_info *peers, in
 				yo_kv_int(y, "available_rtr_credits", pn->available_rtr_credits);
 				yo_kv_int(y, "min_rtr_credits", pn->min_rtr_credits);
 				yo_kv_int(y, "refcount", pn->refcount);
-				/* The kernel keeps no per-peer-NI latency yet
-				 * in our model: report zero samples. */
-				struct ulnet_latency z = { 0 };
-
 				render_stats_block(y, pn->send_count, pn->recv_count,
-						   pn->drop_count, &z, &z, &z);
+						   pn->drop_count, &pn->put_egress, &pn->get_rtt,
+						   &pn->put_ack);
 			}
 			if (verbose >= 2) {
 				render_msg_counts(y, "sent_stats", &pn->sent);

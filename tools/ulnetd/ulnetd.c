@@ -34,7 +34,8 @@
 #include "ctl_proto.h"
 
 #define MAX_WORKERS 16
-#define REQ_TIMEOUT_MS 5000
+#define REQ_TIMEOUT_MS 5000   /* a whole request must arrive within this */
+#define STOP_GRACE_MS 3000    /* SIGTERM: how long running commands may finish */
 
 static int sig_pipe[2] = { -1, -1 };
 static atomic_int nworkers;
@@ -76,36 +77,128 @@ static void lib_log(void *arg, enum ulnet_log_level level, const char *msg)
 	dlog(level, "%s", msg);
 }
 
+/*
+ * One slot per running client. `claimed` decides who answers the client and
+ * owns its fd: the worker when its command ends, or the main thread when it
+ * gives up on a command at exit. Slots are static, so the main thread can
+ * look at them while workers finish.
+ */
 struct worker {
 	struct ctl_ctx *ctx;
 	int fd;
+	bool busy;                /* slots_lock */
+	atomic_int claimed;
 };
+
+static struct worker slots[MAX_WORKERS];
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Text for a request that could not be read (NULL: say nothing, the
+ * client is gone). */
+static const char *bad_request_text(int rc)
+{
+	switch (rc) {
+	case -ECONNRESET:
+	case -EPIPE:
+		return NULL;
+	case -EPROTO:
+		return "ulnetd: malformed request (not the ulnetctl control protocol)\n";
+	case -E2BIG:
+		return "ulnetd: request too large (at most 128 arguments of 4 KiB and a 4 MiB file)\n";
+	case -ETIMEDOUT:
+		return "ulnetd: incomplete request (timed out)\n";
+	case -ENOMEM:
+		return "ulnetd: out of memory\n";
+	default:
+		return "ulnetd: cannot read the request\n";
+	}
+}
+
+/* After an error reply: stop writing, read (and drop) what the client still
+ * sends for a moment, so it sees the reply rather than a reset. */
+static void linger_close(int fd)
+{
+	char junk[4096];
+
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 64; i++) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 100) <= 0 || read(fd, junk, sizeof(junk)) <= 0)
+			break;
+	}
+	close(fd);
+}
 
 static void *serve(void *arg)
 {
 	struct worker *w = arg;
 	struct ctl_request rq;
 	struct ctl_reply rp;
+	const char *bad = NULL;
+	bool answer = true;
 	int rc = ctl_read_request(w->fd, REQ_TIMEOUT_MS, &rq);
 
+	ctl_reply_init(&rp);
 	if (rc < 0) {
-		dlog(ULNET_LOG_INFO, "dropping client: %s", strerror(-rc));
+		dlog(ULNET_LOG_INFO, "bad client request: %s", strerror(-rc));
+		bad = bad_request_text(rc);
+		answer = bad != NULL;
+		rp.rc = 255;
+		if (bad)
+			ybuf_puts(&rp.err, bad);
 	} else {
-		ctl_reply_init(&rp);
 		if (rq.argc > 0)
 			dlog(ULNET_LOG_DEBUG, "command: %s%s%s", rq.argv[0], rq.argc > 1 ? " " : "",
 			     rq.argc > 1 ? rq.argv[1] : "");
 		ctl_run(w->ctx, rq.argc, rq.argv, rq.blob, rq.bloblen, &rp);
-		rc = ctl_write_reply(w->fd, REQ_TIMEOUT_MS, &rp);
-		if (rc < 0)
-			dlog(ULNET_LOG_INFO, "reply not delivered: %s", strerror(-rc));
-		ctl_reply_free(&rp);
 		ctl_request_free(&rq);
 	}
-	close(w->fd);
-	free(w);
+	if (atomic_exchange(&w->claimed, 1) == 0) {
+		if (answer) {
+			int wrc = ctl_write_reply(w->fd, REQ_TIMEOUT_MS, &rp);
+
+			if (wrc < 0)
+				dlog(ULNET_LOG_INFO, "reply not delivered: %s", strerror(-wrc));
+		}
+		if (rc < 0)
+			linger_close(w->fd);
+		else
+			close(w->fd);
+	}
+	/* else: the main thread answered (exit); the fd is its business */
+	ctl_reply_free(&rp);
+	pthread_mutex_lock(&slots_lock);
+	w->busy = false;
+	pthread_mutex_unlock(&slots_lock);
 	atomic_fetch_sub(&nworkers, 1);
 	return NULL;
+}
+
+/* At exit: answer the clients whose commands still run (a ping waiting for
+ * its timeout) instead of leaving them hanging. */
+static int abandon_workers(void)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&slots_lock);
+	for (int i = 0; i < MAX_WORKERS; i++) {
+		struct worker *w = &slots[i];
+
+		if (!w->busy || atomic_exchange(&w->claimed, 1) != 0)
+			continue;
+		struct ctl_reply rp;
+
+		ctl_reply_init(&rp);
+		rp.rc = 255;
+		ybuf_puts(&rp.err, "ulnetd: stopping (SIGTERM); the command was abandoned\n");
+		ctl_write_reply(w->fd, 500, &rp);
+		ctl_reply_free(&rp);
+		shutdown(w->fd, SHUT_RDWR);
+		n++;
+	}
+	pthread_mutex_unlock(&slots_lock);
+	return n;
 }
 
 static int read_file(const char *path, struct ybuf *b)
@@ -306,6 +399,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		ybuf_free(&err);
+		/* "module parameters" of lnet configure --all */
+		if (ctl_ctx_set_modparams(&ctx, config, ybuf_str(&cfg), cfg.len) < 0)
+			dlog(ULNET_LOG_WARN, "no memory to keep '%s' for lnet configure --all", config);
 	}
 	ybuf_free(&cfg);
 	dlog(ULNET_LOG_INFO, "listening on %s", path);
@@ -347,38 +443,55 @@ int main(int argc, char **argv)
 			close(cfd);
 			continue;
 		}
-		struct worker *w = malloc(sizeof(*w));
+		struct worker *w = NULL;
 		pthread_t th;
 		pthread_attr_t attr;
 
-		if (!w) {
+		pthread_mutex_lock(&slots_lock);
+		for (int i = 0; i < MAX_WORKERS && !w; i++)
+			if (!slots[i].busy)
+				w = &slots[i];
+		if (w) {
+			w->busy = true;
+			w->ctx = &ctx;
+			w->fd = cfd;
+			atomic_store(&w->claimed, 0);
+		}
+		pthread_mutex_unlock(&slots_lock);
+		if (!w) { /* a slot frees just after its worker counted down */
 			close(cfd);
 			continue;
 		}
-		w->ctx = &ctx;
-		w->fd = cfd;
 		atomic_fetch_add(&nworkers, 1);
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&th, &attr, serve, w) != 0) {
 			atomic_fetch_sub(&nworkers, 1);
 			close(cfd);
-			free(w);
+			pthread_mutex_lock(&slots_lock);
+			w->busy = false;
+			pthread_mutex_unlock(&slots_lock);
 		}
 		pthread_attr_destroy(&attr);
 	}
 	dlog(ULNET_LOG_INFO, "stopping");
 	close(lfd);
 	unlink(path);
-	/* Workers end within their bounded waits (max_wait_s + I/O timeouts). */
-	for (int i = 0; i < (ctx.max_wait_s + 15) * 10 && atomic_load(&nworkers) > 0; i++) {
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
+	/* Running commands get a short grace; one still blocked after it (a
+	 * ping waiting out its timeout) is answered "abandoned" and the
+	 * process exits without tearing the instance down under it. */
+	for (int i = 0; i < STOP_GRACE_MS / 50 && atomic_load(&nworkers) > 0; i++) {
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);
 	}
 	if (atomic_load(&nworkers) > 0) {
-		dlog(ULNET_LOG_WARN, "workers still busy at exit");
-		_exit(1);
+		int n = abandon_workers();
+
+		dlog(ULNET_LOG_WARN, "stopping with %d command(s) still running: abandoned", n);
+		if (use_syslog)
+			closelog();
+		_exit(0);
 	}
 	ctl_ctx_fini(&ctx);
 	close(sig_pipe[0]);

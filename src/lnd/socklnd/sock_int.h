@@ -224,6 +224,13 @@ enum ksock_rx_state {
 };
 
 #define KSOCK_HS_BUF 128
+/* Read-ahead buffer of an established conn: one recv() takes several small
+ * messages; headers and small payloads (<= KSOCK_RX_COPY_MAX left to read)
+ * are copied out of it, larger payloads are read with readv() straight into
+ * the MD's fragments (at most KSOCK_RX_BUF bytes of a payload, read ahead
+ * with its header, are ever copied). */
+#define KSOCK_RX_BUF 8192
+#define KSOCK_RX_COPY_MAX (KSOCK_RX_BUF / 2)
 
 struct ksock_conn {
 	struct ksock_net *net;
@@ -286,6 +293,8 @@ struct ksock_conn {
 	size_t rx_iov_off;
 	uint32_t rx_csum;
 	struct iovec rx_iov[ULNET_MAX_IOV];
+	size_t rx_buf_off, rx_buf_len;    /* unread bytes: rx_buf[off, len) */
+	uint8_t rx_buf[KSOCK_RX_BUF];
 };
 
 struct ksock_peer {

@@ -16,7 +16,7 @@
 #include "core/lnd.h"
 #include "lnd/socklnd/sock_int.h"
 
-#define KSOCK_RX_BUDGET 64          /* messages per turn, then yield */
+#define KSOCK_RX_BUDGET 256         /* messages per turn, then yield */
 
 static void ksock_rx_error(struct ksock_conn *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -44,18 +44,23 @@ static void ksock_rx_reset(struct ksock_conn *c)
 	c->rx_recv_called = false;
 }
 
-/* Read header bytes up to rx_need: 1 done, 0 EAGAIN, <0 error (-ECONNRESET: EOF). */
-static int ksock_rx_hdr(struct ksock_conn *c)
+/* Refill the read-ahead buffer (it is empty): >0 bytes, 0 EAGAIN, <0 error
+ * (-ECONNRESET: EOF). A short read means the socket was drained: with
+ * edge-triggered epoll any later byte brings a new EPOLLIN, so rx_ready
+ * drops without the extra recv() that would only say EAGAIN. */
+static ssize_t ksock_rx_fill(struct ksock_conn *c)
 {
-	while (c->rx_have < c->rx_need) {
-		ssize_t n = recv(c->fd, c->rx_hbuf + c->rx_have, c->rx_need - c->rx_have, MSG_DONTWAIT);
+	for (;;) {
+		ssize_t n = recv(c->fd, c->rx_buf, sizeof(c->rx_buf), MSG_DONTWAIT);
 
 		if (n > 0) {
-			c->rx_have += (size_t)n;
-			c->rx_started = true;
+			c->rx_buf_off = 0;
+			c->rx_buf_len = (size_t)n;
+			if ((size_t)n < sizeof(c->rx_buf))
+				c->rx_ready = false;
 			c->rx_last_progress = ksock_now(c->net);
 			c->peer->last_alive = c->rx_last_progress;
-			continue;
+			return n;
 		}
 		if (n == 0)
 			return -ECONNRESET;
@@ -67,12 +72,105 @@ static int ksock_rx_hdr(struct ksock_conn *c)
 		}
 		return -errno;
 	}
+}
+
+static inline size_t ksock_rx_buffered(const struct ksock_conn *c)
+{
+	return c->rx_buf_len - c->rx_buf_off;
+}
+
+/* Header bytes up to rx_need, from the read-ahead buffer: 1 done, 0 EAGAIN,
+ * <0 error (-ECONNRESET: EOF). */
+static int ksock_rx_hdr(struct ksock_conn *c)
+{
+	while (c->rx_have < c->rx_need) {
+		size_t avail = ksock_rx_buffered(c), want = c->rx_need - c->rx_have;
+
+		if (avail) {
+			size_t n = avail < want ? avail : want;
+
+			memcpy(c->rx_hbuf + c->rx_have, c->rx_buf + c->rx_buf_off, n);
+			c->rx_buf_off += n;
+			c->rx_have += n;
+			c->rx_started = true;
+			continue;
+		}
+		if (!c->rx_ready)
+			return 0;
+		ssize_t rc = ksock_rx_fill(c);
+		if (rc <= 0)
+			return (int)rc;
+	}
 	return 1;
 }
 
-/* readv the payload into the fragments, then discard the excess. */
+/* Advance the fragment cursor by `got` bytes. */
+static void ksock_rx_advance(struct ksock_conn *c, size_t got)
+{
+	c->rx_mlen_left -= got;
+	while (got > 0 && c->rx_iov_idx < c->rx_niov) {
+		size_t rest = c->rx_iov[c->rx_iov_idx].iov_len - c->rx_iov_off;
+
+		if (got < rest) {
+			c->rx_iov_off += got;
+			got = 0;
+		} else {
+			got -= rest;
+			c->rx_iov_idx++;
+			c->rx_iov_off = 0;
+		}
+	}
+}
+
+/* Copy what the read-ahead buffer holds of the payload, then drop what it
+ * holds of the excess. */
+static void ksock_rx_payload_from_buf(struct ksock_conn *c)
+{
+	while (c->rx_mlen_left && ksock_rx_buffered(c) && c->rx_iov_idx < c->rx_niov) {
+		size_t avail = ksock_rx_buffered(c);
+		size_t rest = c->rx_iov[c->rx_iov_idx].iov_len - c->rx_iov_off;
+		size_t n = avail < rest ? avail : rest;
+
+		if (n > c->rx_mlen_left)
+			n = c->rx_mlen_left;
+		memcpy((char *)c->rx_iov[c->rx_iov_idx].iov_base + c->rx_iov_off,
+		       c->rx_buf + c->rx_buf_off, n);
+		c->rx_buf_off += n;
+		ksock_rx_advance(c, n);
+	}
+	if (!c->rx_mlen_left && c->rx_discard_left && ksock_rx_buffered(c)) {
+		size_t n = ksock_rx_buffered(c);
+
+		if (n > c->rx_discard_left)
+			n = c->rx_discard_left;
+		c->rx_buf_off += n;
+		c->rx_discard_left -= n;
+	}
+}
+
+/* The payload: from the read-ahead buffer, then (small rest) through it or
+ * (large rest) with readv() straight into the fragments; then discard the
+ * excess. 1 done, 0 EAGAIN, <0 error. */
 static int ksock_rx_payload(struct ksock_conn *c)
 {
+	for (;;) {
+		ksock_rx_payload_from_buf(c);
+		if (!c->rx_mlen_left && !c->rx_discard_left)
+			return 1;
+		if (!c->rx_ready)
+			return 0;
+		if (c->rx_mlen_left + c->rx_discard_left <= KSOCK_RX_COPY_MAX ||
+		    !c->rx_mlen_left) {
+			/* small rest (and the next headers) in one recv; the
+			 * excess over mlen is read into the buffer and dropped */
+			ssize_t rc = ksock_rx_fill(c);
+
+			if (rc <= 0)
+				return (int)rc;
+			continue;
+		}
+		break;
+	}
 	while (c->rx_mlen_left) {
 		struct iovec iov[64];
 		unsigned n = 0, i = c->rx_iov_idx;
@@ -102,40 +200,14 @@ static int ksock_rx_payload(struct ksock_conn *c)
 		}
 		c->rx_last_progress = ksock_now(c->net);
 		c->peer->last_alive = c->rx_last_progress;
-		c->rx_mlen_left -= (size_t)got;
-		/* advance the fragment cursor */
-		while (got > 0 && c->rx_iov_idx < c->rx_niov) {
-			size_t rest = c->rx_iov[c->rx_iov_idx].iov_len - c->rx_iov_off;
-
-			if ((size_t)got < rest) {
-				c->rx_iov_off += (size_t)got;
-				got = 0;
-			} else {
-				got -= (ssize_t)rest;
-				c->rx_iov_idx++;
-				c->rx_iov_off = 0;
-			}
-		}
+		ksock_rx_advance(c, (size_t)got);
 	}
 	while (c->rx_discard_left) {
-		uint8_t sink[16384];
-		size_t want = c->rx_discard_left < sizeof(sink) ? c->rx_discard_left : sizeof(sink);
-		ssize_t got = recv(c->fd, sink, want, MSG_DONTWAIT);
+		ssize_t rc = ksock_rx_fill(c);
 
-		if (got == 0)
-			return -ECONNRESET;
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				c->rx_ready = false;
-				return 0;
-			}
-			return -errno;
-		}
-		c->rx_last_progress = ksock_now(c->net);
-		c->peer->last_alive = c->rx_last_progress;
-		c->rx_discard_left -= (size_t)got;
+		if (rc <= 0)
+			return (int)rc;
+		ksock_rx_payload_from_buf(c);
 	}
 	return 1;
 }
@@ -307,8 +379,6 @@ void ksock_conn_rx(struct ksock_conn *c)
 		switch (c->rx_state) {
 		case KSOCK_RX_KHDR:
 		case KSOCK_RX_LHDR:
-			if (!c->rx_ready)
-				return;
 			rc = ksock_rx_hdr(c);
 			if (rc == 0)
 				return;
@@ -339,8 +409,6 @@ void ksock_conn_rx(struct ksock_conn *c)
 		}
 		case KSOCK_RX_PAYLOAD:
 			if (c->rx_mlen_left || c->rx_discard_left) {
-				if (!c->rx_ready)
-					return;
 				rc = ksock_rx_payload(c);
 				if (rc == 0)
 					return;

@@ -116,8 +116,12 @@ static int ksock_conn_queue_locked(struct ksock_conn *c, struct ksock_tx *tx)
 	return 0;
 }
 
-static void ksock_peer_enqueue_locked(struct ksock_peer *peer, struct ksock_tx *tx)
+static void ksock_peer_enqueue_locked(struct ksock_net *net, struct ksock_peer *peer,
+				      struct ksock_tx *tx)
 {
+	/* a message waiting for a connection fails after sock_timeout (a
+	 * ZC request gets its ACK deadline once written) */
+	tx->deadline = ksock_now(net) + net->timeout_ns;
 	tx->next = NULL;
 	if (peer->txq_tail)
 		peer->txq_tail->next = tx;
@@ -126,15 +130,22 @@ static void ksock_peer_enqueue_locked(struct ksock_peer *peer, struct ksock_tx *
 	peer->txq_tail = tx;
 }
 
-/* Gather the unsent part of `tx` into `iov` (header rest + payload). */
-static unsigned ksock_tx_iov(const struct ksock_tx *tx, struct iovec *iov, unsigned max)
+/* Gather the unsent part of `tx` into `iov` (header rest + payload);
+ * *bytes gets what those iovecs cover (less than the rest if clipped). */
+static unsigned ksock_tx_iov(const struct ksock_tx *tx, struct iovec *iov, unsigned max,
+			     size_t *bytes)
 {
 	unsigned n = 0;
-	size_t skip, left;
+	size_t skip, left, got = 0;
 
+	if (max == 0) {
+		*bytes = 0;
+		return 0;
+	}
 	if (tx->sent < tx->hdr_len) {
 		iov[n].iov_base = (void *)(tx->hdr + tx->sent);
 		iov[n].iov_len = tx->hdr_len - tx->sent;
+		got += iov[n].iov_len;
 		n++;
 		skip = tx->poff;
 		left = tx->plen;
@@ -152,9 +163,11 @@ static unsigned ksock_tx_iov(const struct ksock_tx *tx, struct iovec *iov, unsig
 		iov[n].iov_base = (char *)tx->piov[i].iov_base + skip;
 		iov[n].iov_len = len - skip < left ? len - skip : left;
 		left -= iov[n].iov_len;
+		got += iov[n].iov_len;
 		skip = 0;
 		n++;
 	}
+	*bytes = got;
 	return n;
 }
 
@@ -176,9 +189,14 @@ static void ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx, stru
 	}
 }
 
+/* iovecs per sendmsg: several queued messages go out in one call */
+#define KSOCK_TX_IOV (ULNET_MAX_IOV + 2 > 512 ? ULNET_MAX_IOV + 2 : 512)
+/* stop gathering more messages past this many bytes */
+#define KSOCK_TX_GATHER_MAX (1u << 20)
+
 int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
 {
-	struct iovec iov[ULNET_MAX_IOV + 2];
+	struct iovec iov[KSOCK_TX_IOV];
 	int rc;
 
 	if (c->state != KSOCK_CS_UP)
@@ -189,29 +207,56 @@ int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
 			return rc;
 	}
 	while (c->txq_head) {
-		struct ksock_tx *tx = c->txq_head;
 		struct msghdr mh = { 0 };
-		ssize_t n;
+		unsigned n = 0;
+		size_t total = 0;
+		ssize_t w;
 
+		/* the first tx may be clipped to the iovec budget; later ones
+		 * go in only whole, so bytes leave in queue order */
+		for (struct ksock_tx *tx = c->txq_head; tx; tx = tx->next) {
+			size_t rest = tx->nob - tx->sent, got;
+			unsigned k;
+
+			if (tx != c->txq_head && tx->pniov + 1 > KSOCK_TX_IOV - n)
+				break;
+			k = ksock_tx_iov(tx, iov + n, KSOCK_TX_IOV - n, &got);
+			n += k;
+			total += got;
+			if (got < rest || total >= KSOCK_TX_GATHER_MAX)
+				break;
+		}
 		mh.msg_iov = iov;
-		mh.msg_iovlen = ksock_tx_iov(tx, iov, ULNET_MAX_IOV + 2);
-		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0) {
+		mh.msg_iovlen = n;
+		w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
 			return -errno;
 		}
-		tx->sent += (size_t)n;
-		c->tx_queued -= (size_t)n;
-		c->tx_last_progress = ksock_now(c->net);
-		if (tx->sent < tx->nob)
-			continue;
-		c->txq_head = tx->next;
-		if (!c->txq_head)
-			c->txq_tail = NULL;
-		ksock_tx_sent_locked(c, tx, done);
+		c->tx_queued -= (size_t)w;
+		/* the clock only matters while bytes wait (the reaper) */
+		if (c->tx_queued)
+			c->tx_last_progress = ksock_now(c->net);
+		while (w > 0) {
+			struct ksock_tx *tx = c->txq_head;
+			size_t rest = tx->nob - tx->sent;
+
+			if ((size_t)w < rest) {
+				tx->sent += (size_t)w;
+				break;
+			}
+			w -= (ssize_t)rest;
+			tx->sent = tx->nob;
+			c->txq_head = tx->next;
+			if (!c->txq_head)
+				c->txq_tail = NULL;
+			ksock_tx_sent_locked(c, tx, done);
+		}
+		if ((size_t)w < total)
+			return 0;  /* short write: the socket is full, EPOLLOUT resumes */
 	}
 	return 0;
 }
@@ -236,7 +281,7 @@ void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct 
 	int rc;
 
 	if (!c) {
-		ksock_peer_enqueue_locked(peer, tx);
+		ksock_peer_enqueue_locked(net, peer, tx);
 		ksock_peer_connect_locked(net, peer, done);
 		return;
 	}
@@ -252,9 +297,11 @@ void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct 
 			ksock_tx_free(net, tx);
 		return;
 	}
-	/* an empty queue means nobody else is writing: write from here */
-	if (c->txq_head == tx)
-		ksock_conn_kick_tx_locked(c, done);
+	/* a non-empty queue is being drained (EPOLLOUT resumes it) */
+	if (c->txq_head != tx)
+		return;
+	/* an idle conn: write from here (no thread hop) */
+	ksock_conn_kick_tx_locked(c, done);
 }
 
 void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
@@ -282,7 +329,6 @@ void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	tx->msg = msg;
 	lnet_msg_payload(msg, &tx->piov, &tx->pniov, &tx->poff, &tx->plen);
 	*lnet_msg_lnd_slot(msg) = tx;
-	tx->deadline = ksock_now(net) + net->timeout_ns;
 	ksock_launch_locked(net, peer, tx, &done);
 	ksock_unlock(net);
 	ksock_done_run(net, &done);

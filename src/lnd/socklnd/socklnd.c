@@ -38,7 +38,12 @@ const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE])
 
 void ksock_loop_enter(struct ksock_net *net)
 {
-	net->loop_tid = (int)syscall(SYS_gettid);
+	/* once per thread, not a gettid() per loop callback */
+	static _Thread_local int tid;
+
+	if (!tid)
+		tid = (int)syscall(SYS_gettid);
+	net->loop_tid = tid;
 }
 
 /* --- finalize lists ---------------------------------------------------------- */
@@ -72,16 +77,23 @@ void ksock_done_run(struct ksock_net *net, struct ksock_done *d)
 	for (unsigned i = 0; i < d->nnotify; i++)
 		lnet_notify_peer_ni(net->ni, &d->notify_nid[i], d->notify_err[i]);
 	d->nnotify = 0;
-	for (; tx; tx = next) {
-		struct lnet_msg *msg = tx->msg;
-		int status = (int)(int64_t)tx->deadline;
+	while (tx) {
+		/* free a batch of txs under one lock, then finalize them */
+		struct lnet_msg *msgs[32];
+		int status[32];
+		unsigned n = 0;
 
-		next = tx->next;
 		ksock_lock(net);
-		ksock_tx_free(net, tx);
+		for (; tx && n < 32; tx = next) {
+			next = tx->next;
+			msgs[n] = tx->msg;
+			status[n++] = (int)(int64_t)tx->deadline;
+			ksock_tx_free(net, tx);
+		}
 		ksock_unlock(net);
-		if (msg)
-			lnet_finalize(msg, status);
+		for (unsigned i = 0; i < n; i++)
+			if (msgs[i])
+				lnet_finalize(msgs[i], status[i]);
 	}
 }
 

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * node.c - the ulnet node of a ulst command: global options (--nid,
+ * --accept-port, --accept, -v) and bringing the node up and down.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/lnd.h"
+#include "ulst.h"
+
+const char ulst_global_help[] =
+	"Node options (before or after the command):\n"
+	"  -n, --nid NID           this node's NID, e.g. 192.168.1.2@tcp (required)\n"
+	"  -p, --accept-port PORT  acceptor port, the same on every node (default 988)\n"
+	"  -a, --accept MODE       accept connections from: secure (privileged source\n"
+	"                          ports, default), all, none\n"
+	"  -v, --verbose           ulnet log at INFO (twice: DEBUG) on stderr\n";
+
+void ulst_global_init(struct ulst_global *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->port = 988;
+	snprintf(g->accept, sizeof(g->accept), "secure");
+}
+
+int ulst_global_option(struct ulst_global *g, const char *cmd, int opt, const char *arg)
+{
+	unsigned long v;
+
+	switch (opt) {
+	case 'n':
+		g->nid = arg;
+		return 1;
+	case 'p':
+		if (ulst_parse_ulong(cmd, "--accept-port", arg, 1, 65535, &v))
+			return -1;
+		g->port = (unsigned)v;
+		return 1;
+	case 'a':
+		if (strcmp(arg, "secure") && strcmp(arg, "all") && strcmp(arg, "none")) {
+			ulst_arg_error(cmd, "--accept '%s': expected secure, all or none", arg);
+			return -1;
+		}
+		snprintf(g->accept, sizeof(g->accept), "%s", arg);
+		return 1;
+	case 'v':
+		g->verbose++;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void ulst_log(void *arg, enum ulnet_log_level lvl, const char *msg)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+
+	(void)arg;
+	fprintf(stderr, "ulst: ulnet %s: %s\n", names[lvl & 3], msg);
+}
+
+int ulst_node_start(const struct ulst_global *g, const char *cmd, struct ulst_node *n)
+{
+	struct ulnet_opts o = { 0 };
+	struct ulnet_ni_conf c = { 0 };
+	char nb[ULNET_NIDSTR_SIZE];
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	if (!g->nid) {
+		ulst_arg_error(cmd, "--nid is required: the NID of this ulst node, e.g. --nid 192.168.1.2@tcp");
+		return ULST_EXIT_USAGE;
+	}
+	if (ulst_parse_nid(cmd, "--nid", g->nid, &n->nid))
+		return ULST_EXIT_USAGE;
+	if (ulnet_net_type(ulnet_nid_net(&n->nid)) != ULNET_LND_TCP) {
+		ulst_arg_error(cmd, "--nid '%s': only tcp NIDs can be configured (this ulnet has the tcp LND)",
+			       g->nid);
+		return ULST_EXIT_USAGE;
+	}
+	ulnet_nid_str(&n->nid, nb);
+
+	o.log = ulst_log;
+	o.log_level = g->verbose >= 2 ? ULNET_LOG_DEBUG : g->verbose ? ULNET_LOG_INFO : ULNET_LOG_WARN;
+	rc = ulnet_create(&o, &n->ln);
+	if (rc) {
+		fprintf(stderr, "ulst %s: cannot create the ulnet instance: %s\n", cmd, ulnet_strerror(rc));
+		return ULST_EXIT_FAIL;
+	}
+	c.nid = n->nid;
+	c.accept_port = (uint16_t)g->port;
+	c.tun.tos = -1;
+	snprintf(c.accept, sizeof(c.accept), "%s", g->accept);
+	rc = ulnet_ni_add(n->ln, &c);
+	if (rc) {
+		switch (rc) {
+		case -EADDRNOTAVAIL:
+			fprintf(stderr, "ulst %s: --nid %s: that address is not on this host\n", cmd, nb);
+			break;
+		case -EADDRINUSE:
+			fprintf(stderr, "ulst %s: --accept-port %u: already in use on %s\n", cmd, g->port, nb);
+			break;
+		case -EACCES:
+			fprintf(stderr,
+				"ulst %s: --accept-port %u: a privileged port needs root (or CAP_NET_BIND_SERVICE); "
+				"use a port >= 1024 on every node\n", cmd, g->port);
+			break;
+		default:
+			fprintf(stderr, "ulst %s: cannot add NI %s (port %u, accept %s): %s\n", cmd, nb,
+				g->port, g->accept, ulnet_strerror(rc));
+		}
+		ulst_node_stop(n);
+		return ULST_EXIT_FAIL;
+	}
+	return ULST_EXIT_OK;
+}
+
+void ulst_node_stop(struct ulst_node *n)
+{
+	if (n->ln)
+		ulnet_destroy(n->ln);
+	n->ln = NULL;
+}
