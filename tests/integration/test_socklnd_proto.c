@@ -371,7 +371,8 @@ static void raw_send_lnet(struct raw *r, const struct lnet_hdr *h, const void *p
 					 : lnet_hdr_encode_nid4(h, buf + n, LNET_HDR_NID4_SIZE);
 	assert_int_equal(m, (ssize_t)raw_lhdr_size(r));
 	n += (size_t)m;
-	memcpy(buf + n, payload, h->payload_length);
+	if (h->payload_length)
+		memcpy(buf + n, payload, h->payload_length);
 	n += h->payload_length;
 	if (csum) {
 		uint32_t crc = ksock_csum(KSOCK_CSUM_SEED, buf, n);
