@@ -20,7 +20,7 @@
  *     queued messages;
  *   - conns_per_peer = 2 (two BULK_IN and two BULK_OUT, both used);
  *   - ZC-ACK forms: all three accepted, and ulnet folding pending ACKs into
- *     the pair and range forms.
+ *     the pair and range forms; nonblk_zcack off (ACKs on CONTROL).
  *
  * Addresses: 127.0.4.x and ::1 only (plus fd00:4::/64 inside our own network
  * namespace). Nodes and MD counters are static so that a failed test's
@@ -1736,6 +1736,45 @@ static void test_zcack_batching(void **state)
 	free(ubuf);
 }
 
+/* nonblk_zcack off: with only a CONTROL connection the ZC-ACK goes out on
+ * it at once instead of waiting for a BULK_IN one. */
+static void test_zcack_nonblk_off(void **state)
+{
+	static struct st_node n;
+	static struct st_md tmd;
+	struct node_opts no = { 0 };
+	struct raw ctl;
+	uint8_t *src = malloc(20000), *ubuf = calloc(1, 65536);
+	struct rmsg m;
+
+	(void)state;
+	no.sock.nonblk_zcack = -1;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	st_md_init(&tmd);
+	assert_int_equal(st_target(&n, PORTAL, MB, ubuf, 65536, &tmd), 0);
+	assert_int_equal(raw_connect(&ctl, "127.0.4.62", U_IP, KSOCK_PROTO_V3, false,
+				     SOCKLND_CONN_CONTROL, "127.0.4.62@tcp", U_NID, 62, NULL),
+			 SOCKLND_CONN_CONTROL);
+	{
+		struct lnet_hdr h = mk_put(&ctl, 20000, false);
+
+		st_fill(src, 20000, 62);
+		raw_send_lnet(&ctl, &h, src, 9, 0, 0);
+	}
+	assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 1));
+	assert_int_equal(raw_poll(&ctl, 1, ST_WAIT_MS), 0);
+	assert_true(raw_recv(&ctl, &m));
+	assert_int_equal(m.k.type, KSOCK_MSG_NOOP);
+	assert_int_equal(m.k.zc_cookies[0], 0);
+	assert_int_equal(m.k.zc_cookies[1], 9);
+	raw_close(&ctl);
+	st_md_release(&n, &tmd);
+	st_md_fini(&tmd);
+	node_stop(&n);
+	free(src);
+	free(ubuf);
+}
+
 /* --- tunables at startup -------------------------------------------------- */
 
 /* A bad tunable is refused at startup with a line naming it; ni_info shows
@@ -1805,6 +1844,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_conns_per_peer, test_teardown),
 		cmocka_unit_test_teardown(test_zcack_forms_accepted, test_teardown),
 		cmocka_unit_test_teardown(test_zcack_batching, test_teardown),
+		cmocka_unit_test_teardown(test_zcack_nonblk_off, test_teardown),
 	};
 
 	if (!need_priv())
