@@ -1529,6 +1529,39 @@ static void test_sock_timeout(void **state)
 }
 
 /* --- conns_per_peer ------------------------------------------------------ */
+/* lnetctl net set --conns-per-peer on a running NI: connections opened
+ * afterwards follow the new value (no restart). */
+static void test_conns_per_peer_set_live(void **state)
+{
+	struct node_opts no = { 0 };
+	static struct st_node n;
+	struct raw rs[6];
+	struct rmsg put;
+	static struct st_md md;
+	uint8_t src[100];
+	int lfd, nc, nin = 0, nout = 0;
+
+	(void)state;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	assert_int_equal(ulnet_ni_set_conns_per_peer(n.ln, NULL, 2), 0);
+	lfd = raw_listen("127.0.4.51");
+	st_fill(src, sizeof(src), 51);
+	node_put(&n, "127.0.4.51@tcp", src, sizeof(src), &md);
+	nc = serve_until_put(lfd, "127.0.4.51@tcp", KSOCK_PROTO_V3, KSOCK_PROTO_V3, rs, 6, 5, &put);
+	rmsg_free(&put);
+	node_put_done(&n, &md);
+	assert_int_equal(nc, 5);
+	for (int i = 0; i < nc; i++) {
+		nin += rs[i].ctype == SOCKLND_CONN_BULK_IN;
+		nout += rs[i].ctype == SOCKLND_CONN_BULK_OUT;
+		raw_close(&rs[i]);
+	}
+	assert_int_equal(nin, 2);
+	assert_int_equal(nout, 2);
+	close(lfd);
+	node_stop(&n);
+}
+
 
 /* conns_per_peer = 2: ulnet opens CONTROL + 2 BULK_IN + 2 BULK_OUT, and its
  * bulk messages use both BULK_OUT conns. Between two ulnet nodes, the
@@ -1842,6 +1875,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_reconnect_backoff, test_teardown),
 		cmocka_unit_test_teardown(test_sock_timeout, test_teardown),
 		cmocka_unit_test_teardown(test_conns_per_peer, test_teardown),
+		cmocka_unit_test_teardown(test_conns_per_peer_set_live, test_teardown),
 		cmocka_unit_test_teardown(test_zcack_forms_accepted, test_teardown),
 		cmocka_unit_test_teardown(test_zcack_batching, test_teardown),
 		cmocka_unit_test_teardown(test_zcack_nonblk_off, test_teardown),

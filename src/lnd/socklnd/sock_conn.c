@@ -523,7 +523,7 @@ static void ksock_hs_passive(struct ksock_conn *c, struct ksock_hello *h)
 	in.peer_incarnation = peer->incarnation;
 	in.incarnation = h->src_incarnation;
 	in.ndup = ksock_count_type(peer, c->ctype);
-	in.conns_per_peer = net->tun.conns_per_peer;
+	in.conns_per_peer = lnet_ni_conns_per_peer(net->ni);
 	in.loopback = ksock_same_ip(c);
 	a = ksock_admit(&in);
 	switch (a) {
@@ -598,7 +598,7 @@ static void ksock_hs_active(struct ksock_conn *c, struct ksock_hello *h)
 	in.incarnation = h->src_incarnation;
 	in.hello_rc = rc;
 	in.ndup = ksock_count_type(peer, c->ctype);
-	in.conns_per_peer = net->tun.conns_per_peer;
+	in.conns_per_peer = lnet_ni_conns_per_peer(net->ni);
 	in.loopback = ksock_same_ip(c);
 	a = ksock_admit(&in);
 	if (a != KSOCK_ADMIT_OK) {

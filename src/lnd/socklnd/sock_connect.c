@@ -45,7 +45,7 @@ bool ksock_can_bind_privileged(void)
 static int ksock_next_ctype(struct ksock_net *net, const struct ksock_peer *p)
 {
 	int n[4] = { 0 };
-	int cpp = net->tun.conns_per_peer;
+	int cpp = lnet_ni_conns_per_peer(net->ni);
 
 	if (!net->tun.typed_conns)   /* one untyped connection (V1/V2) */
 		return p->conns ? SOCKLND_CONN_NONE : SOCKLND_CONN_ANY;

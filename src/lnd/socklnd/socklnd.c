@@ -610,7 +610,7 @@ static void ksock_ni_info(struct lnet_ni *ni, struct ulnet_ni_info *info)
 			      sizeof(why), NULL, 0) < 0)
 		return;
 	info->lnd_timeout = tun.sock_timeout;
-	info->tun.conns_per_peer = tun.conns_per_peer;
+	info->tun.conns_per_peer = lnet_ni_conns_per_peer(ni);
 	info->tun.tos = tun.tos;
 }
 
