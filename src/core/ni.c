@@ -473,7 +473,8 @@ int ulnet_net_set_lnd_timeout(ulnet_t *ln, ulnet_net_t net, int seconds)
 			rc = -EINVAL;
 			continue;
 		}
-		ni->ni_conf.sock.sock_timeout = seconds;
+		/* Atomic: the socklnd reaper reads it without our lock. */
+		__atomic_store_n(&ni->ni_conf.sock.sock_timeout, seconds, __ATOMIC_RELAXED);
 		rc = 0;
 	}
 	lnet_unlock(ln);

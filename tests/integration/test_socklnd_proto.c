@@ -1528,6 +1528,43 @@ static void test_sock_timeout(void **state)
 	node_stop(&n);
 }
 
+/* lnetctl net set --lnd-timeout on a running NI (default 50 s): after the
+ * next reaper turn a handshake that gets no answer fails after the new 10 s. */
+static void test_lnd_timeout_set_live(void **state)
+{
+	struct node_opts no = { 0 };
+	static struct st_node n;
+	static struct st_md md;
+	uint64_t skew = 0;
+	uint8_t src[64] = { 0 };
+	int lfd;
+
+	(void)state;
+	no.skew = &skew;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	assert_int_equal(ulnet_net_set_lnd_timeout(n.ln, ulnet_mknet(ULNET_LND_TCP, 0), 10), 0);
+	advance(&skew, 1500);   /* a reaper turn takes the new value */
+	assert_true(st_wait_log(&n, "sock_timeout now 10 s", NULL));
+	lfd = raw_listen("127.0.4.95");
+	node_put(&n, "127.0.4.95@tcp", src, sizeof(src), &md);
+	{
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, ST_WAIT_MS), 1);
+	}
+	usleep(200 * 1000);
+	advance(&skew, 8000);
+	usleep(300 * 1000);
+	assert_int_equal(md.n[ULNET_EVENT_SEND], 0);
+	advance(&skew, 2500);
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+	assert_int_equal(md.last_status, -ETIMEDOUT);
+	assert_true(st_wait_log(&n, "handshake timed out", NULL));
+	node_put_done(&n, &md);
+	close(lfd);
+	node_stop(&n);
+}
+
 /* --- conns_per_peer ------------------------------------------------------ */
 /* lnetctl net set --conns-per-peer on a running NI: connections opened
  * afterwards follow the new value (no restart). */
@@ -1874,6 +1911,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_accept_none, test_teardown),
 		cmocka_unit_test_teardown(test_reconnect_backoff, test_teardown),
 		cmocka_unit_test_teardown(test_sock_timeout, test_teardown),
+		cmocka_unit_test_teardown(test_lnd_timeout_set_live, test_teardown),
 		cmocka_unit_test_teardown(test_conns_per_peer, test_teardown),
 		cmocka_unit_test_teardown(test_conns_per_peer_set_live, test_teardown),
 		cmocka_unit_test_teardown(test_zcack_forms_accepted, test_teardown),

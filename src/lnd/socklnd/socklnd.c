@@ -306,6 +306,21 @@ static void ksock_reap_peer_locked(struct ksock_net *net, struct ksock_peer *pee
 		ksock_peer_connect_locked(net, peer, done);
 }
 
+/* lnetctl net set --lnd-timeout changes sock_timeout on a running NI: take
+ * the new value (0 = the default) at the next reaper turn. */
+static void ksock_timeout_refresh_locked(struct ksock_net *net)
+{
+	int s = __atomic_load_n(&lnet_ni_conf(net->ni)->sock.sock_timeout, __ATOMIC_RELAXED);
+	uint64_t ns = (uint64_t)(s > 0 ? s : KSOCK_SOCK_TIMEOUT_S) * KSOCK_NS_PER_S;
+
+	if (ns != net->timeout_ns) {
+		lnet_ni_log(net->ni, ULNET_LOG_INFO, "sock_timeout now %llu s",
+			    (unsigned long long)(ns / KSOCK_NS_PER_S));
+		net->timeout_ns = ns;
+		net->tun.sock_timeout = (int)(ns / KSOCK_NS_PER_S);
+	}
+}
+
 static void ksock_reaper_cb(struct ul_timer *t)
 {
 	struct ksock_net *net = (struct ksock_net *)((char *)t - offsetof(struct ksock_net, reaper));
@@ -315,6 +330,7 @@ static void ksock_reaper_cb(struct ul_timer *t)
 
 	ksock_loop_enter(net);
 	ksock_lock(net);
+	ksock_timeout_refresh_locked(net);
 	for (c = net->hs_conns; c; c = next) {
 		next = c->next;
 		if (c->hs_deadline && now > c->hs_deadline) {
