@@ -310,11 +310,14 @@ static void ksock_reaper_cb(struct ul_timer *t)
 {
 	struct ksock_net *net = (struct ksock_net *)((char *)t - offsetof(struct ksock_net, reaper));
 	struct ksock_done done = { 0 };
-	uint64_t now = ksock_now(net);
 	struct ksock_conn *c, *next;
+	uint64_t now;
 
 	ksock_loop_enter(net);
 	ksock_lock(net);
+	/* read under the lock: progress stamps written by senders before we
+	 * got it must not be later than `now` (now - stamp would wrap) */
+	now = ksock_now(net);
 	for (c = net->hs_conns; c; c = next) {
 		next = c->next;
 		if (c->hs_deadline && now > c->hs_deadline) {
@@ -618,4 +621,5 @@ const struct ulnet_lnd ksocklnd = {
 	.recv = ksock_recv,
 	.ni_info = ksock_ni_info,
 	.notify_peer_down = ksock_notify_peer_down,
+	.flush = ksock_flush,
 };
