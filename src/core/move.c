@@ -619,6 +619,79 @@ int ulnet_get(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
 	return rc;
 }
 
+/* --- batches ---------------------------------------------------------------------------- */
+
+/* The batch open on this thread (ulnet_batch_begin): which instance, how
+ * deep, and whether an LND held a message since the last flush. */
+static _Thread_local ulnet_t *lnet_batch_ln;
+static _Thread_local unsigned lnet_batch_depth;
+static _Thread_local bool lnet_batch_held;
+
+bool lnet_ni_batch_hold(const struct lnet_ni *ni)
+{
+	if (!lnet_batch_depth || lnet_batch_ln != ni->ni_ln)
+		return false;
+	lnet_batch_held = true;
+	return true;
+}
+
+int ulnet_batch_begin(ulnet_t *ln)
+{
+	if (!ln)
+		return -EINVAL;
+	if (lnet_batch_depth && lnet_batch_ln != ln)
+		return -EBUSY;
+	lnet_batch_ln = ln;
+	lnet_batch_depth++;
+	return 0;
+}
+
+#define LNET_BATCH_MAX_NIS 16
+
+/* Have every NI's LND write what it holds (no lock held across the calls). */
+static void lnet_batch_flush(ulnet_t *ln)
+{
+	struct lnet_ni *nis[LNET_BATCH_MAX_NIS];
+	struct ul_list *pos;
+	unsigned n = 0, i;
+
+	lnet_lock(ln);
+	ul_list_for_each(pos, &ln->ln_nis) {
+		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+		if (ni->ni_lnd->flush && n < LNET_BATCH_MAX_NIS) {
+			lnet_ni_addref_locked(ni);
+			nis[n++] = ni;
+		}
+	}
+	lnet_unlock(ln);
+	for (i = 0; i < n; i++)
+		nis[i]->ni_lnd->flush(nis[i]);
+	lnet_lock(ln);
+	for (i = 0; i < n; i++)
+		lnet_ni_decref_locked(nis[i]);
+	lnet_unlock(ln);
+}
+
+int ulnet_batch_end(ulnet_t *ln)
+{
+	if (!ln || !lnet_batch_depth || lnet_batch_ln != ln)
+		return -EINVAL;
+	if (lnet_batch_depth > 1) {
+		lnet_batch_depth--;
+		return 0;
+	}
+	/* still open while the flush runs: messages its completions release
+	 * (credits) are held too and go in the next round */
+	while (lnet_batch_held) {
+		lnet_batch_held = false;
+		lnet_batch_flush(ln);
+	}
+	lnet_batch_depth = 0;
+	lnet_batch_ln = NULL;
+	return 0;
+}
+
 /* --- receiving --------------------------------------------------------------------------- */
 
 void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg)

@@ -231,6 +231,11 @@ struct ksock_conn {
 	size_t tx_queued;                 /* bytes not yet written */
 	uint64_t tx_last_progress;
 	bool tx_ready;                    /* EPOLLOUT seen since the last EAGAIN */
+	/* the queue holds txs of a batch (lnet_ni_batch_hold) that no write
+	 * has tried yet, so no EPOLLOUT will drain them: the next send to
+	 * this conn, or ksock_flush(), writes them */
+	bool tx_held;
+	struct ksock_conn *held_next;     /* net->held_conns while tx_held */
 
 	/* rx (loop thread; the recv() handoff under net->lock) */
 	enum ksock_rx_state rx_state;
@@ -307,6 +312,7 @@ struct ksock_net {
 	struct ksock_peer *peers;
 	struct ksock_conn *hs_conns;      /* handshaking conns */
 	struct ksock_tx *tx_free;
+	struct ksock_conn *held_conns;    /* conns with tx_held set */
 	struct ksock_txblock *txblocks;
 	bool shutdown;
 
@@ -393,11 +399,16 @@ void ksock_hs_fail(struct ksock_conn *c, int err, const char *fmt, ...)
 
 /* sock_tx.c */
 void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg);
-/* Put a tx on the best conn of its peer, or on the peer's queue. */
+/* Put a tx on the best conn of its peer, or on the peer's queue; `hold`: a
+ * batch is open (lnet_ni_batch_hold), the tx may wait for ksock_flush(). */
 void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct ksock_tx *tx,
-			 struct ksock_done *done);
+			 bool hold, struct ksock_done *done);
 /* A conn just came up: move the peer's waiting txs that fit it. */
 void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done);
+/* Write what a batch held (the LND's flush op). */
+void ksock_flush(struct lnet_ni *ni);
+/* The conn closes: forget that it holds txs (they fail with it). */
+void ksock_conn_unhold_locked(struct ksock_conn *c);
 /* Write what the conn has queued; returns 0 or -errno (conn must close). */
 int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done);
 void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie,

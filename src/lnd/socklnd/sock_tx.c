@@ -192,6 +192,8 @@ int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
 
 	if (c->state != KSOCK_CS_UP)
 		return 0;
+	/* from here what is left waits for EPOLLOUT, as any queue */
+	ksock_conn_unhold_locked(c);
 	if (c->hs_out_len) {
 		rc = ksock_hs_flush(c);
 		if (rc <= 0)
@@ -265,8 +267,64 @@ static void ksock_conn_kick_tx_locked(struct ksock_conn *c, struct ksock_done *d
 	}
 }
 
+/* A batch holds at most this much per conn before it writes anyway. */
+#define KSOCK_TX_HOLD_MAX (64u << 10)
+
+void ksock_conn_unhold_locked(struct ksock_conn *c)
+{
+	struct ksock_conn **pp;
+
+	if (!c->tx_held)
+		return;
+	c->tx_held = false;
+	for (pp = &c->net->held_conns; *pp; pp = &(*pp)->held_next) {
+		if (*pp == c) {
+			*pp = c->held_next;
+			break;
+		}
+	}
+	c->held_next = NULL;
+}
+
+/* `tx` was just queued on `c`: write now, hold it (a batch), or leave it to
+ * EPOLLOUT (the queue was already waiting for it). */
+static void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx, bool hold,
+				   struct ksock_done *done)
+{
+	/* a non-empty queue is being drained (EPOLLOUT resumes it) */
+	if (c->txq_head != tx && !c->tx_held)
+		return;
+	if (hold && c->tx_queued < KSOCK_TX_HOLD_MAX) {
+		if (!c->tx_held) {
+			c->tx_held = true;
+			c->held_next = c->net->held_conns;
+			c->net->held_conns = c;
+		}
+		return;
+	}
+	/* an idle conn (or one holding a batch): write from here (no thread hop) */
+	ksock_conn_kick_tx_locked(c, done);
+}
+
+void ksock_flush(struct lnet_ni *ni)
+{
+	struct ksock_net *net = lnet_ni_data(ni);
+	struct ksock_done done = { 0 };
+	struct ksock_conn *c;
+
+	if (!net)
+		return;
+	ksock_lock(net);
+	while ((c = net->held_conns)) {
+		ksock_conn_unhold_locked(c);
+		ksock_conn_kick_tx_locked(c, &done);
+	}
+	ksock_unlock(net);
+	ksock_done_run(net, &done);
+}
+
 void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct ksock_tx *tx,
-			 struct ksock_done *done)
+			 bool hold, struct ksock_done *done)
 {
 	struct ksock_conn *c = ksock_find_conn_locked(peer, tx);
 	int rc;
@@ -288,11 +346,7 @@ void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct 
 			ksock_tx_free(net, tx);
 		return;
 	}
-	/* a non-empty queue is being drained (EPOLLOUT resumes it) */
-	if (c->txq_head != tx)
-		return;
-	/* an idle conn: write from here (no thread hop) */
-	ksock_conn_kick_tx_locked(c, done);
+	ksock_conn_push_locked(c, tx, hold, done);
 }
 
 void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
@@ -302,6 +356,7 @@ void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	struct ksock_done done = { 0 };
 	struct ksock_peer *peer;
 	struct ksock_tx *tx;
+	bool hold = lnet_ni_batch_hold(ni);
 	int err = 0;
 
 	ksock_lock(net);
@@ -320,7 +375,7 @@ void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	tx->msg = msg;
 	lnet_msg_payload(msg, &tx->piov, &tx->pniov, &tx->poff, &tx->plen);
 	*lnet_msg_lnd_slot(msg) = tx;
-	ksock_launch_locked(net, peer, tx, &done);
+	ksock_launch_locked(net, peer, tx, hold, &done);
 	ksock_unlock(net);
 	ksock_done_run(net, &done);
 	return;
@@ -394,8 +449,7 @@ static void ksock_send_noop_locked(struct ksock_net *net, struct ksock_peer *pee
 			peer->acks[peer->nacks++] = c1;  /* piggyback later */
 		return;
 	}
-	if (c->txq_head == tx)
-		ksock_conn_kick_tx_locked(c, done);
+	ksock_conn_push_locked(c, tx, lnet_ni_batch_hold(net->ni), done);
 }
 
 void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie,
