@@ -14,6 +14,7 @@
  * usage: bench_tcp [bw|lat|rate|ratebatch|all] [seconds]
  * env: BENCH_PORT (acceptor port, default 21988), BENCH_WINDOW (bw, default 4),
  *      BENCH_BATCH (PUTs per batch in ratebatch, default 32),
+ *      BENCH_PEER_CREDITS (peer_credits tunable of both NIs, default 8),
  *      BENCH_BUSY_POLL=1 (both nodes' progress threads spin: ULNET_OPT_BUSY_POLL;
  *      the main thread still sleeps in its waiter, so two threads spin in all)
  */
@@ -62,6 +63,8 @@ static ulnet_t *make_node(uint32_t ip, uint16_t port)
 	memset(&conf, 0, sizeof(conf));
 	ulnet_nid_from_ipv4(ip, ulnet_mknet(ULNET_LND_TCP, 0), &conf.nid);
 	conf.accept_port = port;
+	if (getenv("BENCH_PEER_CREDITS"))   /* default: the kernel's 8 */
+		conf.tun.peer_credits = atoi(getenv("BENCH_PEER_CREDITS"));
 	strcpy(conf.accept, "all");
 	rc = ulnet_ni_add(ln, &conf);
 	if (rc)

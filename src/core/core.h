@@ -379,6 +379,7 @@ struct ulnet {
 
 	struct ul_list ln_nis;
 	int ln_nnis;
+	unsigned ln_tx_waiting;        /* messages on ni_tx_delayed/lpni_txq */
 	struct lnet_ni *ln_loni;
 
 	struct lnet_portal ln_portals[ULNET_MAX_PORTALS];

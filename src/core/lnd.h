@@ -74,8 +74,11 @@ struct ulnet_lnd {
 	/* Optional: write every message held because it was sent inside a
 	 * batch (send() got true from lnet_ni_batch_hold()). Completions may
 	 * run before it returns and send (and hold) more; the core calls it
-	 * again until nothing more was held. */
-	void (*flush)(struct lnet_ni *ni);
+	 * again until nothing more was held. `more`: messages wait for
+	 * credits, so this batch will send more: the LND may let the kernel
+	 * keep a partial segment (MSG_MORE); a later call with more == false
+	 * must push out everything written so far. */
+	void (*flush)(struct lnet_ni *ni, bool more);
 };
 
 /* Register an LND with an instance. Errors: -EEXIST (type already there),

@@ -128,6 +128,7 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg)
 		if (lp->lpni_txcredits < 0) {
 			msg->msg_tx_delayed = 1;
 			ul_list_add_tail(&msg->msg_list, &lp->lpni_txq);
+			ln->ln_tx_waiting++;
 			return LNET_CREDIT_WAIT;
 		}
 	}
@@ -139,6 +140,7 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg)
 		if (ni->ni_tx_credits < 0) {
 			msg->msg_tx_delayed = 1;
 			ul_list_add_tail(&msg->msg_list, &ni->ni_tx_delayed);
+			ln->ln_tx_waiting++;
 			return LNET_CREDIT_WAIT;
 		}
 	}
@@ -170,6 +172,7 @@ void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lne
 			struct lnet_msg *m2 = ul_list_first(&ni->ni_tx_delayed, struct lnet_msg, msg_list);
 
 			ul_list_del(&m2->msg_list);
+			ln->ln_tx_waiting--;
 			lnet_post_delayed_locked(ln, m2, q);
 		}
 	}
@@ -183,12 +186,13 @@ void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lne
 			struct lnet_msg *m2 = ul_list_first(&lp->lpni_txq, struct lnet_msg, msg_list);
 
 			ul_list_del(&m2->msg_list);
+			ln->ln_tx_waiting--;
 			lnet_post_delayed_locked(ln, m2, q);
 		}
 	}
 }
 
-static void lnet_fail_list_locked(struct ul_list *list, struct lnet_ni *ni,
+static void lnet_fail_list_locked(ulnet_t *ln, struct ul_list *list, struct lnet_ni *ni,
 				  struct lnet_sendq *q, int status)
 {
 	struct ul_list *pos, *n;
@@ -199,6 +203,7 @@ static void lnet_fail_list_locked(struct ul_list *list, struct lnet_ni *ni,
 		if (ni && msg->msg_txni != ni)
 			continue;
 		ul_list_del(&msg->msg_list);
+		ln->ln_tx_waiting--;
 		msg->msg_fin_status = status;
 		ul_list_add_tail(&msg->msg_list, &q->sq_fail);
 	}
@@ -212,15 +217,15 @@ void lnet_fail_queued_locked(ulnet_t *ln, struct lnet_ni *ni, struct lnet_sendq 
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *n = ul_container_of(pos, struct lnet_ni, ni_list);
 
-		lnet_fail_list_locked(&n->ni_tx_delayed, ni, q, status);
+		lnet_fail_list_locked(ln, &n->ni_tx_delayed, ni, q, status);
 	}
 	if (ni)
-		lnet_fail_list_locked(&ni->ni_tx_delayed, ni, q, status);
+		lnet_fail_list_locked(ln, &ni->ni_tx_delayed, ni, q, status);
 	for (b = 0; b < ln->ln_pni_hash_size; b++) {
 		ul_list_for_each(pos, &ln->ln_pni_hash[b]) {
 			struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_hash);
 
-			lnet_fail_list_locked(&lpni->lpni_txq, ni, q, status);
+			lnet_fail_list_locked(ln, &lpni->lpni_txq, ni, q, status);
 		}
 	}
 }
@@ -622,10 +627,11 @@ int ulnet_get(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
 /* --- batches ---------------------------------------------------------------------------- */
 
 /* The batch open on this thread (ulnet_batch_begin): which instance, how
- * deep, and whether an LND held a message since the last flush. */
+ * deep, whether an LND held a message since the last flush, and whether a
+ * flush let the LND keep bytes back (more = true) that must be pushed. */
 static _Thread_local ulnet_t *lnet_batch_ln;
 static _Thread_local unsigned lnet_batch_depth;
-static _Thread_local bool lnet_batch_held;
+static _Thread_local bool lnet_batch_held, lnet_batch_more;
 
 bool lnet_ni_batch_hold(const struct lnet_ni *ni)
 {
@@ -648,14 +654,18 @@ int ulnet_batch_begin(ulnet_t *ln)
 
 #define LNET_BATCH_MAX_NIS 16
 
-/* Have every NI's LND write what it holds (no lock held across the calls). */
-static void lnet_batch_flush(ulnet_t *ln)
+/* Have every NI's LND write what it holds (no lock held across the calls).
+ * `more` unless final: messages wait for credits, so the completions of
+ * this flush will send (and hold) more in this batch. */
+static void lnet_batch_flush(ulnet_t *ln, bool final)
 {
 	struct lnet_ni *nis[LNET_BATCH_MAX_NIS];
 	struct ul_list *pos;
 	unsigned n = 0, i;
+	bool more;
 
 	lnet_lock(ln);
+	more = !final && ln->ln_tx_waiting > 0;
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
 
@@ -665,8 +675,9 @@ static void lnet_batch_flush(ulnet_t *ln)
 		}
 	}
 	lnet_unlock(ln);
+	lnet_batch_more = more;
 	for (i = 0; i < n; i++)
-		nis[i]->ni_lnd->flush(nis[i]);
+		nis[i]->ni_lnd->flush(nis[i], more);
 	lnet_lock(ln);
 	for (i = 0; i < n; i++)
 		lnet_ni_decref_locked(nis[i]);
@@ -685,8 +696,13 @@ int ulnet_batch_end(ulnet_t *ln)
 	 * (credits) are held too and go in the next round */
 	while (lnet_batch_held) {
 		lnet_batch_held = false;
-		lnet_batch_flush(ln);
+		lnet_batch_flush(ln, false);
 	}
+	/* the last round had `more` (the waiting messages went elsewhere, or
+	 * failed): push what the LNDs kept back */
+	if (lnet_batch_more)
+		lnet_batch_flush(ln, true);
+	lnet_batch_more = false;
 	lnet_batch_depth = 0;
 	lnet_batch_ln = NULL;
 	return 0;

@@ -236,6 +236,10 @@ struct ksock_conn {
 	 * this conn, or ksock_flush(), writes them */
 	bool tx_held;
 	struct ksock_conn *held_next;     /* net->held_conns while tx_held */
+	/* the last write had MSG_MORE (a batch with more to come): the
+	 * kernel may keep a partial segment until we push */
+	bool tx_corked;
+	struct ksock_conn *cork_next;     /* net->corked_conns while tx_corked */
 
 	/* rx (loop thread; the recv() handoff under net->lock) */
 	enum ksock_rx_state rx_state;
@@ -313,6 +317,7 @@ struct ksock_net {
 	struct ksock_conn *hs_conns;      /* handshaking conns */
 	struct ksock_tx *tx_free;
 	struct ksock_conn *held_conns;    /* conns with tx_held set */
+	struct ksock_conn *corked_conns;  /* conns with tx_corked set */
 	struct ksock_txblock *txblocks;
 	bool shutdown;
 
@@ -406,9 +411,10 @@ void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct 
 /* A conn just came up: move the peer's waiting txs that fit it. */
 void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done);
 /* Write what a batch held (the LND's flush op). */
-void ksock_flush(struct lnet_ni *ni);
-/* The conn closes: forget that it holds txs (they fail with it). */
-void ksock_conn_unhold_locked(struct ksock_conn *c);
+void ksock_flush(struct lnet_ni *ni, bool more);
+/* The conn closes: forget that it holds txs (they fail with it) or has
+ * corked bytes. */
+void ksock_conn_tx_forget_locked(struct ksock_conn *c);
 /* Write what the conn has queued; returns 0 or -errno (conn must close). */
 int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done);
 void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie,

@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include "core/lnd.h"
@@ -185,7 +187,28 @@ static void ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx, stru
 /* stop gathering more messages past this many bytes */
 #define KSOCK_TX_GATHER_MAX (1u << 20)
 
-int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
+static void ksock_conn_unhold_locked(struct ksock_conn *c);
+
+static void ksock_conn_uncork_locked(struct ksock_conn *c)
+{
+	struct ksock_conn **pp;
+
+	if (!c->tx_corked)
+		return;
+	c->tx_corked = false;
+	for (pp = &c->net->corked_conns; *pp; pp = &(*pp)->cork_next) {
+		if (*pp == c) {
+			*pp = c->cork_next;
+			break;
+		}
+	}
+	c->cork_next = NULL;
+}
+
+/* Write the queue; `more`: the caller's batch sends more soon, let the
+ * kernel keep a partial segment (MSG_MORE); the conn is then corked until a
+ * write without it or ksock_flush(more = false). */
+static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock_done *done)
 {
 	struct iovec iov[KSOCK_TX_IOV];
 	int rc;
@@ -221,7 +244,7 @@ int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
 		}
 		mh.msg_iov = iov;
 		mh.msg_iovlen = n;
-		w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT | (more ? MSG_MORE : 0));
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -250,13 +273,26 @@ int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
 		}
 		if ((size_t)w < total)
 			return 0;  /* short write: the socket is full, EPOLLOUT resumes */
+		/* bytes went out: with MSG_MORE they may wait in the kernel */
+		if (!more)
+			ksock_conn_uncork_locked(c);
+		else if (!c->tx_corked) {
+			c->tx_corked = true;
+			c->cork_next = c->net->corked_conns;
+			c->net->corked_conns = c;
+		}
 	}
 	return 0;
 }
 
-static void ksock_conn_kick_tx_locked(struct ksock_conn *c, struct ksock_done *done)
+int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
 {
-	int rc = ksock_conn_flush_locked(c, done);
+	return ksock_conn_write_locked(c, false, done);
+}
+
+static void ksock_conn_kick_tx_more_locked(struct ksock_conn *c, bool more, struct ksock_done *done)
+{
+	int rc = ksock_conn_write_locked(c, more, done);
 
 	if (rc < 0) {
 		char desc[160];
@@ -267,10 +303,15 @@ static void ksock_conn_kick_tx_locked(struct ksock_conn *c, struct ksock_done *d
 	}
 }
 
+static void ksock_conn_kick_tx_locked(struct ksock_conn *c, struct ksock_done *done)
+{
+	ksock_conn_kick_tx_more_locked(c, false, done);
+}
+
 /* A batch holds at most this much per conn before it writes anyway. */
 #define KSOCK_TX_HOLD_MAX (64u << 10)
 
-void ksock_conn_unhold_locked(struct ksock_conn *c)
+static void ksock_conn_unhold_locked(struct ksock_conn *c)
 {
 	struct ksock_conn **pp;
 
@@ -306,18 +347,31 @@ static void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx, bo
 	ksock_conn_kick_tx_locked(c, done);
 }
 
-void ksock_flush(struct lnet_ni *ni)
+void ksock_conn_tx_forget_locked(struct ksock_conn *c)
+{
+	ksock_conn_unhold_locked(c);
+	ksock_conn_uncork_locked(c);
+}
+
+void ksock_flush(struct lnet_ni *ni, bool more)
 {
 	struct ksock_net *net = lnet_ni_data(ni);
 	struct ksock_done done = { 0 };
 	struct ksock_conn *c;
+	static const int off = 0;
 
 	if (!net)
 		return;
 	ksock_lock(net);
 	while ((c = net->held_conns)) {
 		ksock_conn_unhold_locked(c);
-		ksock_conn_kick_tx_locked(c, &done);
+		ksock_conn_kick_tx_more_locked(c, more, &done);
+	}
+	/* the end of the batch: what MSG_MORE left in the kernel goes now
+	 * (clearing TCP_CORK, which we never set, pushes pending frames) */
+	while (!more && (c = net->corked_conns)) {
+		ksock_conn_uncork_locked(c);
+		(void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
 	}
 	ksock_unlock(net);
 	ksock_done_run(net, &done);
