@@ -552,6 +552,9 @@ void lnet_latency_add(struct ulnet_latency *l, uint64_t ns);
  * PUT/GET was committed. */
 void lnet_peer_ni_latency_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
 				 enum ulnet_event_kind what, uint64_t start);
+/* The same with the clock already read (`now`). */
+void lnet_peer_ni_latency_at_locked(struct lnet_peer_ni *lpni, enum ulnet_event_kind what,
+				    uint64_t start, uint64_t now);
 
 /* --- peers (peer.c) ------------------------------------------------------------- */
 

@@ -142,6 +142,9 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr,
 
 /* Complete a message the core handed to send() or recv(). Exactly once. */
 void lnet_finalize(struct lnet_msg *msg, int status);
+/* lnet_finalize() of n messages (NULL entries skipped), in order, with
+ * fewer lock round trips. */
+void lnet_finalize_many(struct lnet_msg *const *msgs, const int *status, unsigned n);
 
 /* Connection-level health report: the LND tells the core a peer NI failed
  * (status -ECONNREFUSED, -ETIMEDOUT, ...) so health and resend can act. */

@@ -357,7 +357,7 @@ void ksock_kick_conn_locked(struct ksock_conn *c);
 
 /* A list of messages to finalize after the lock is dropped. */
 struct ksock_done {
-	struct ksock_tx *head;
+	struct ksock_tx *head, *tail;
 	unsigned nnotify;                 /* peer failures to report */
 	ulnet_nid_t notify_nid[4];
 	int notify_err[4];

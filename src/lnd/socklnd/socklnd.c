@@ -52,8 +52,13 @@ void ksock_done_add(struct ksock_done *d, struct ksock_tx *tx, int status)
 {
 	/* the status rides in `deadline` once the tx is off every queue */
 	tx->deadline = (uint64_t)(int64_t)status;
-	tx->next = d->head;
-	d->head = tx;
+	tx->next = NULL;
+	/* in order: completions (SEND events) as the bytes left */
+	if (d->head)
+		d->tail->next = tx;
+	else
+		d->head = tx;
+	d->tail = tx;
 }
 
 void ksock_done_notify(struct ksock_done *d, const ulnet_nid_t *nid, int err)
@@ -91,9 +96,7 @@ void ksock_done_run(struct ksock_net *net, struct ksock_done *d)
 			ksock_tx_free(net, tx);
 		}
 		ksock_unlock(net);
-		for (unsigned i = 0; i < n; i++)
-			if (msgs[i])
-				lnet_finalize(msgs[i], status[i]);
+		lnet_finalize_many(msgs, status, n);
 	}
 }
 
