@@ -110,6 +110,9 @@ void lnet_ni_log(const struct lnet_ni *ni, enum ulnet_log_level lvl, const char 
 bool lnet_ni_batch_hold(const struct lnet_ni *ni);
 /* The instance's LND timeout (s) derived from the globals. */
 int lnet_ni_lnd_timeout(const struct lnet_ni *ni);
+/* Connections per type and peer (>= 1). It can change while the NI runs
+ * (lnetctl net set --conns-per-peer): read it when deciding, don't cache. */
+int lnet_ni_conns_per_peer(const struct lnet_ni *ni);
 
 /* --- what an LND may ask of a message ------------------------------------ */
 

@@ -423,6 +423,13 @@ int ulnet_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value)
 	return 0;
 }
 
+int lnet_ni_conns_per_peer(const struct lnet_ni *ni)
+{
+	int v = __atomic_load_n(&ni->ni_conf.tun.conns_per_peer, __ATOMIC_RELAXED);
+
+	return v > 0 ? v : 1;
+}
+
 int ulnet_ni_set_conns_per_peer(ulnet_t *ln, const ulnet_nid_t *nid, int value)
 {
 	struct ul_list *pos;
@@ -441,7 +448,8 @@ int ulnet_ni_set_conns_per_peer(ulnet_t *ln, const ulnet_nid_t *nid, int value)
 				rc = -EINVAL;
 			continue;
 		}
-		ni->ni_conf.tun.conns_per_peer = value ? value : 1;
+		/* Atomic: the LND reads it without our lock. */
+		__atomic_store_n(&ni->ni_conf.tun.conns_per_peer, value ? value : 1, __ATOMIC_RELAXED);
 		rc = 0;
 	}
 	lnet_unlock(ln);

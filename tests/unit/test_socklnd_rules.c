@@ -333,6 +333,142 @@ static void test_hello_checks(void **state)
 	assert_int_equal(ksock_hello_check_passive(&h, &why), 0);
 }
 
+
+/* Folding ZC-ACKs into a queued NOOP: single -> pair -> range, ranges grow
+ * at either end, anything else stays out; every result parses back to
+ * exactly the cookies folded in. */
+static void test_zcack_merge(void **state)
+{
+	uint64_t ck[2] = { 0, 7 };
+	struct ksock_zcack z;
+
+	(void)state;
+	assert_true(ksock_zcack_merge(ck, 7));                 /* duplicate */
+	assert_true(ck[0] == 0 && ck[1] == 7);
+	assert_true(ksock_zcack_merge(ck, 5));                 /* pair {5,7} */
+	assert_true(ck[0] == 7 && ck[1] == 5);
+	assert_int_equal(ksock_zcack_parse(ck[0], ck[1], true, &z), 0);
+	assert_true(z.pair && z.count == 2 && ksock_zcack_covers(&z, 5) &&
+		    ksock_zcack_covers(&z, 7) && !ksock_zcack_covers(&z, 6));
+	assert_false(ksock_zcack_merge(ck, 9));                /* 5,7,9: not a range */
+	assert_true(ck[0] == 7 && ck[1] == 5);
+	assert_true(ksock_zcack_merge(ck, 6));                 /* 5..7 */
+	assert_true(ck[0] == 5 && ck[1] == 7);
+	assert_int_equal(ksock_zcack_parse(ck[0], ck[1], true, &z), 0);
+	assert_true(!z.pair && z.count == 3);
+	assert_true(ksock_zcack_merge(ck, 8));                 /* 5..8 */
+	assert_true(ksock_zcack_merge(ck, 4));                 /* 4..8 */
+	assert_true(ck[0] == 4 && ck[1] == 8);
+	assert_true(ksock_zcack_merge(ck, 6));                 /* inside */
+	assert_false(ksock_zcack_merge(ck, 10));
+	assert_false(ksock_zcack_merge(ck, 2));
+	assert_true(ck[0] == 4 && ck[1] == 8);
+	/* consecutive pair then its neighbour */
+	ck[0] = 0;
+	ck[1] = 3;
+	assert_true(ksock_zcack_merge(ck, 2));
+	assert_true(ck[0] == 3 && ck[1] == 2);
+	assert_true(ksock_zcack_merge(ck, 4));
+	assert_true(ck[0] == 2 && ck[1] == 4);
+	/* a keepalive NOOP gives way to an ACK; a keepalive adds nothing */
+	ck[0] = 0;
+	ck[1] = KSOCK_KEEPALIVE_COOKIE;
+	assert_true(ksock_zcack_merge(ck, 11));
+	assert_true(ck[0] == 0 && ck[1] == 11);
+	assert_true(ksock_zcack_merge(ck, KSOCK_KEEPALIVE_COOKIE));
+	assert_true(ck[0] == 0 && ck[1] == 11);
+	{
+		uint64_t a[5] = { 9, 3, 12, 4, 7 };
+
+		ksock_acks_sort(a, 5);
+		assert_true(a[0] == 12 && a[1] == 9 && a[2] == 7 && a[3] == 4 && a[4] == 3);
+	}
+}
+
+/* Tunables: 0 takes the ksocklnd default; bad values are refused naming
+ * the tunable. */
+static void test_tunables(void **state)
+{
+	struct ulnet_ni_conf c;
+	struct ksock_tun t;
+	char why[160], note[160];
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	c.tun.tos = -1;
+	assert_int_equal(ksock_tun_resolve(&c, AF_INET, &t, why, sizeof(why), note, sizeof(note)), 0);
+	assert_int_equal(t.sock_timeout, 50);
+	assert_int_equal(t.keepalive, 30);
+	assert_int_equal(t.keepalive_idle, 30);
+	assert_int_equal(t.keepalive_count, 5);
+	assert_int_equal(t.keepalive_intvl, 5);
+	assert_int_equal(t.min_bulk, 1024);
+	assert_int_equal(t.zc_min_payload, 16384);
+	assert_false(t.enable_csum);
+	assert_true(t.nonblk_zcack);
+	assert_true(t.typed_conns);
+	assert_false(t.nagle);
+	assert_int_equal(t.min_reconnect_ms, 1000);
+	assert_int_equal(t.max_reconnect_ms, 60000);
+	assert_int_equal(t.protocol, KSOCK_PROTO_V3);
+	assert_int_equal(t.conns_per_peer, 1);
+	assert_int_equal(t.tos, -1);
+	assert_string_equal(note, "");
+	assert_int_equal(ksock_tun_resolve(&c, AF_INET6, &t, why, sizeof(why), NULL, 0), 0);
+	assert_int_equal(t.protocol, KSOCK_PROTO_V4);
+
+	c.sock.keepalive = -1;
+	c.sock.keepalive_count = -1;
+	c.sock.zc_min_payload = 100;
+	c.sock.enable_csum = 1;
+	c.sock.nonblk_zcack = -1;
+	c.sock.min_reconnectms = 90000;
+	c.sock.protocol = 2;
+	c.sock.typed_conns = -1;
+	c.tun.conns_per_peer = 4;
+	assert_int_equal(ksock_tun_resolve(&c, AF_INET, &t, why, sizeof(why), note, sizeof(note)), 0);
+	assert_int_equal(t.keepalive, 0);
+	assert_int_equal(t.keepalive_idle, 0);       /* one of three off: all off */
+	assert_int_equal(t.zc_min_payload, 2048);
+	assert_non_null(strstr(note, "zc_min_payload"));
+	assert_true(t.enable_csum && !t.nonblk_zcack && !t.typed_conns);
+	assert_int_equal(t.max_reconnect_ms, 90000); /* default max below min: raised */
+	assert_int_equal(t.protocol, 2);
+	assert_int_equal(t.conns_per_peer, 4);
+
+	struct { int *field; int bad; const char *name; } bad[] = {
+		{ &c.sock.sock_timeout, -3, "sock_timeout" },
+		{ &c.sock.keepalive, -2, "keepalive" },
+		{ &c.sock.keepalive_intvl, 40000, "keepalive_intvl" },
+		{ &c.sock.min_bulk, -1, "min_bulk" },
+		{ &c.sock.zc_min_payload, -5, "zc_min_payload" },
+		{ &c.sock.enable_csum, 2, "enable_csum" },
+		{ &c.sock.nagle, -7, "nagle" },
+		{ &c.sock.tx_buffer_size, -1, "tx_buffer_size" },
+		{ &c.sock.max_reconnectms, 500, "max_reconnectms" },
+		{ &c.sock.protocol, 1, "protocol" },
+		{ &c.sock.protocol, 5, "protocol" },
+		{ &c.tun.conns_per_peer, 200, "conns_per_peer" },
+		{ &c.tun.tos, 256, "tos" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ulnet_ni_conf save = c;
+
+		*bad[i].field = bad[i].bad;
+		why[0] = 0;
+		assert_int_equal(ksock_tun_resolve(&c, AF_INET, &t, why, sizeof(why), NULL, 0), -EINVAL);
+		assert_non_null(strstr(why, bad[i].name));
+		c = save;
+	}
+	/* V3 with untyped conns, V2/V3 on IPv6 */
+	c.sock.protocol = 3;
+	assert_int_equal(ksock_tun_resolve(&c, AF_INET, &t, why, sizeof(why), NULL, 0), -EINVAL);
+	assert_non_null(strstr(why, "typed_conns"));
+	c.sock.typed_conns = 0;
+	assert_int_equal(ksock_tun_resolve(&c, AF_INET6, &t, why, sizeof(why), NULL, 0), -EINVAL);
+	assert_non_null(strstr(why, "protocol"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,6 +482,8 @@ int main(void)
 		cmocka_unit_test(test_race),
 		cmocka_unit_test(test_admit),
 		cmocka_unit_test(test_hello_checks),
+		cmocka_unit_test(test_zcack_merge),
+		cmocka_unit_test(test_tunables),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,6 +73,7 @@ static void ksock_listen_cb(struct ul_io *io, uint32_t revents)
 
 		if (fd < 0)
 			return;    /* EAGAIN, or a transient error: level-triggered */
+		ksock_socket_bufs(net, fd);
 		c = ksock_conn_new(net, fd, false);
 		if (!c) {
 			close(fd);
@@ -170,6 +171,8 @@ void ksock_acc_readable(struct ksock_conn *c)
 			      ksock_nidstr(&net->nid, mb));
 		return;
 	}
+	lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "acceptor: request v%u%s from %s for %s", req.version,
+		    swapped ? " (byte-swapped)" : "", c->addrstr, ksock_nidstr(&req.target, nb));
 	/* the HELLO follows on the same socket */
 	memmove(c->hs_in, c->hs_in + need, c->hs_have - need);
 	c->hs_have -= need;

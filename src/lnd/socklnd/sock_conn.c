@@ -237,22 +237,59 @@ void ksock_hs_fail(struct ksock_conn *c, int err, const char *fmt, ...)
 	ksock_conn_close(c, err, false);
 }
 
+/* Socket buffer sizes: set as soon as the socket exists (before connect,
+ * or right after accept) so that the window scale accounts for them. */
+void ksock_socket_bufs(struct ksock_net *net, int fd)
+{
+	if (net->tun.tx_buffer_size > 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &net->tun.tx_buffer_size,
+			   sizeof(net->tun.tx_buffer_size));
+	if (net->tun.rx_buffer_size > 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &net->tun.rx_buffer_size,
+			   sizeof(net->tun.rx_buffer_size));
+}
+
 void ksock_setup_socket(struct ksock_net *net, int fd)
 {
-	int one = 1, idle = KSOCK_KEEPALIVE_IDLE, intvl = KSOCK_KEEPALIVE_INTVL;
-	int cnt = KSOCK_KEEPALIVE_COUNT;
+	const struct ksock_tun *t = &net->tun;
+	int one = 1;
 
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-	if (net->tos >= 0) {
-		if (net->family == AF_INET6)
-			setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &net->tos, sizeof(net->tos));
-		else
-			setsockopt(fd, IPPROTO_IP, IP_TOS, &net->tos, sizeof(net->tos));
+	if (!t->nagle)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (t->keepalive_idle > 0) {
+		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &t->keepalive_idle, sizeof(int));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &t->keepalive_intvl, sizeof(int));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &t->keepalive_count, sizeof(int));
 	}
+	if (t->tos >= 0) {
+		if (net->family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &t->tos, sizeof(t->tos));
+		else
+			setsockopt(fd, IPPROTO_IP, IP_TOS, &t->tos, sizeof(t->tos));
+	}
+}
+
+bool ksock_conn_merge_zcack_locked(struct ksock_conn *c, uint64_t cookie)
+{
+	struct ksock_tx *tx = c->txq_tail;
+	struct ksock_msg_hdr kh = { .type = KSOCK_MSG_NOOP };
+	uint64_t ck[2];
+
+	/* only a NOOP nobody has started writing; the forms are V3/V4 */
+	if (!tx || tx->msg || tx->sent || !c->proto || c->proto->version < KSOCK_PROTO_V3)
+		return false;
+	ck[0] = tx->noop_cookies[0];
+	ck[1] = tx->noop_cookies[1];
+	if (!ksock_zcack_merge(ck, cookie))
+		return false;
+	kh.zc_cookies[0] = ck[0];
+	kh.zc_cookies[1] = ck[1];
+	if (c->proto->khdr_encode(&kh, tx->hdr, sizeof(tx->hdr)) != KSOCK_MSG_HDR_SIZE)
+		return false;
+	tx->noop_cookies[0] = ck[0];
+	tx->noop_cookies[1] = ck[1];
+	return true;
 }
 
 int ksock_hs_fill(struct ksock_conn *c, size_t need)
@@ -487,7 +524,7 @@ static void ksock_hs_passive(struct ksock_conn *c, struct ksock_hello *h)
 	in.peer_incarnation = peer->incarnation;
 	in.incarnation = h->src_incarnation;
 	in.ndup = ksock_count_type(peer, c->ctype);
-	in.conns_per_peer = net->conns_per_peer;
+	in.conns_per_peer = lnet_ni_conns_per_peer(net->ni);
 	in.loopback = ksock_same_ip(c);
 	a = ksock_admit(&in);
 	switch (a) {
@@ -562,7 +599,7 @@ static void ksock_hs_active(struct ksock_conn *c, struct ksock_hello *h)
 	in.incarnation = h->src_incarnation;
 	in.hello_rc = rc;
 	in.ndup = ksock_count_type(peer, c->ctype);
-	in.conns_per_peer = net->conns_per_peer;
+	in.conns_per_peer = lnet_ni_conns_per_peer(net->ni);
 	in.loopback = ksock_same_ip(c);
 	a = ksock_admit(&in);
 	if (a != KSOCK_ADMIT_OK) {
@@ -594,7 +631,7 @@ static void ksock_hs_active(struct ksock_conn *c, struct ksock_hello *h)
 	peer->want_version = h->version;
 	peer->nconnecting--;
 	peer->ealready = 0;
-	peer->retry_ms = KSOCK_MIN_RECONNECT_MS;
+	peer->retry_ms = net->tun.min_reconnect_ms;
 	peer->retry_at = 0;
 	c->id_nid = peer->nid;
 	c->id_pid = h->src_pid;
@@ -628,8 +665,8 @@ static void ksock_conn_up_locked(struct ksock_conn *c, struct ksock_done *done)
 	peer->last_error = 0;
 	ksock_setup_socket(net, c->fd);
 	ksock_conn_describe(c, desc, sizeof(desc));
-	lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "%s: up (incarnation %#llx)", desc,
-		    (unsigned long long)peer->incarnation);
+	lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "%s: up (incarnation %#llx, LNet header %zu bytes)",
+		    desc, (unsigned long long)peer->incarnation, c->proto->codec->size);
 	/* the passive reply HELLO goes first; data follows in the same stream */
 	rc = ksock_hs_flush(c);
 	if (rc < 0) {

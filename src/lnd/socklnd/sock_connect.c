@@ -45,18 +45,20 @@ bool ksock_can_bind_privileged(void)
 static int ksock_next_ctype(struct ksock_net *net, const struct ksock_peer *p)
 {
 	int n[4] = { 0 };
+	int cpp = lnet_ni_conns_per_peer(net->ni);
 
+	if (!net->tun.typed_conns)   /* one untyped connection (V1/V2) */
+		return p->conns ? SOCKLND_CONN_NONE : SOCKLND_CONN_ANY;
 	for (const struct ksock_conn *c = p->conns; c; c = c->next)
 		if (c->ctype >= 0 && c->ctype <= SOCKLND_CONN_BULK_OUT)
 			n[c->ctype]++;
 	if (n[SOCKLND_CONN_CONTROL] == 0 && n[SOCKLND_CONN_ANY] == 0)
 		return SOCKLND_CONN_CONTROL;
-	if (n[SOCKLND_CONN_BULK_IN] < net->conns_per_peer &&
-	    n[SOCKLND_CONN_BULK_IN] <= n[SOCKLND_CONN_BULK_OUT])
+	if (n[SOCKLND_CONN_BULK_IN] < cpp && n[SOCKLND_CONN_BULK_IN] <= n[SOCKLND_CONN_BULK_OUT])
 		return SOCKLND_CONN_BULK_IN;
-	if (n[SOCKLND_CONN_BULK_OUT] < net->conns_per_peer)
+	if (n[SOCKLND_CONN_BULK_OUT] < cpp)
 		return SOCKLND_CONN_BULK_OUT;
-	if (n[SOCKLND_CONN_BULK_IN] < net->conns_per_peer)
+	if (n[SOCKLND_CONN_BULK_IN] < cpp)
 		return SOCKLND_CONN_BULK_IN;
 	return SOCKLND_CONN_NONE;
 }
@@ -104,6 +106,7 @@ static int ksock_dial(struct ksock_net *net, const struct sockaddr_storage *to, 
 		if (fd < 0)
 			return -errno;
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		ksock_socket_bufs(net, fd);
 		if (!net->user_mode) {
 			port = net->next_priv_port--;
 			if (net->next_priv_port < KSOCK_PRIV_PORT_LO)
@@ -176,13 +179,15 @@ void ksock_connect_failed_locked(struct ksock_net *net, struct ksock_peer *peer,
 	if (err == -EALREADY) {
 		/* lost the race: the peer's own conns will likely do */
 		peer->ealready++;
-		peer->retry_at = now + KSOCK_MIN_RECONNECT_MS * KSOCK_NS_PER_MS;
+		peer->retry_at = now + net->tun.min_reconnect_ms * KSOCK_NS_PER_MS;
 		return;
 	}
 	peer->retry_at = now + peer->retry_ms * KSOCK_NS_PER_MS;
 	peer->retry_ms *= 2;
-	if (peer->retry_ms > KSOCK_MAX_RECONNECT_MS)
-		peer->retry_ms = KSOCK_MAX_RECONNECT_MS;
+	if (peer->retry_ms > net->tun.max_reconnect_ms)
+		peer->retry_ms = net->tun.max_reconnect_ms;
+	if (peer->retry_ms < net->tun.min_reconnect_ms)
+		peer->retry_ms = net->tun.min_reconnect_ms;
 	peer->last_error = err;
 	lnet_ni_log(net->ni, ULNET_LOG_WARN, "peer %s: connect failed: %s (retry in %llu ms)",
 		    ksock_nidstr(&peer->nid, nb), strerror(-err),
@@ -252,8 +257,7 @@ void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
 	c->target_nid = peer->nid;
 	c->target_pid = peer->pid;
 	c->ctype = ctype;
-	c->hs_version = peer->want_version ? peer->want_version
-					   : ksock_proto_default_version(net->family);
+	c->hs_version = peer->want_version ? peer->want_version : net->tun.protocol;
 	c->state = KSOCK_CS_CONNECTING;
 	c->hs_deadline = now + net->timeout_ns;
 	memcpy(&c->peer_sa, &to, sizeof(to));

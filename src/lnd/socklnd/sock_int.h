@@ -45,6 +45,8 @@ struct lnet_msg;
 #define KSOCK_KEEPALIVE_COUNT 5
 #define KSOCK_MIN_RECONNECT_MS 1000
 #define KSOCK_MAX_RECONNECT_MS 60000
+#define KSOCK_ZC_MIN_PAYLOAD_FLOOR 2048
+#define KSOCK_MAX_CONNS_PER_PEER 127
 #define KSOCK_DEFAULT_PORT 988
 #define KSOCK_PRIV_PORT_HI 1023
 #define KSOCK_PRIV_PORT_LO 512
@@ -140,6 +142,46 @@ int ksock_hello_check_reply(const struct ksock_hello *h, const ulnet_nid_t *targ
 /* Passive side: is this HELLO acceptable at all? 0 or -EPROTO with *why. */
 int ksock_hello_check_passive(const struct ksock_hello *h, const char **why);
 
+/* Fold one more ZC-ACK cookie into the cookies of a NOOP that has not gone
+ * out yet (V3/V4 forms): (0,a) -> pair (max,min); a pair whose three cookies
+ * are consecutive -> range; a range grows by one at either end. Returns true
+ * when `cookie` is now covered (also when it already was). Keepalive cookie
+ * [0,1] is replaced by the ACK. */
+bool ksock_zcack_merge(uint64_t ck[2], uint64_t cookie);
+/* Sort cookies in descending order (small n). */
+void ksock_acks_sort(uint64_t *acks, unsigned n);
+
+/* The socklnd tunables of one NI, resolved from ulnet_ni_conf (0 = default,
+ * checked ranges). */
+struct ksock_tun {
+	int sock_timeout;             /* s */
+	int keepalive;                /* s of silence before a keepalive NOOP; 0 never */
+	int keepalive_idle;           /* TCP keepalive; 0: SO_KEEPALIVE off */
+	int keepalive_count;
+	int keepalive_intvl;
+	size_t min_bulk;
+	size_t zc_min_payload;        /* 0: never request a ZC-ACK */
+	bool enable_csum;             /* send checksums on V2 */
+	bool nonblk_zcack;            /* ZC-ACK NOOPs on the BULK_IN conn */
+	bool typed_conns;
+	bool nagle;
+	int tx_buffer_size, rx_buffer_size;   /* 0: system default */
+	uint64_t min_reconnect_ms, max_reconnect_ms;
+	unsigned protocol;            /* first HELLO version */
+	int conns_per_peer;
+	int tos;                      /* -1 leave */
+};
+/* Resolve and check `conf` for an NI of `family`. 0, or -EINVAL with the
+ * offending tunable explained in `why`; `note` (may stay empty) tells of a
+ * value adjusted as the kernel does (zc_min_payload floor). */
+int ksock_tun_resolve(const struct ulnet_ni_conf *conf, int family, struct ksock_tun *t,
+		      char *why, size_t whylen, char *note, size_t notelen);
+
+/* V2 checksum of an outgoing message: the ksock header (csum field zero) and
+ * LNet header in `hdr`, then `plen` payload bytes from `off` in the iovecs. */
+uint32_t ksock_csum_msg(const uint8_t *hdr, size_t hdr_len, const struct iovec *iov,
+			unsigned niov, size_t off, size_t plen);
+
 /* --- runtime structures -------------------------------------------------- */
 
 struct ksock_net;
@@ -230,6 +272,7 @@ struct ksock_conn {
 	struct ksock_tx *txq_head, *txq_tail;
 	size_t tx_queued;                 /* bytes not yet written */
 	uint64_t tx_last_progress;
+	uint64_t tx_seq;                  /* when it was last chosen (round robin) */
 	bool tx_ready;                    /* EPOLLOUT seen since the last EAGAIN */
 	/* the queue holds txs of a batch (lnet_ni_batch_hold) that no write
 	 * has tried yet, so no EPOLLOUT will drain them: the next send to
@@ -305,12 +348,12 @@ struct ksock_net {
 	socklen_t salen;
 	uint16_t accept_port;
 	int accept_mode;                  /* 0 secure, 1 all, 2 none */
-	int conns_per_peer;
-	int tos;
+	struct ksock_tun tun;
 	bool user_mode;                   /* no privileged ports: pid | USERFLAG */
 	int next_priv_port;
 	uint64_t next_conn_id;
 	uint64_t timeout_ns;
+	uint64_t tx_seq;                  /* conn choices made (round robin) */
 
 	pthread_mutex_t lock;
 	struct ksock_peer *peers;
@@ -401,6 +444,11 @@ void ksock_setup_socket(struct ksock_net *net, int fd);
 int ksock_send_hello(struct ksock_conn *c, unsigned version, int ctype, const struct ksock_hello *in);
 void ksock_hs_fail(struct ksock_conn *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Fold a ZC-ACK into the NOOP at the tail of c's queue if it has not
+ * started going out (V3/V4). True if it did. */
+bool ksock_conn_merge_zcack_locked(struct ksock_conn *c, uint64_t cookie);
+/* The tunable socket options (buffers, Nagle, TCP keepalive, ToS). */
+void ksock_socket_bufs(struct ksock_net *net, int fd);
 
 /* sock_tx.c */
 void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg);

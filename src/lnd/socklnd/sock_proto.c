@@ -5,6 +5,7 @@
  * message, ZC-ACK forms, race resolution and connection admission.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lnd/socklnd/sock_int.h"
@@ -203,6 +204,65 @@ bool ksock_zcack_covers(const struct ksock_zcack *z, uint64_t cookie)
 	return cookie >= z->lo && cookie <= z->hi;
 }
 
+bool ksock_zcack_merge(uint64_t ck[2], uint64_t cookie)
+{
+	uint64_t a = ck[0], b = ck[1];
+
+	if (cookie <= KSOCK_KEEPALIVE_COOKIE)
+		return cookie == KSOCK_KEEPALIVE_COOKIE;  /* a keepalive adds nothing */
+	if (a == 0 && b == KSOCK_KEEPALIVE_COOKIE) {
+		ck[1] = cookie;                             /* an ACK says more */
+		return true;
+	}
+	if (a == 0 && b == 0)
+		return false;
+	if (a == 0) {
+		/* single -> pair (bigger first) */
+		if (cookie == b)
+			return true;
+		ck[0] = cookie > b ? cookie : b;
+		ck[1] = cookie > b ? b : cookie;
+		return true;
+	}
+	if (a > b) {
+		/* pair {b, a}: three consecutive cookies make a range */
+		uint64_t lo = b < cookie ? b : cookie, hi = a > cookie ? a : cookie;
+
+		if (cookie == a || cookie == b)
+			return true;
+		if (hi - lo == 2) {
+			ck[0] = lo;
+			ck[1] = hi;
+			return true;
+		}
+		return false;
+	}
+	/* range [a, b] */
+	if (cookie >= a && cookie <= b)
+		return true;
+	if (cookie == b + 1) {
+		ck[1] = cookie;
+		return true;
+	}
+	if (cookie + 1 == a) {
+		ck[0] = cookie;
+		return true;
+	}
+	return false;
+}
+
+void ksock_acks_sort(uint64_t *acks, unsigned n)
+{
+	for (unsigned i = 1; i < n; i++) {
+		uint64_t v = acks[i];
+		unsigned j = i;
+
+		for (; j > 0 && acks[j - 1] < v; j--)
+			acks[j] = acks[j - 1];
+		acks[j] = v;
+	}
+}
+
 uint64_t ksock_cookie_next(uint64_t *counter)
 {
 	uint64_t c = *counter;
@@ -227,7 +287,9 @@ enum ksock_admit ksock_admit(const struct ksock_admit_in *in)
 	if (in->peer_known) {
 		if (in->peer_incarnation != in->incarnation)
 			return KSOCK_ADMIT_REBOOT;
-		if (in->peer_proto != in->conn_proto)
+		/* the version must agree; each conn has its own byte order */
+		if (!in->peer_proto || !in->conn_proto ||
+		    in->peer_proto->version != in->conn_proto->version)
 			return KSOCK_ADMIT_WRONG_PROTO;
 	}
 	if (in->active && in->hello_rc == EALREADY)
@@ -308,4 +370,151 @@ int ksock_hello_check_passive(const struct ksock_hello *h, const char **why)
 		return -EPROTO;
 	}
 	return 0;
+}
+
+/* --- tunables ------------------------------------------------------------------ */
+
+static int tun_bad(char *why, size_t len, const char *name, int v, const char *range)
+{
+	snprintf(why, len, "invalid socklnd tunable %s = %d (%s)", name, v, range);
+	return -EINVAL;
+}
+
+/* on/off settings: 0 default, 1 on, -1 off */
+static int tun_bool(int v, bool def, bool *out, const char *name, char *why, size_t len)
+{
+	if (v < -1 || v > 1)
+		return tun_bad(why, len, name, v, "1 on, -1 off, 0 default");
+	*out = v == 0 ? def : v > 0;
+	return 0;
+}
+
+/* 0 default, -1 off (0), else lo..hi */
+static int tun_int(int v, int def, bool off_ok, int lo, int hi, int *out, const char *name,
+		   char *why, size_t len)
+{
+	char range[64];
+
+	if (v == 0) {
+		*out = def;
+		return 0;
+	}
+	if (v == -1 && off_ok) {
+		*out = 0;
+		return 0;
+	}
+	if (v < lo || v > hi) {
+		snprintf(range, sizeof(range), "%s%d..%d, 0 default", off_ok ? "-1 off, " : "", lo, hi);
+		return tun_bad(why, len, name, v, range);
+	}
+	*out = v;
+	return 0;
+}
+
+int ksock_tun_resolve(const struct ulnet_ni_conf *conf, int family, struct ksock_tun *t,
+		      char *why, size_t whylen, char *note, size_t notelen)
+{
+	const struct ulnet_sock_tunables *s = &conf->sock;
+	bool ka_off;
+	int v, rc;
+
+	memset(t, 0, sizeof(*t));
+	if (note && notelen)
+		note[0] = 0;
+#define TRY(x) do { rc = (x); if (rc < 0) return rc; } while (0)
+	TRY(tun_int(s->sock_timeout, KSOCK_SOCK_TIMEOUT_S, false, 1, 86400, &t->sock_timeout,
+		    "sock_timeout", why, whylen));
+	TRY(tun_int(s->keepalive, KSOCK_KEEPALIVE_S, true, 1, 86400, &t->keepalive, "keepalive",
+		    why, whylen));
+	TRY(tun_int(s->keepalive_idle, KSOCK_KEEPALIVE_IDLE, true, 1, 32767, &t->keepalive_idle,
+		    "keepalive_idle", why, whylen));
+	TRY(tun_int(s->keepalive_count, KSOCK_KEEPALIVE_COUNT, true, 1, 127, &t->keepalive_count,
+		    "keepalive_count", why, whylen));
+	TRY(tun_int(s->keepalive_intvl, KSOCK_KEEPALIVE_INTVL, true, 1, 32767,
+		    &t->keepalive_intvl, "keepalive_intvl", why, whylen));
+	/* as the kernel: any of the three off turns TCP keepalive off */
+	ka_off = !t->keepalive_idle || !t->keepalive_count || !t->keepalive_intvl;
+	if (ka_off)
+		t->keepalive_idle = t->keepalive_count = t->keepalive_intvl = 0;
+	TRY(tun_int(s->min_bulk, KSOCK_MIN_BULK, false, 1, 0x7fffffff, &v, "min_bulk", why,
+		    whylen));
+	t->min_bulk = (size_t)v;
+	TRY(tun_int(s->zc_min_payload, KSOCK_ZC_MIN_PAYLOAD, true, 1, 0x7fffffff, &v,
+		    "zc_min_payload", why, whylen));
+	if (v > 0 && v < KSOCK_ZC_MIN_PAYLOAD_FLOOR) {
+		if (note && notelen)
+			snprintf(note, notelen, "zc_min_payload %d raised to the floor %d", v,
+				 KSOCK_ZC_MIN_PAYLOAD_FLOOR);
+		v = KSOCK_ZC_MIN_PAYLOAD_FLOOR;
+	}
+	t->zc_min_payload = (size_t)v;
+	TRY(tun_bool(s->enable_csum, false, &t->enable_csum, "enable_csum", why, whylen));
+	TRY(tun_bool(s->nonblk_zcack, true, &t->nonblk_zcack, "nonblk_zcack", why, whylen));
+	TRY(tun_bool(s->typed_conns, true, &t->typed_conns, "typed_conns", why, whylen));
+	TRY(tun_bool(s->nagle, false, &t->nagle, "nagle", why, whylen));
+	TRY(tun_int(s->tx_buffer_size, 0, false, 1, 0x7fffffff, &t->tx_buffer_size,
+		    "tx_buffer_size", why, whylen));
+	TRY(tun_int(s->rx_buffer_size, 0, false, 1, 0x7fffffff, &t->rx_buffer_size,
+		    "rx_buffer_size", why, whylen));
+	TRY(tun_int(s->min_reconnectms, KSOCK_MIN_RECONNECT_MS, false, 1, 0x7fffffff, &v,
+		    "min_reconnectms", why, whylen));
+	t->min_reconnect_ms = (uint64_t)v;
+	TRY(tun_int(s->max_reconnectms, 0, false, 1, 0x7fffffff, &v, "max_reconnectms", why,
+		    whylen));
+	if (v == 0) {
+		t->max_reconnect_ms = KSOCK_MAX_RECONNECT_MS > t->min_reconnect_ms
+					      ? KSOCK_MAX_RECONNECT_MS : t->min_reconnect_ms;
+	} else if ((uint64_t)v < t->min_reconnect_ms) {
+		snprintf(why, whylen,
+			 "invalid socklnd tunable max_reconnectms = %d (below min_reconnectms %llu)", v,
+			 (unsigned long long)t->min_reconnect_ms);
+		return -EINVAL;
+	} else {
+		t->max_reconnect_ms = (uint64_t)v;
+	}
+	if (s->protocol == 0) {
+		t->protocol = ksock_proto_default_version(family);
+	} else if (s->protocol < KSOCK_PROTO_V2 || s->protocol > KSOCK_PROTO_V4) {
+		return tun_bad(why, whylen, "protocol", s->protocol, "2, 3 or 4, 0 default");
+	} else if (family == AF_INET6 && s->protocol != KSOCK_PROTO_V4) {
+		return tun_bad(why, whylen, "protocol", s->protocol,
+			       "an IPv6 NID needs HELLO V4");
+	} else {
+		t->protocol = (unsigned)s->protocol;
+	}
+	if (!t->typed_conns && t->protocol != KSOCK_PROTO_V2)
+		return tun_bad(why, whylen, "typed_conns", s->typed_conns,
+			       "untyped (ANY) connections need protocol = 2");
+	v = conf->tun.conns_per_peer;
+	if (v < 0 || v > KSOCK_MAX_CONNS_PER_PEER)
+		return tun_bad(why, whylen, "conns_per_peer", v, "0..127, 0 default");
+	t->conns_per_peer = v ? v : 1;
+	v = conf->tun.tos;
+	if (v < -1 || v > 255)
+		return tun_bad(why, whylen, "tos", v, "-1 leave, 0..255");
+	t->tos = v;
+#undef TRY
+	return 0;
+}
+
+uint32_t ksock_csum_msg(const uint8_t *hdr, size_t hdr_len, const struct iovec *iov,
+			unsigned niov, size_t off, size_t plen)
+{
+	uint32_t crc = ksock_csum(KSOCK_CSUM_SEED, hdr, hdr_len);
+
+	for (unsigned i = 0; i < niov && plen; i++) {
+		size_t len = iov[i].iov_len;
+
+		if (off >= len) {
+			off -= len;
+			continue;
+		}
+		len -= off;
+		if (len > plen)
+			len = plen;
+		crc = ksock_csum(crc, (const uint8_t *)iov[i].iov_base + off, len);
+		plen -= len;
+		off = 0;
+	}
+	return crc;
 }

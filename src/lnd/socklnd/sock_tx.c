@@ -16,6 +16,7 @@
 
 #include "core/lnd.h"
 #include "lnd/socklnd/sock_int.h"
+#include "util/util_bytes.h"
 
 /* What the matcher sees: the kernel always counts a nid4 header. */
 static size_t ksock_tx_match_nob(const struct ksock_tx *tx)
@@ -36,15 +37,20 @@ static struct ksock_conn *ksock_find_conn_locked(struct ksock_peer *peer, const 
 
 		if (c->state != KSOCK_CS_UP)
 			continue;
-		m = c->proto->match(c->ctype, nob, tx->nonblk, KSOCK_MIN_BULK);
+		m = c->proto->match(c->ctype, nob, tx->nonblk, c->net->tun.min_bulk);
 		if (m == KSOCK_MATCH_NO)
 			continue;
-		/* prefer YES over MAY; among equals, the least queued */
-		if (!best || m > best_m || (m == best_m && c->tx_queued < best->tx_queued)) {
+		/* prefer YES over MAY; among equals, the least queued, then the
+		 * one chosen longest ago (round robin) */
+		if (!best || m > best_m ||
+		    (m == best_m && (c->tx_queued < best->tx_queued ||
+				     (c->tx_queued == best->tx_queued && c->tx_seq < best->tx_seq)))) {
 			best = c;
 			best_m = m;
 		}
 	}
+	if (best)
+		best->tx_seq = ++best->net->tx_seq;
 	return best;
 }
 
@@ -62,7 +68,7 @@ static int ksock_tx_build_locked(struct ksock_conn *c, struct ksock_tx *tx)
 		kh.zc_cookies[1] = tx->noop_cookies[1];
 	} else {
 		kh.type = KSOCK_MSG_LNET;
-		if (c->proto->zc && tx->plen >= KSOCK_ZC_MIN_PAYLOAD) {
+		if (c->proto->zc && net->tun.zc_min_payload && tx->plen >= net->tun.zc_min_payload) {
 			tx->zc_cookie = ksock_cookie_next(&peer->zc_next);
 			kh.zc_cookies[0] = tx->zc_cookie;
 		}
@@ -83,6 +89,9 @@ static int ksock_tx_build_locked(struct ksock_conn *c, struct ksock_tx *tx)
 		k += n;
 	}
 	tx->hdr_len = (size_t)k;
+	if (net->tun.enable_csum && c->proto->csum_hdr)   /* V2: headers + payload */
+		ul_put_le32(tx->hdr + 4, ksock_csum_msg(tx->hdr, tx->hdr_len, tx->piov, tx->pniov,
+							 tx->poff, tx->msg ? tx->plen : 0));
 	tx->nob = tx->hdr_len + tx->plen;
 	tx->sent = 0;
 	tx->built = true;
@@ -450,7 +459,7 @@ void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done)
 	while (*pp) {
 		struct ksock_tx *tx = *pp;
 
-		if (c->proto->match(c->ctype, ksock_tx_match_nob(tx), tx->nonblk, KSOCK_MIN_BULK) ==
+		if (c->proto->match(c->ctype, ksock_tx_match_nob(tx), tx->nonblk, net->tun.min_bulk) ==
 		    KSOCK_MATCH_NO) {
 			peer->txq_tail = tx;
 			pp = &tx->next;
@@ -467,10 +476,16 @@ void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done)
 		queued = true;
 	}
 	if (c->proto->zc && peer->nacks &&
-	    c->proto->match(c->ctype, KSOCK_MSG_HDR_SIZE, true, KSOCK_MIN_BULK) == KSOCK_MATCH_YES) {
+	    c->proto->match(c->ctype, KSOCK_MSG_HDR_SIZE, true, net->tun.min_bulk) == KSOCK_MATCH_YES) {
+		ksock_acks_sort(peer->acks, peer->nacks);   /* descending: popped ascending */
 		while (peer->nacks) {
-			struct ksock_tx *tx = ksock_tx_alloc(net);
+			struct ksock_tx *tx;
 
+			if (ksock_conn_merge_zcack_locked(c, peer->acks[peer->nacks - 1])) {
+				peer->nacks--;   /* folded into the NOOP before (pair/range) */
+				continue;
+			}
+			tx = ksock_tx_alloc(net);
 			if (!tx)
 				break;
 			tx->nonblk = true;
@@ -493,10 +508,15 @@ static void ksock_send_noop_locked(struct ksock_net *net, struct ksock_peer *pee
 
 	if (!tx)
 		return;
-	tx->nonblk = true;
+	/* nonblk_zcack off: ZC-ACKs are ordinary (blocking) traffic */
+	tx->nonblk = c1 == KSOCK_KEEPALIVE_COOKIE || net->tun.nonblk_zcack;
 	tx->noop_cookies[0] = c0;
 	tx->noop_cookies[1] = c1;
 	c = ksock_find_conn_locked(peer, tx);
+	if (c && c0 == 0 && ksock_conn_merge_zcack_locked(c, c1)) {
+		ksock_tx_free(net, tx);    /* rides on a NOOP still queued */
+		return;
+	}
 	if (!c || ksock_conn_queue_locked(c, tx) < 0) {
 		ksock_tx_free(net, tx);
 		if (c1 != KSOCK_KEEPALIVE_COOKIE && peer->nacks < sizeof(peer->acks) / sizeof(peer->acks[0]))

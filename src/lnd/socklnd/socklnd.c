@@ -154,7 +154,7 @@ struct ksock_peer *ksock_peer_find_or_create(struct ksock_net *net, const ulnet_
 		return NULL;
 	p->nid = *nid;
 	p->pid = pid;
-	p->retry_ms = KSOCK_MIN_RECONNECT_MS;
+	p->retry_ms = net->tun.min_reconnect_ms;
 	p->zc_next = KSOCK_KEEPALIVE_COOKIE + 1;
 	p->last_alive = ksock_now(net);
 	p->next = net->peers;
@@ -297,8 +297,8 @@ static void ksock_reap_peer_locked(struct ksock_net *net, struct ksock_peer *pee
 		}
 		pp = &tx->next;
 	}
-	if (peer->proto && peer->proto->keepalive && peer->conns &&
-	    now - peer->last_alive > (uint64_t)KSOCK_KEEPALIVE_S * KSOCK_NS_PER_S &&
+	if (peer->proto && peer->proto->keepalive && peer->conns && net->tun.keepalive > 0 &&
+	    now - peer->last_alive > (uint64_t)net->tun.keepalive * KSOCK_NS_PER_S &&
 	    now - peer->last_keepalive > (uint64_t)KSOCK_KEEPALIVE_MIN_INTERVAL_S * KSOCK_NS_PER_S &&
 	    peer->nacks == 0) {
 		peer->last_keepalive = now;
@@ -374,25 +374,38 @@ static int ksock_startup(struct lnet_ni *ni)
 	const struct ulnet_ni_conf *conf = lnet_ni_conf(ni);
 	const ulnet_nid_t *nid = lnet_ni_nid(ni);
 	struct ksock_net *net;
+	struct ksock_tun tun;
+	char why[160], note[160];
 	int rc;
 
 	if (nid->type != ULNET_LND_TCP)
 		return -EINVAL;
 	rc = ksock_parse_accept(conf->accept);
-	if (rc < 0)
+	if (rc < 0) {
+		lnet_ni_log(ni, ULNET_LOG_ERROR, "invalid accept mode \"%.8s\" (secure, all, none)",
+			    conf->accept);
 		return rc;
+	}
+	if (nid->size != 0 && nid->size != 12)
+		return -EINVAL;
+	if (ksock_tun_resolve(conf, nid->size == 12 ? AF_INET6 : AF_INET, &tun, why, sizeof(why),
+			      note, sizeof(note)) < 0) {
+		lnet_ni_log(ni, ULNET_LOG_ERROR, "%s", why);
+		return -EINVAL;
+	}
+	if (note[0])
+		lnet_ni_log(ni, ULNET_LOG_WARN, "%s", note);
 	net = calloc(1, sizeof(*net));
 	if (!net)
 		return -ENOMEM;
+	net->tun = tun;
 	net->ni = ni;
 	net->loop = lnet_ni_loop(ni);
 	net->nid = *nid;
 	net->accept_mode = rc;
 	net->incarnation = lnet_ni_incarnation(ni);
 	net->accept_port = conf->accept_port ? conf->accept_port : KSOCK_DEFAULT_PORT;
-	net->conns_per_peer = conf->tun.conns_per_peer > 0 ? conf->tun.conns_per_peer : 1;
-	net->tos = conf->tun.tos;
-	net->timeout_ns = (uint64_t)KSOCK_SOCK_TIMEOUT_S * KSOCK_NS_PER_S;
+	net->timeout_ns = (uint64_t)net->tun.sock_timeout * KSOCK_NS_PER_S;
 	net->listen_fd = -1;
 	net->next_priv_port = KSOCK_PRIV_PORT_HI;
 	net->loop_tid = 0;
@@ -590,10 +603,21 @@ static void ksock_shutdown(struct lnet_ni *ni)
 	free(net);
 }
 
+/* What lnetctl shows as "lnd tunables" (conns_per_peer, timeout, tos): the
+ * values in effect, resolved from the conf as startup did (no NI state is
+ * touched, so this is safe against a concurrent shutdown). */
 static void ksock_ni_info(struct lnet_ni *ni, struct ulnet_ni_info *info)
 {
-	(void)ni;
-	info->lnd_timeout = KSOCK_SOCK_TIMEOUT_S;
+	const ulnet_nid_t *nid = lnet_ni_nid(ni);
+	struct ksock_tun tun;
+	char why[160];
+
+	if (ksock_tun_resolve(lnet_ni_conf(ni), nid->size == 12 ? AF_INET6 : AF_INET, &tun, why,
+			      sizeof(why), NULL, 0) < 0)
+		return;
+	info->lnd_timeout = tun.sock_timeout;
+	info->tun.conns_per_peer = lnet_ni_conns_per_peer(ni);
+	info->tun.tos = tun.tos;
 }
 
 static void ksock_notify_peer_down(struct lnet_ni *ni, const ulnet_nid_t *nid)

@@ -1,0 +1,1889 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_socklnd_proto.c - the socklnd protocol against raw-socket peers that
+ * speak it byte by byte (built with the codecs of sock_wire.h), and a few
+ * ulnet pairs:
+ *
+ *   - a V2 peer in both byte orders, on one ANY connection and on typed
+ *     connections: PUT and GET both ways (ZC-ACK included);
+ *   - V2 checksums: verified when the peer sends them (a bad one: EIO, the
+ *     connection closed, logged), sent with enable_csum;
+ *   - a V1 peer (72-byte HELLO, no ksock header) exchanging PUTs;
+ *   - ulnet dialling with protocol = 2 (typed, or one ANY connection with
+ *     typed_conns off), and stepping down to V2 when the peer
+ *     answers a V3 HELLO with its own V2 one;
+ *   - IPv6: HELLO V4, acceptor request v2, the 96-byte nid16 header (raw peer
+ *     on ::1; two ulnet nodes in a network namespace of our own);
+ *   - a new incarnation ("peer rebooted"), duplicates beyond conns_per_peer
+ *     and the loopback exemption, accept=none;
+ *   - reconnect back-off on the instance clock and the sock_timeout of
+ *     queued messages;
+ *   - conns_per_peer = 2 (two BULK_IN and two BULK_OUT, both used);
+ *   - ZC-ACK forms: all three accepted, and ulnet folding pending ACKs into
+ *     the pair and range forms; nonblk_zcack off (ACKs on CONTROL).
+ *
+ * Addresses: 127.0.4.x and ::1 only (plus fd00:4::/64 inside our own network
+ * namespace). Nodes and MD counters are static so that a failed test's
+ * teardown (which stops its nodes) never writes into a dead frame. The raw
+ * peer binds privileged source ports (accept=secure), so
+ * the test needs root or CAP_NET_BIND_SERVICE and is skipped without it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "core/lnet_hdr.h"
+#include "lnd/socklnd/sock_int.h"
+#include "lnd/socklnd/sock_wire.h"
+#include "socklnd_util.h"
+
+#define PORTAL 21
+#define MB 0x4242
+#define U_IP "127.0.4.1"
+#define U_NID "127.0.4.1@tcp"
+#define RAW_WAIT_MS 5000
+
+static uint16_t g_port;
+static int g_next_src_port = 1000;
+
+/* --- ulnet nodes --------------------------------------------------------- */
+
+struct node_opts {
+	const char *accept;                /* NULL: secure */
+	struct ulnet_sock_tunables sock;
+	int conns_per_peer;
+	uint64_t *skew;
+};
+
+/* Nodes still running when a test fails are stopped by its teardown. */
+static struct st_node *g_nodes[8];
+
+static void node_stop(struct st_node *n)
+{
+	for (int i = 0; i < 8; i++)
+		if (g_nodes[i] == n)
+			g_nodes[i] = NULL;
+	st_node_stop(n);
+}
+
+static int test_teardown(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 8; i++)
+		if (g_nodes[i])
+			node_stop(g_nodes[i]);
+	return 0;
+}
+
+static int node_start(struct st_node *n, const char *nid, const struct node_opts *no)
+{
+	struct ulnet_opts o = { 0 };
+	struct ulnet_ni_conf c = { 0 };
+	struct ulnet_globals g;
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	pthread_mutex_init(&n->mu, NULL);
+	pthread_cond_init(&n->cv, NULL);
+	n->log = calloc(1, ST_LOG_MAX);
+	for (int i = 0; i < 8; i++) {
+		if (!g_nodes[i]) {
+			g_nodes[i] = n;
+			break;
+		}
+	}
+	o.log = st_log_cb;
+	o.log_arg = n;
+	o.log_level = ULNET_LOG_DEBUG;
+	if (no && no->skew) {
+		o.clock = st_skewed_clock;
+		o.clock_arg = no->skew;
+	}
+	rc = ulnet_create(&o, &n->ln);
+	if (rc)
+		return rc;
+	rc = ulnet_lnd_register(n->ln, &ksocklnd);
+	if (rc && rc != -EEXIST)
+		return rc;
+	/* the raw peers answer no pings; failures must not be resent */
+	ulnet_globals_get(n->ln, &g);
+	g.discovery = 0;
+	g.retry_count = 0;
+	rc = ulnet_globals_set(n->ln, &g);
+	if (rc)
+		return rc;
+	rc = ulnet_nid_parse(nid, &c.nid, NULL);
+	if (rc)
+		return rc;
+	n->nid = c.nid;
+	c.accept_port = g_port;
+	c.tun.tos = -1;
+	if (no) {
+		c.sock = no->sock;
+		c.tun.conns_per_peer = no->conns_per_peer;
+	}
+	snprintf(c.accept, sizeof(c.accept), "%s", no && no->accept ? no->accept : "secure");
+	return ulnet_ni_add(n->ln, &c);
+}
+
+static ulnet_process_id_t pid_of(const char *nid)
+{
+	ulnet_process_id_t id;
+
+	assert_int_equal(ulnet_nid_parse(nid, &id.nid, NULL), 0);
+	id.pid = ULNET_PID_LUSTRE;
+	return id;
+}
+
+static ulnet_nid_t nid_of(const char *s)
+{
+	ulnet_nid_t nid;
+
+	assert_int_equal(ulnet_nid_parse(s, &nid, NULL), 0);
+	return nid;
+}
+
+/* Lines of the node's log containing both needles. */
+static int log_count(struct st_node *n, const char *a, const char *b)
+{
+	int count = 0;
+
+	pthread_mutex_lock(&n->mu);
+	for (const char *p = n->log; p && *p;) {
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p) : strlen(p);
+		char line[600];
+
+		snprintf(line, sizeof(line), "%.*s", (int)(l < 599 ? l : 599), p);
+		count += strstr(line, a) && (!b || strstr(line, b));
+		p = eol ? eol + 1 : NULL;
+	}
+	pthread_mutex_unlock(&n->mu);
+	return count;
+}
+
+static void dump_log(struct st_node *n, const char *name)
+{
+	if (!n->log)
+		return;
+	fprintf(stderr, "---- %s log tail ----\n%s\n", name,
+		n->log + (n->loglen > 6000 ? n->loglen - 6000 : 0));
+}
+
+/* --- raw peers ----------------------------------------------------------- */
+
+struct raw {
+	int fd;
+	unsigned version;
+	bool be;                  /* we write big-endian */
+	int ctype;                /* our view */
+	ulnet_nid_t me, peer;
+	uint64_t incarnation;
+};
+
+static void raw_sa(const char *ip, uint16_t port, struct sockaddr_storage *sa, socklen_t *len)
+{
+	memset(sa, 0, sizeof(*sa));
+	if (strchr(ip, ':')) {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)sa;
+
+		s->sin6_family = AF_INET6;
+		assert_int_equal(inet_pton(AF_INET6, ip, &s->sin6_addr), 1);
+		s->sin6_port = htons(port);
+		*len = sizeof(*s);
+	} else {
+		struct sockaddr_in *s = (struct sockaddr_in *)sa;
+
+		s->sin_family = AF_INET;
+		assert_int_equal(inet_pton(AF_INET, ip, &s->sin_addr), 1);
+		s->sin_port = htons(port);
+		*len = sizeof(*s);
+	}
+}
+
+static void raw_timeouts(int fd)
+{
+	struct timeval tv = { .tv_sec = RAW_WAIT_MS / 1000 };
+	int one = 1;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof(one));
+}
+
+/* TCP connection from src_ip (a privileged port) to dst_ip:g_port. */
+static int raw_dial(const char *src_ip, const char *dst_ip)
+{
+	struct sockaddr_storage s, d;
+	socklen_t sl, dl;
+
+	raw_sa(dst_ip, g_port, &d, &dl);
+	for (int tries = 0; tries < 64; tries++) {
+		int one = 1, fd = socket(d.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		uint16_t port = (uint16_t)g_next_src_port--;
+
+		if (g_next_src_port < 600)
+			g_next_src_port = 1000;
+		assert_true(fd >= 0);
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		raw_sa(src_ip, port, &s, &sl);
+		if (bind(fd, (struct sockaddr *)&s, sl) < 0) {
+			close(fd);
+			continue;
+		}
+		raw_timeouts(fd);
+		if (connect(fd, (struct sockaddr *)&d, dl) == 0)
+			return fd;
+		close(fd);
+	}
+	fail_msg("can't connect %s -> %s", src_ip, dst_ip);
+	return -1;
+}
+
+static void send_all(int fd, const void *buf, size_t len)
+{
+	assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+static bool recv_all(int fd, void *buf, size_t len)
+{
+	return len == 0 || recv(fd, buf, len, MSG_WAITALL) == (ssize_t)len;
+}
+
+/* Read one HELLO (any version) from fd. */
+static bool raw_read_hello(int fd, struct ksock_hello *h, uint8_t *raw, size_t *rawlen)
+{
+	uint8_t buf[256];
+	ssize_t n;
+	size_t have = 8;
+
+	if (!recv_all(fd, buf, 8) || ksock_hello_decode_prefix(buf, 8, h) < 0)
+		return false;
+	for (int i = 0; i < 4; i++) {
+		n = ksock_hello_size(buf, have);
+		if (n == -EMSGSIZE) {
+			size_t want = h->version == KSOCK_PROTO_V1 ? KSOCK_HELLO_V1_SIZE
+				      : h->version == KSOCK_PROTO_V4 ? KSOCK_HELLO_V4_SIZE
+								     : KSOCK_HELLO_V2_SIZE;
+
+			if (want <= have)
+				want = have + 4;
+			if (!recv_all(fd, buf + have, want - have))
+				return false;
+			have = want;
+			continue;
+		}
+		if (n < 0 || (size_t)n > sizeof(buf))
+			return false;
+		if ((size_t)n > have) {
+			if (!recv_all(fd, buf + have, (size_t)n - have))
+				return false;
+			have = (size_t)n;
+		}
+		break;
+	}
+	if (raw) {
+		memcpy(raw, buf, have);
+		*rawlen = have;
+	}
+	return ksock_hello_decode(buf, have, h) > 0;
+}
+
+static size_t raw_hello_bytes(const struct raw *r, int ctype, uint8_t *buf, size_t len)
+{
+	struct ksock_hello h = { .version = r->version, .src_nid = r->me, .dst_nid = r->peer,
+				 .src_pid = ULNET_PID_LUSTRE, .src_incarnation = r->incarnation,
+				 .ctype = ctype };
+	ssize_t n = ksock_hello_encode(&h, r->be && r->version != KSOCK_PROTO_V1, buf, len);
+
+	assert_true(n > 0);
+	return (size_t)n;
+}
+
+/* Dial ulnet, send the acceptor request and our HELLO; returns the ctype
+ * ulnet answered (its view), or -2 if it closed without answering. */
+static int raw_connect(struct raw *r, const char *src_ip, const char *dst_ip, unsigned version,
+		       bool be, int ctype, const char *me, const char *peer, uint64_t inc,
+		       struct ksock_hello *reply)
+{
+	struct lnet_acceptor_req req = { .version = 1 };
+	struct ksock_hello h;
+	uint8_t buf[256];
+	size_t n;
+
+	memset(r, 0, sizeof(*r));
+	r->version = version;
+	r->be = be;
+	r->ctype = ctype;
+	r->me = nid_of(me);
+	r->peer = nid_of(peer);
+	r->incarnation = inc;
+	r->fd = raw_dial(src_ip, dst_ip);
+	req.version = ulnet_nid_is_large(&r->peer) ? 2 : 1;
+	req.target = r->peer;
+	n = (size_t)lnet_acceptor_req_encode(&req, be, buf, sizeof(buf));
+	n += raw_hello_bytes(r, ctype, buf + n, sizeof(buf) - n);
+	send_all(r->fd, buf, n);
+	if (!raw_read_hello(r->fd, reply ? reply : &h, NULL, NULL))
+		return -2;
+	return (reply ? reply : &h)->ctype;
+}
+
+static void raw_close(struct raw *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+}
+
+static size_t raw_lhdr_size(const struct raw *r)
+{
+	return r->version == KSOCK_PROTO_V4 ? LNET_HDR_NID16_SIZE : LNET_HDR_NID4_SIZE;
+}
+
+/* csum: 0 none, 1 correct (V2 rule), 2 corrupted */
+static void raw_send_lnet(struct raw *r, const struct lnet_hdr *h, const void *payload,
+			  uint64_t zc0, uint64_t zc1, int csum)
+{
+	uint8_t *buf = malloc(KSOCK_MSG_HDR_SIZE + LNET_HDR_MAX_SIZE + h->payload_length);
+	struct ksock_msg_hdr k = { .type = KSOCK_MSG_LNET, .zc_cookies = { zc0, zc1 } };
+	size_t n = 0;
+	ssize_t m;
+
+	assert_non_null(buf);
+	if (r->version != KSOCK_PROTO_V1) {
+		assert_int_equal(ksock_msg_hdr_encode(&k, r->be, buf, KSOCK_MSG_HDR_SIZE),
+				 KSOCK_MSG_HDR_SIZE);
+		n = KSOCK_MSG_HDR_SIZE;
+	}
+	m = r->version == KSOCK_PROTO_V4 ? lnet_hdr_encode_nid16(h, buf + n, LNET_HDR_NID16_SIZE)
+					 : lnet_hdr_encode_nid4(h, buf + n, LNET_HDR_NID4_SIZE);
+	assert_int_equal(m, (ssize_t)raw_lhdr_size(r));
+	n += (size_t)m;
+	if (h->payload_length)
+		memcpy(buf + n, payload, h->payload_length);
+	n += h->payload_length;
+	if (csum) {
+		uint32_t crc = ksock_csum(KSOCK_CSUM_SEED, buf, n);
+
+		if (csum == 2)
+			crc ^= 0x10;
+		k.csum = crc;
+		assert_int_equal(ksock_msg_hdr_encode(&k, r->be, buf, KSOCK_MSG_HDR_SIZE),
+				 KSOCK_MSG_HDR_SIZE);
+	}
+	send_all(r->fd, buf, n);
+	free(buf);
+}
+
+static void raw_send_noop(struct raw *r, uint64_t c0, uint64_t c1)
+{
+	struct ksock_msg_hdr k = { .type = KSOCK_MSG_NOOP, .zc_cookies = { c0, c1 } };
+	uint8_t buf[KSOCK_MSG_HDR_SIZE];
+
+	assert_int_equal(ksock_msg_hdr_encode(&k, r->be, buf, sizeof(buf)), KSOCK_MSG_HDR_SIZE);
+	send_all(r->fd, buf, sizeof(buf));
+}
+
+struct rmsg {
+	struct ksock_msg_hdr k;
+	struct lnet_hdr h;
+	uint8_t raw[KSOCK_MSG_HDR_SIZE + LNET_HDR_MAX_SIZE];   /* headers as received */
+	size_t rawlen;
+	uint8_t *payload;          /* malloc'd; NULL for a NOOP */
+};
+
+/* One message from ulnet on r (which answers in LE, whatever our order). */
+static bool raw_recv(struct raw *r, struct rmsg *m)
+{
+	size_t k = r->version == KSOCK_PROTO_V1 ? 0 : KSOCK_MSG_HDR_SIZE;
+	size_t l = raw_lhdr_size(r);
+
+	memset(m, 0, sizeof(*m));
+	if (k) {
+		if (!recv_all(r->fd, m->raw, k) ||
+		    ksock_msg_hdr_decode(m->raw, k, false, &m->k) != (ssize_t)k)
+			return false;
+	} else {
+		m->k.type = KSOCK_MSG_LNET;
+	}
+	m->rawlen = k;
+	if (m->k.type == KSOCK_MSG_NOOP)
+		return true;
+	if (m->k.type != KSOCK_MSG_LNET || !recv_all(r->fd, m->raw + k, l))
+		return false;
+	m->rawlen += l;
+	if ((r->version == KSOCK_PROTO_V4 ? lnet_hdr_decode_nid16(m->raw + k, l, &m->h)
+					  : lnet_hdr_decode_nid4(m->raw + k, l, &m->h)) != (ssize_t)l)
+		return false;
+	m->payload = malloc(m->h.payload_length + 1);
+	return recv_all(r->fd, m->payload, m->h.payload_length);
+}
+
+static void rmsg_free(struct rmsg *m)
+{
+	free(m->payload);
+	m->payload = NULL;
+}
+
+/* Index of the first of n raw conns with something to read, -1 on timeout. */
+static int raw_poll(struct raw *rs, int n, int ms)
+{
+	struct pollfd p[8];
+
+	for (int i = 0; i < n; i++) {
+		p[i].fd = rs[i].fd;
+		p[i].events = POLLIN;
+		p[i].revents = 0;
+	}
+	if (poll(p, (nfds_t)n, ms) <= 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (p[i].revents)
+			return i;
+	return -1;
+}
+
+/* The node closed fd (EOF or reset), within a bounded time. */
+static bool raw_closed(int fd)
+{
+	uint64_t end = st_now_ms() + ST_WAIT_MS;
+	char sink[4096];
+
+	while (st_now_ms() < end) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 100) > 0) {
+			ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+
+			if (n == 0 || (n < 0 && errno != EAGAIN))
+				return true;
+		}
+	}
+	return false;
+}
+
+static struct lnet_hdr mk_hdr(uint32_t type, const ulnet_nid_t *src, const ulnet_nid_t *dst,
+			      uint32_t plen)
+{
+	struct lnet_hdr h;
+
+	memset(&h, 0, sizeof(h));
+	h.dest_nid = *dst;
+	h.src_nid = *src;
+	h.dest_pid = ULNET_PID_LUSTRE;
+	h.src_pid = ULNET_PID_LUSTRE;
+	h.type = type;
+	h.payload_length = plen;
+	return h;
+}
+
+static struct lnet_hdr mk_put(const struct raw *r, uint32_t plen, bool ack)
+{
+	struct lnet_hdr h = mk_hdr(ULNET_MSG_PUT, &r->me, &r->peer, plen);
+
+	h.msg.put.ack_wmd = ack ? (lnet_wire_handle_t){ 0x1111, 0x2222 } : LNET_WIRE_HANDLE_NONE;
+	h.msg.put.match_bits = MB;
+	h.msg.put.ptl_index = PORTAL;
+	return h;
+}
+
+/* A raw listener on ip:g_port (ulnet dials it). */
+static int raw_listen(const char *ip)
+{
+	struct sockaddr_storage sa;
+	socklen_t sl;
+	int one = 1, fd;
+
+	raw_sa(ip, g_port, &sa, &sl);
+	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sl), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	return fd;
+}
+
+/* Accept one dialled conn and read its acceptor request + HELLO. */
+static bool raw_accept(int lfd, struct raw *r, struct lnet_acceptor_req *req,
+		       struct ksock_hello *h)
+{
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+	uint8_t buf[LNET_ACCEPTOR_REQ_V2_SIZE];
+
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	if (poll(&p, 1, ST_WAIT_MS) != 1)
+		return false;
+	r->fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (r->fd < 0)
+		return false;
+	raw_timeouts(r->fd);
+	if (!recv_all(r->fd, buf, 8))
+		return false;
+	req->version = buf[4];
+	if (!recv_all(r->fd, buf + 8, (req->version == 2 ? LNET_ACCEPTOR_REQ_V2_SIZE
+							 : LNET_ACCEPTOR_REQ_V1_SIZE) - 8))
+		return false;
+	if (lnet_acceptor_req_decode(buf, sizeof(buf), req) < 0)
+		return false;
+	return raw_read_hello(r->fd, h, NULL, NULL);
+}
+
+/* Answer a dialled conn's HELLO as the passive side (version `version`). */
+static void raw_answer(struct raw *r, const struct ksock_hello *h, unsigned version, int ctype,
+		       const char *me, uint64_t inc)
+{
+	uint8_t buf[128];
+
+	r->version = version;
+	r->me = nid_of(me);
+	r->peer = h->src_nid;
+	r->incarnation = inc;
+	r->ctype = ctype;
+	send_all(r->fd, buf, raw_hello_bytes(r, ctype, buf, sizeof(buf)));
+}
+
+static void setup_common(void)
+{
+	g_port = (uint16_t)(st_port() + 11);
+}
+
+static bool need_priv(void)
+{
+	if (!st_is_privileged()) {
+		printf("SKIP: the raw peer needs privileged source ports (root or CAP_NET_BIND_SERVICE)\n");
+		return false;
+	}
+	return true;
+}
+
+/* --- V2 peers ------------------------------------------------------------ */
+
+/* A V2 peer (byte order `be`), on one ANY connection or on typed ones:
+ * PUT and GET both ways. */
+static void v2_exchange(bool be, bool typed)
+{
+	const char *raw_ip = be ? "127.0.4.21" : "127.0.4.20";
+	char raw_nid[32];
+	static struct st_node n;
+	struct raw rc[3];
+	int nconn = typed ? 3 : 1;
+	static const int types[3] = { SOCKLND_CONN_CONTROL, SOCKLND_CONN_BULK_IN, SOCKLND_CONN_BULK_OUT };
+	uint8_t *ubuf = calloc(1, 65536), *src = malloc(65536), *sink = calloc(1, 65536);
+	static struct st_md tmd, smd;
+	struct ksock_hello reply;
+	struct rmsg m;
+	int ictl = 0, iin = 0, iout = 0;   /* raw conns by role */
+
+	snprintf(raw_nid, sizeof(raw_nid), "%s@tcp", raw_ip);
+	assert_int_equal(node_start(&n, U_NID, NULL), 0);
+	st_md_init(&tmd);
+	assert_int_equal(st_target(&n, PORTAL, MB, ubuf, 65536, &tmd), 0);
+	for (int i = 0; i < nconn; i++) {
+		int want = typed ? types[i] : SOCKLND_CONN_ANY;
+		int got = raw_connect(&rc[i], raw_ip, U_IP, KSOCK_PROTO_V2, be, want, raw_nid, U_NID,
+				      0x2222, &reply);
+
+		assert_int_equal(reply.version, KSOCK_PROTO_V2);
+		assert_false(reply.swapped);              /* ulnet writes LE */
+		assert_true(ulnet_nid_same(&reply.src_nid, &n.nid));
+		assert_int_equal(got, want == SOCKLND_CONN_BULK_IN ? SOCKLND_CONN_BULK_OUT
+				      : want == SOCKLND_CONN_BULK_OUT ? SOCKLND_CONN_BULK_IN : want);
+	}
+	if (typed) {
+		ictl = 0;
+		iin = 1;
+		iout = 2;
+	}
+	assert_true(st_wait_log(&n, be ? "V2/be" : "V2/le", " up ("));
+
+	/* raw -> ulnet PUT (4 KiB, ACK wanted): the ACK comes back */
+	{
+		struct lnet_hdr h = mk_put(&rc[iout], 4096, true);
+
+		st_fill(src, 4096, 3);
+		raw_send_lnet(&rc[iout], &h, src, 0, 0, 0);
+		assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 1));
+		assert_int_equal(tmd.nerr, 0);
+		assert_true(st_check(ubuf, 4096, 3));
+		assert_true(raw_recv(&rc[ictl], &m));
+		assert_int_equal(m.h.type, ULNET_MSG_ACK);
+		assert_int_equal(m.h.msg.ack.dst_wmd.wh_object_cookie, 0x2222);
+		assert_int_equal(m.h.msg.ack.mlength, 4096);
+		rmsg_free(&m);
+	}
+	/* raw -> ulnet GET (8 KiB): the REPLY on the bulk conn (ANY untyped) */
+	{
+		struct lnet_hdr h = mk_hdr(ULNET_MSG_GET, &rc[ictl].me, &rc[ictl].peer, 0);
+
+		h.msg.get.return_wmd = (lnet_wire_handle_t){ 0x33, 0x44 };
+		h.msg.get.match_bits = MB;
+		h.msg.get.ptl_index = PORTAL;
+		h.msg.get.sink_length = 8192;
+		raw_send_lnet(&rc[ictl], &h, NULL, 0, 0, 0);
+		assert_true(st_md_wait(&tmd, ULNET_EVENT_GET, 1));
+		assert_true(raw_recv(&rc[iin], &m));
+		assert_int_equal(m.h.type, ULNET_MSG_REPLY);
+		assert_int_equal(m.h.payload_length, 8192);
+		assert_int_equal(m.h.msg.reply.dst_wmd.wh_object_cookie, 0x44);
+		assert_true(st_check(m.payload, 4096, 3));
+		rmsg_free(&m);
+	}
+	/* ulnet -> raw PUT of 20000 B: a ZC request, SEND only after our ACK */
+	{
+		st_fill(src, 20000, 9);
+		st_md_init(&smd);
+		assert_int_equal(st_bind(&n, src, 20000, 1, &smd), 0);
+		assert_int_equal(ulnet_put(n.ln, NULL, smd.h, ULNET_NOACK_REQ, pid_of(raw_nid), PORTAL,
+					   MB, 0, 0), 0);
+		assert_true(raw_recv(&rc[iin], &m));
+		assert_int_equal(m.k.type, KSOCK_MSG_LNET);
+		assert_int_equal(m.h.type, ULNET_MSG_PUT);
+		assert_int_equal(m.h.payload_length, 20000);
+		assert_true(st_check(m.payload, 20000, 9));
+		assert_true(m.k.zc_cookies[0] > 1);
+		usleep(100 * 1000);
+		assert_int_equal(smd.n[ULNET_EVENT_SEND], 0);   /* waits for the ZC-ACK */
+		raw_send_noop(&rc[ictl], 0, m.k.zc_cookies[0]);
+		assert_true(st_md_wait(&smd, ULNET_EVENT_SEND, 1));
+		assert_int_equal(smd.nerr, 0);
+		rmsg_free(&m);
+		st_md_release(&n, &smd);
+		st_md_fini(&smd);
+	}
+	/* ulnet -> raw GET: we answer with a REPLY */
+	{
+		struct lnet_hdr h;
+
+		st_md_init(&smd);
+		assert_int_equal(st_bind(&n, sink, 3000, 2, &smd), 0);
+		assert_int_equal(ulnet_get(n.ln, NULL, smd.h, pid_of(raw_nid), PORTAL, MB, 0), 0);
+		assert_true(raw_recv(&rc[ictl], &m));
+		assert_int_equal(m.h.type, ULNET_MSG_GET);
+		assert_int_equal(m.h.msg.get.sink_length, 3000);
+		h = mk_hdr(ULNET_MSG_REPLY, &rc[iout].me, &rc[iout].peer, 3000);
+		h.msg.reply.dst_wmd = m.h.msg.get.return_wmd;
+		st_fill(src, 3000, 17);
+		raw_send_lnet(&rc[iout], &h, src, 0, 0, 0);
+		assert_true(st_md_wait(&smd, ULNET_EVENT_REPLY, 1));
+		assert_int_equal(smd.nerr, 0);
+		assert_true(st_check(sink, 3000, 17));
+		rmsg_free(&m);
+		st_md_release(&n, &smd);
+		st_md_fini(&smd);
+	}
+	for (int i = 0; i < nconn; i++)
+		raw_close(&rc[i]);
+	st_md_release(&n, &tmd);
+	node_stop(&n);
+	st_md_fini(&tmd);
+	free(ubuf);
+	free(src);
+	free(sink);
+}
+
+static void test_v2_any_le(void **state)
+{
+	(void)state;
+	v2_exchange(false, false);
+}
+
+static void test_v2_any_be(void **state)
+{
+	(void)state;
+	v2_exchange(true, false);
+}
+
+static void test_v2_typed_le(void **state)
+{
+	(void)state;
+	v2_exchange(false, true);
+}
+
+static void test_v2_typed_be(void **state)
+{
+	(void)state;
+	v2_exchange(true, true);
+}
+
+/* V2 checksums: a correct one passes, a corrupted one fails the message
+ * with EIO and closes the connection; with enable_csum ulnet's own V2
+ * messages carry the right CRC (and its V3 ones none). */
+static void test_v2_checksum(void **state)
+{
+	static struct st_node n;
+	struct node_opts no = { 0 };
+	struct raw r, r3;
+	uint8_t *ubuf = calloc(1, 65536), src[5000];
+	static struct st_md tmd, smd;
+	struct rmsg m;
+
+	(void)state;
+	no.sock.enable_csum = 1;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	st_md_init(&tmd);
+	assert_int_equal(st_target(&n, PORTAL, MB, ubuf, 65536, &tmd), 0);
+	assert_int_equal(raw_connect(&r, "127.0.4.22", U_IP, KSOCK_PROTO_V2, true, SOCKLND_CONN_ANY,
+				     "127.0.4.22@tcp", U_NID, 0x77, NULL), SOCKLND_CONN_ANY);
+	/* ours, correct */
+	{
+		struct lnet_hdr h = mk_put(&r, 3000, false);
+
+		st_fill(src, 3000, 5);
+		raw_send_lnet(&r, &h, src, 0, 0, 1);
+		assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 1));
+		assert_int_equal(tmd.nerr, 0);
+		assert_true(st_check(ubuf, 3000, 5));
+	}
+	/* ulnet's, with enable_csum: covers ksock hdr (csum 0) + LNet hdr + payload */
+	{
+		uint8_t tmp[KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE];
+		uint32_t crc;
+
+		st_fill(src, 5000, 6);
+		st_md_init(&smd);
+		assert_int_equal(st_bind(&n, src, 5000, 1, &smd), 0);
+		assert_int_equal(ulnet_put(n.ln, NULL, smd.h, ULNET_NOACK_REQ, pid_of("127.0.4.22@tcp"),
+					   PORTAL, MB, 0, 0), 0);
+		assert_true(raw_recv(&r, &m));
+		assert_int_equal(m.h.payload_length, 5000);
+		assert_true(m.k.csum != 0);
+		memcpy(tmp, m.raw, sizeof(tmp));
+		memset(tmp + 4, 0, 4);
+		crc = ksock_csum(KSOCK_CSUM_SEED, tmp, sizeof(tmp));
+		crc = ksock_csum(crc, m.payload, 5000);
+		assert_int_equal(crc, m.k.csum);
+		rmsg_free(&m);
+		assert_true(st_md_wait(&smd, ULNET_EVENT_SEND, 1));
+		st_md_release(&n, &smd);
+		st_md_fini(&smd);
+	}
+	/* a V3 peer gets no checksum even with enable_csum */
+	{
+		struct raw rb;
+
+		assert_int_equal(raw_connect(&r3, "127.0.4.23", U_IP, KSOCK_PROTO_V3, false,
+					     SOCKLND_CONN_CONTROL, "127.0.4.23@tcp", U_NID, 0x78, NULL),
+				 SOCKLND_CONN_CONTROL);
+		assert_int_equal(raw_connect(&rb, "127.0.4.23", U_IP, KSOCK_PROTO_V3, false,
+					     SOCKLND_CONN_BULK_IN, "127.0.4.23@tcp", U_NID, 0x78, NULL),
+				 SOCKLND_CONN_BULK_OUT);
+		st_md_init(&smd);
+		assert_int_equal(st_bind(&n, src, 100, 1, &smd), 0);
+		assert_int_equal(ulnet_put(n.ln, NULL, smd.h, ULNET_NOACK_REQ, pid_of("127.0.4.23@tcp"),
+					   PORTAL, MB, 0, 0), 0);
+		assert_true(raw_recv(&r3, &m));
+		assert_int_equal(m.k.csum, 0);
+		rmsg_free(&m);
+		assert_true(st_md_wait(&smd, ULNET_EVENT_SEND, 1));
+		st_md_release(&n, &smd);
+		st_md_fini(&smd);
+		raw_close(&rb);
+		raw_close(&r3);
+	}
+	/* ours, corrupted: EIO, the connection closed, logged */
+	{
+		struct lnet_hdr h = mk_put(&r, 3000, false);
+
+		st_fill(src, 3000, 7);
+		raw_send_lnet(&r, &h, src, 0, 0, 2);
+		assert_true(raw_closed(r.fd));
+		assert_true(st_wait_log(&n, "checksum error", NULL));
+		assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 2));
+		assert_int_equal(tmd.nerr, 1);
+		assert_int_equal(tmd.last_status, -EIO);
+	}
+	raw_close(&r);
+	st_md_release(&n, &tmd);
+	node_stop(&n);
+	st_md_fini(&tmd);
+	free(ubuf);
+}
+
+/* V1: a 72-byte little-endian HELLO, then bare LNet headers. */
+static void test_v1_peer(void **state)
+{
+	static struct st_node n;
+	struct raw r;
+	struct ksock_hello reply;
+	uint8_t *ubuf = calloc(1, 65536), src[4096];
+	static struct st_md tmd, smd;
+	struct rmsg m;
+
+	(void)state;
+	assert_int_equal(node_start(&n, U_NID, NULL), 0);
+	st_md_init(&tmd);
+	assert_int_equal(st_target(&n, PORTAL, MB, ubuf, 65536, &tmd), 0);
+	assert_int_equal(raw_connect(&r, "127.0.4.24", U_IP, KSOCK_PROTO_V1, false, SOCKLND_CONN_ANY,
+				     "127.0.4.24@tcp", U_NID, 0x99, &reply), SOCKLND_CONN_ANY);
+	assert_int_equal(reply.version, KSOCK_PROTO_V1);
+	assert_int_equal(reply.src_incarnation != 0, 1);
+	assert_true(st_wait_log(&n, "V1", " up ("));
+	{
+		struct lnet_hdr h = mk_put(&r, 2048, false);
+
+		st_fill(src, 2048, 21);
+		raw_send_lnet(&r, &h, src, 0, 0, 0);
+		assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 1));
+		assert_int_equal(tmd.nerr, 0);
+		assert_true(st_check(ubuf, 2048, 21));
+	}
+	/* and back: a bare 72-byte header + payload (no ZC on V1) */
+	st_fill(src, 4096, 22);
+	st_md_init(&smd);
+	assert_int_equal(st_bind(&n, src, 4096, 1, &smd), 0);
+	assert_int_equal(ulnet_put(n.ln, NULL, smd.h, ULNET_NOACK_REQ, pid_of("127.0.4.24@tcp"), PORTAL,
+				   MB, 0, 0), 0);
+	assert_true(raw_recv(&r, &m));
+	assert_int_equal(m.rawlen, LNET_HDR_NID4_SIZE);
+	assert_int_equal(m.h.type, ULNET_MSG_PUT);
+	assert_true(ulnet_nid_same(&m.h.src_nid, &n.nid));
+	assert_int_equal(m.h.payload_length, 4096);
+	assert_true(st_check(m.payload, 4096, 22));
+	rmsg_free(&m);
+	assert_true(st_md_wait(&smd, ULNET_EVENT_SEND, 1));
+	assert_int_equal(smd.nerr, 0);
+	st_md_release(&n, &smd);
+	st_md_fini(&smd);
+	raw_close(&r);
+	st_md_release(&n, &tmd);
+	node_stop(&n);
+	st_md_fini(&tmd);
+	free(ubuf);
+}
+
+/* --- ulnet dialling ------------------------------------------------------ */
+
+/* Serve ulnet's dialled conns on lfd (answering each in `version`) until a
+ * PUT arrives; returns the number of conns taken; every HELLO must be in
+ * `want_version`. */
+static int serve_until_put(int lfd, const char *me, unsigned want_version, unsigned version,
+			   struct raw *rs, int max, int nconns_expected, struct rmsg *put)
+{
+	int n = 0;
+	bool got = false;
+	uint64_t end = st_now_ms() + ST_WAIT_MS;
+
+	while (st_now_ms() < end && !(got && n >= nconns_expected)) {
+		struct pollfd p[9];
+		int np = 0;
+
+		p[np].fd = lfd;
+		p[np++].events = POLLIN;
+		for (int i = 0; i < n; i++) {
+			p[np].fd = rs[i].fd;
+			p[np++].events = POLLIN;
+		}
+		if (poll(p, (nfds_t)np, 100) <= 0)
+			continue;
+		if (p[0].revents && n < max) {
+			struct lnet_acceptor_req req;
+			struct ksock_hello h;
+
+			assert_true(raw_accept(lfd, &rs[n], &req, &h));
+			assert_int_equal(h.version, want_version);
+			raw_answer(&rs[n], &h, version, ksock_invert_ctype(h.ctype), me, 0xabc);
+			n++;
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			struct rmsg m;
+
+			if (!p[i + 1].revents)
+				continue;
+			assert_true(raw_recv(&rs[i], &m));
+			if (!got && m.k.type == KSOCK_MSG_LNET && m.h.type == ULNET_MSG_PUT) {
+				*put = m;
+				got = true;
+			} else {
+				rmsg_free(&m);
+			}
+		}
+	}
+	if (!got || n < nconns_expected)
+		fail_msg("got %s after %d conns", got ? "the PUT" : "no PUT", n);
+	return n;
+}
+
+/* A small PUT from the node to `nid` (no ACK); the MD stays with the caller. */
+static void node_put(struct st_node *n, const char *nid, uint8_t *buf, size_t len, struct st_md *md)
+{
+	st_md_init(md);
+	assert_int_equal(st_bind(n, buf, len, 1, md), 0);
+	assert_int_equal(ulnet_put(n->ln, NULL, md->h, ULNET_NOACK_REQ, pid_of(nid), PORTAL, MB, 0, 0),
+			 0);
+}
+
+static void node_put_done(struct st_node *n, struct st_md *md)
+{
+	st_md_release(n, md);
+	st_md_fini(md);
+}
+
+/* protocol = 2: ulnet dials with HELLO V2, typed, and sends on them. */
+static void test_active_protocol2(void **state)
+{
+	static struct st_node n;
+	struct node_opts no = { 0 };
+	struct raw rs[4];
+	struct rmsg put;
+	static struct st_md md;
+	uint8_t buf[100];
+	int lfd, nc;
+
+	(void)state;
+	no.sock.protocol = 2;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	lfd = raw_listen("127.0.4.30");
+	st_fill(buf, sizeof(buf), 30);
+	node_put(&n, "127.0.4.30@tcp", buf, sizeof(buf), &md);
+	nc = serve_until_put(lfd, "127.0.4.30@tcp", KSOCK_PROTO_V2, KSOCK_PROTO_V2, rs, 4, 3, &put);
+	assert_int_equal(put.h.payload_length, 100);
+	assert_true(st_check(put.payload, 100, 30));
+	rmsg_free(&put);
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+	assert_int_equal(md.nerr, 0);
+	assert_true(st_wait_log(&n, "V2/le", " up ("));
+	node_put_done(&n, &md);
+	for (int i = 0; i < nc; i++)
+		raw_close(&rs[i]);
+	close(lfd);
+	node_stop(&n);
+}
+
+/* typed_conns off (protocol 2): one ANY connection carries everything. */
+static void test_active_untyped(void **state)
+{
+	static struct st_node n;
+	struct node_opts no = { 0 };
+	struct raw rs[4];
+	struct rmsg put;
+	static struct st_md md;
+	uint8_t buf[5000];
+	int lfd, nc;
+
+	(void)state;
+	no.sock.protocol = 2;
+	no.sock.typed_conns = -1;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	lfd = raw_listen("127.0.4.32");
+	st_fill(buf, sizeof(buf), 32);
+	node_put(&n, "127.0.4.32@tcp", buf, sizeof(buf), &md);
+	nc = serve_until_put(lfd, "127.0.4.32@tcp", KSOCK_PROTO_V2, KSOCK_PROTO_V2, rs, 4, 1, &put);
+	assert_int_equal(nc, 1);
+	assert_int_equal(rs[0].ctype, SOCKLND_CONN_ANY);
+	assert_true(st_check(put.payload, sizeof(buf), 32));
+	rmsg_free(&put);
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+	assert_int_equal(md.nerr, 0);
+	node_put_done(&n, &md);
+	/* and no other connection follows */
+	{
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, 300), 0);
+	}
+	raw_close(&rs[0]);
+	close(lfd);
+	node_stop(&n);
+}
+
+/* Default V3: the peer answers with its own V2 HELLO; ulnet redials in V2. */
+static void test_active_retry_v2(void **state)
+{
+	static struct st_node n;
+	struct raw first, rs[4];
+	struct lnet_acceptor_req req;
+	struct ksock_hello h;
+	struct rmsg put;
+	static struct st_md md;
+	uint8_t buf[100];
+	int lfd, nc;
+
+	(void)state;
+	assert_int_equal(node_start(&n, U_NID, NULL), 0);
+	lfd = raw_listen("127.0.4.31");
+	st_fill(buf, sizeof(buf), 31);
+	node_put(&n, "127.0.4.31@tcp", buf, sizeof(buf), &md);
+	assert_true(raw_accept(lfd, &first, &req, &h));
+	assert_int_equal(req.version, 1);
+	assert_int_equal(h.version, KSOCK_PROTO_V3);
+	/* "I speak V2": our HELLO in V2, with a real type */
+	raw_answer(&first, &h, KSOCK_PROTO_V2, ksock_invert_ctype(h.ctype), "127.0.4.31@tcp", 0xdef);
+	assert_true(raw_closed(first.fd));
+	raw_close(&first);
+	assert_true(st_wait_log(&n, "retry with different protocol version", NULL));
+	nc = serve_until_put(lfd, "127.0.4.31@tcp", KSOCK_PROTO_V2, KSOCK_PROTO_V2, rs, 4, 1, &put);
+	assert_true(st_check(put.payload, 100, 31));
+	rmsg_free(&put);
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+	assert_int_equal(md.nerr, 0);
+	node_put_done(&n, &md);
+	for (int i = 0; i < nc; i++)
+		raw_close(&rs[i]);
+	close(lfd);
+	node_stop(&n);
+}
+
+/* --- IPv6 ---------------------------------------------------------------- */
+
+static bool ipv6_loopback_ok(void)
+{
+	struct sockaddr_storage sa;
+	socklen_t sl;
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return false;
+	raw_sa("::1", 0, &sa, &sl);
+	rc = bind(fd, (struct sockaddr *)&sa, sl);
+	close(fd);
+	return rc == 0;
+}
+
+/* A raw V4 peer on ::1 (claiming ::2@tcp): acceptor request v2, HELLO V4,
+ * and 96-byte nid16 headers both ways, checked from the raw bytes. */
+static void test_ipv6_raw_v4(void **state)
+{
+	static struct st_node n;
+	struct raw r[3];
+	struct ksock_hello reply;
+	uint8_t *ubuf = calloc(1, 65536), src[4096];
+	static struct st_md tmd, smd;
+	struct rmsg m;
+	static const int types[3] = { SOCKLND_CONN_CONTROL, SOCKLND_CONN_BULK_IN, SOCKLND_CONN_BULK_OUT };
+
+	(void)state;
+	if (!ipv6_loopback_ok()) {
+		printf("SKIP: IPv6 is disabled (can't bind ::1)\n");
+		free(ubuf);
+		skip();
+	}
+	assert_int_equal(node_start(&n, "::1@tcp", NULL), 0);
+	st_md_init(&tmd);
+	assert_int_equal(st_target(&n, PORTAL, MB, ubuf, 65536, &tmd), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(raw_connect(&r[i], "::1", "::1", KSOCK_PROTO_V4, i == 1, types[i],
+					     "::2@tcp", "::1@tcp", 0x66, &reply),
+				 ksock_invert_ctype(types[i]));
+		assert_int_equal(reply.version, KSOCK_PROTO_V4);
+		assert_true(ulnet_nid_same(&reply.src_nid, &n.nid));
+	}
+	assert_true(st_wait_log(&n, "V4/le", " up ("));
+	{
+		struct lnet_hdr h = mk_put(&r[2], 4000, false);
+
+		st_fill(src, 4000, 40);
+		raw_send_lnet(&r[2], &h, src, 0, 0, 0);
+		assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 1));
+		assert_int_equal(tmd.nerr, 0);
+		assert_true(st_check(ubuf, 4000, 40));
+	}
+	st_fill(src, 4096, 41);
+	node_put(&n, "::2@tcp", src, 4096, &smd);
+	assert_true(raw_recv(&r[1], &m));
+	assert_int_equal(m.rawlen, KSOCK_MSG_HDR_SIZE + LNET_HDR_NID16_SIZE);
+	assert_int_equal(m.h.type, ULNET_MSG_PUT);
+	assert_true(ulnet_nid_same(&m.h.src_nid, &n.nid));
+	assert_true(ulnet_nid_same(&m.h.dest_nid, &r[1].me));
+	assert_int_equal(m.h.payload_length, 4096);
+	assert_true(st_check(m.payload, 4096, 41));
+	rmsg_free(&m);
+	assert_true(st_md_wait(&smd, ULNET_EVENT_SEND, 1));
+	assert_int_equal(smd.nerr, 0);
+	node_put_done(&n, &smd);
+	for (int i = 0; i < 3; i++)
+		raw_close(&r[i]);
+	st_md_release(&n, &tmd);
+	node_stop(&n);
+	st_md_fini(&tmd);
+	free(ubuf);
+}
+
+/* In a network namespace of our own (the child process's): lo up, with
+ * fd00:4::2 added beside ::1. Returns 0, or a line number. */
+static int netns_setup(void)
+{
+	struct ifreq ifr;
+	struct {
+		struct in6_addr addr;
+		uint32_t prefixlen;
+		int ifindex;
+	} r6;
+	int fd, dad;
+
+	if (unshare(CLONE_NEWNET) < 0)
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return __LINE__;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return __LINE__;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		return __LINE__;
+	close(fd);
+	/* no duplicate address detection: the address is usable at once */
+	dad = open("/proc/sys/net/ipv6/conf/lo/accept_dad", O_WRONLY | O_CLOEXEC);
+	if (dad >= 0) {
+		if (write(dad, "0", 1) != 1)
+			return __LINE__;
+		close(dad);
+	}
+	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return __LINE__;
+	memset(&r6, 0, sizeof(r6));
+	inet_pton(AF_INET6, "fd00:4::2", &r6.addr);
+	r6.prefixlen = 128;
+	r6.ifindex = (int)if_nametoindex("lo");
+	if (ioctl(fd, SIOCSIFADDR, &r6) < 0)
+		return __LINE__;
+	close(fd);
+	/* bounded wait until both addresses can be bound */
+	for (int i = 0; i < 50; i++) {
+		struct sockaddr_storage sa;
+		socklen_t sl;
+		int t = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+
+		raw_sa("fd00:4::2", 0, &sa, &sl);
+		rc = bind(t, (struct sockaddr *)&sa, sl);
+		close(t);
+		if (rc == 0)
+			return 0;
+		usleep(20 * 1000);
+	}
+	return __LINE__;
+}
+
+/* Child body: two ulnet nodes ::1@tcp and fd00:4::2@tcp, PUT and GET. */
+static int ipv6_pair_child(void)
+{
+	static struct st_node a, b;
+	uint8_t *src = malloc(65536), *dst = calloc(1, 65536), *back = calloc(1, 65536);
+	static struct st_md tmd, smd;
+	ulnet_process_id_t tb;
+	int rc = netns_setup();
+
+	if (rc)
+		return rc < 0 ? 77 : rc;
+	if (node_start(&a, "::1@tcp", NULL) || node_start(&b, "fd00:4::2@tcp", NULL))
+		return __LINE__;
+	tb.nid = b.nid;
+	tb.pid = ULNET_PID_LUSTRE;
+	st_md_init(&tmd);
+	if (st_target(&b, PORTAL, MB, dst, 65536, &tmd))
+		return __LINE__;
+	st_fill(src, 40000, 50);
+	st_md_init(&smd);
+	if (st_bind(&a, src, 40000, 2, &smd) ||
+	    ulnet_put(a.ln, NULL, smd.h, ULNET_ACK_REQ, tb, PORTAL, MB, 0, 0))
+		return __LINE__;
+	/* the SEND may come after the ACK: it waits for the ZC-ACK */
+	if (!st_md_wait(&smd, ULNET_EVENT_ACK, 1) || !st_md_wait(&tmd, ULNET_EVENT_PUT, 1) ||
+	    !st_md_wait(&smd, ULNET_EVENT_SEND, 1) || smd.nerr || tmd.nerr || !st_check(dst, 40000, 50))
+		rc = __LINE__;
+	st_md_release(&a, &smd);
+	st_md_fini(&smd);
+	if (!rc) {
+		st_md_init(&smd);
+		if (st_bind(&a, back, 40000, 2, &smd) ||
+		    ulnet_get(a.ln, NULL, smd.h, tb, PORTAL, MB, 0) ||
+		    !st_md_wait(&smd, ULNET_EVENT_REPLY, 1) || !st_md_wait(&smd, ULNET_EVENT_SEND, 1) ||
+		    smd.nerr || !st_check(back, 40000, 50)) {
+			fprintf(stderr, "GET: reply %d send %d nerr %d status %d mlen %u\n",
+				smd.n[ULNET_EVENT_REPLY], smd.n[ULNET_EVENT_SEND], smd.nerr, smd.last_status,
+				smd.last_mlength);
+			rc = __LINE__;
+		}
+		st_md_release(&a, &smd);
+		st_md_fini(&smd);
+	}
+	/* HELLO V4 on every conn, acceptor request v2, 96-byte headers */
+	if (!rc && (!st_wait_log(&b, "V4/le", " up (") || !st_wait_log(&a, "V4/le", " up (")))
+		rc = __LINE__;
+	if (!rc && !st_wait_log(&b, "acceptor: request v2", "for fd00:4::2@tcp"))
+		rc = __LINE__;
+	if (!rc && !st_wait_log(&b, "LNet header 96 bytes", NULL))
+		rc = __LINE__;
+	if (!rc && (log_count(&a, "V3", NULL) || log_count(&b, "V3", NULL)))
+		rc = __LINE__;
+	if (rc) {
+		dump_log(&a, "::1");
+		dump_log(&b, "fd00:4::2");
+	}
+	st_md_release(&b, &tmd);
+	node_stop(&a);
+	node_stop(&b);
+	st_md_fini(&tmd);
+	free(src);
+	free(dst);
+	free(back);
+	return rc;
+}
+
+static void test_ipv6_pair(void **state)
+{
+	pid_t pid;
+	int status = 0;
+
+	(void)state;
+	if (!ipv6_loopback_ok()) {
+		printf("SKIP: IPv6 is disabled (can't bind ::1)\n");
+		skip();
+	}
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int r = ipv6_pair_child();
+
+		if (r && r != 77)
+			fprintf(stderr, "IPv6 pair: failed at line %d\n", r);
+		fflush(NULL);
+		_exit(r == 77 ? 77 : r ? 1 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77) {
+		printf("SKIP: can't create a network namespace for a second IPv6 address\n");
+		skip();
+	}
+	if (WEXITSTATUS(status))
+		fail_msg("IPv6 pair failed (see above)");
+}
+
+/* --- connection rules ---------------------------------------------------- */
+
+/* A new incarnation: every connection to the peer closes ("peer
+ * rebooted"), this one is refused (NONE), the next one succeeds. */
+static void test_incarnation_change(void **state)
+{
+	static struct st_node n;
+	struct raw r[3], again, ok;
+	struct ksock_hello reply;
+	uint8_t *ubuf = calloc(1, 65536), src[512];
+	static struct st_md tmd;
+	static const int types[3] = { SOCKLND_CONN_CONTROL, SOCKLND_CONN_BULK_IN, SOCKLND_CONN_BULK_OUT };
+	const char *ip = "127.0.4.40", *nid = "127.0.4.40@tcp";
+
+	(void)state;
+	assert_int_equal(node_start(&n, U_NID, NULL), 0);
+	st_md_init(&tmd);
+	assert_int_equal(st_target(&n, PORTAL, MB, ubuf, 65536, &tmd), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(raw_connect(&r[i], ip, U_IP, KSOCK_PROTO_V3, false, types[i], nid, U_NID,
+					     1000, NULL), ksock_invert_ctype(types[i]));
+	{
+		struct lnet_hdr h = mk_put(&r[0], 512, false);
+
+		st_fill(src, 512, 1);
+		raw_send_lnet(&r[0], &h, src, 0, 0, 0);
+		assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 1));
+	}
+	/* "rebooted" */
+	assert_int_equal(raw_connect(&again, ip, U_IP, KSOCK_PROTO_V3, false, SOCKLND_CONN_CONTROL, nid,
+				     U_NID, 2000, &reply), SOCKLND_CONN_NONE);
+	assert_int_equal(reply.version, KSOCK_PROTO_V3);
+	for (int i = 0; i < 3; i++) {
+		assert_true(raw_closed(r[i].fd));
+		raw_close(&r[i]);
+	}
+	assert_true(raw_closed(again.fd));
+	raw_close(&again);
+	assert_true(st_wait_log(&n, "peer rebooted", nid));
+	/* the next attempt is admitted */
+	assert_int_equal(raw_connect(&ok, ip, U_IP, KSOCK_PROTO_V3, false, SOCKLND_CONN_CONTROL, nid, U_NID,
+				     2000, NULL), SOCKLND_CONN_CONTROL);
+	{
+		struct lnet_hdr h = mk_put(&ok, 512, false);
+
+		st_fill(src, 512, 2);
+		raw_send_lnet(&ok, &h, src, 0, 0, 0);
+		assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 2));
+		assert_int_equal(tmd.nerr, 0);
+		assert_true(st_check(ubuf, 512, 2));
+	}
+	raw_close(&ok);
+	st_md_release(&n, &tmd);
+	node_stop(&n);
+	st_md_fini(&tmd);
+	free(ubuf);
+}
+
+/* Beyond conns_per_peer of one type: refused with NONE ("duplicate"),
+ * except between one IP (loopback). conns_per_peer = 2 admits two. */
+static void test_duplicates(void **state)
+{
+	static struct st_node n;
+	struct node_opts no = { 0 };
+	struct raw a, b, c, l1, l2, l3;
+
+	(void)state;
+	no.conns_per_peer = 2;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	assert_int_equal(raw_connect(&a, "127.0.4.41", U_IP, KSOCK_PROTO_V3, false, SOCKLND_CONN_BULK_IN,
+				     "127.0.4.41@tcp", U_NID, 5, NULL), SOCKLND_CONN_BULK_OUT);
+	assert_int_equal(raw_connect(&b, "127.0.4.41", U_IP, KSOCK_PROTO_V3, false, SOCKLND_CONN_BULK_IN,
+				     "127.0.4.41@tcp", U_NID, 5, NULL), SOCKLND_CONN_BULK_OUT);
+	assert_int_equal(raw_connect(&c, "127.0.4.41", U_IP, KSOCK_PROTO_V3, false, SOCKLND_CONN_BULK_IN,
+				     "127.0.4.41@tcp", U_NID, 5, NULL), SOCKLND_CONN_NONE);
+	assert_true(raw_closed(c.fd));
+	assert_true(st_wait_log(&n, "refusing connection: duplicate", "127.0.4.41@tcp"));
+	/* the two admitted ones live on */
+	{
+		struct pollfd p[2] = { { .fd = a.fd, .events = POLLIN }, { .fd = b.fd, .events = POLLIN } };
+
+		assert_int_equal(poll(p, 2, 200), 0);
+	}
+	/* loopback: from the node's own IP, duplicates are allowed */
+	assert_int_equal(raw_connect(&l1, U_IP, U_IP, KSOCK_PROTO_V3, false, SOCKLND_CONN_CONTROL,
+				     "127.0.4.42@tcp", U_NID, 6, NULL), SOCKLND_CONN_CONTROL);
+	assert_int_equal(raw_connect(&l2, U_IP, U_IP, KSOCK_PROTO_V3, false, SOCKLND_CONN_CONTROL,
+				     "127.0.4.42@tcp", U_NID, 6, NULL), SOCKLND_CONN_CONTROL);
+	assert_int_equal(raw_connect(&l3, U_IP, U_IP, KSOCK_PROTO_V3, false, SOCKLND_CONN_CONTROL,
+				     "127.0.4.42@tcp", U_NID, 6, NULL), SOCKLND_CONN_CONTROL);
+	raw_close(&a);
+	raw_close(&b);
+	raw_close(&c);
+	raw_close(&l1);
+	raw_close(&l2);
+	raw_close(&l3);
+	node_stop(&n);
+}
+
+/* accept=none: no listener at all, but the node still dials out. */
+static void test_accept_none(void **state)
+{
+	static struct st_node none, peer;
+	struct node_opts no = { .accept = "none" };
+	struct sockaddr_storage sa;
+	socklen_t sl;
+	uint8_t *dst = calloc(1, 4096), src[1000];
+	static struct st_md tmd, smd;
+	int fd;
+
+	(void)state;
+	assert_int_equal(node_start(&none, "127.0.4.43@tcp", &no), 0);
+	assert_int_equal(node_start(&peer, "127.0.4.44@tcp", NULL), 0);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	raw_sa("127.0.4.43", g_port, &sa, &sl);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sl), -1);
+	assert_int_equal(errno, ECONNREFUSED);
+	close(fd);
+	st_md_init(&tmd);
+	assert_int_equal(st_target(&peer, PORTAL, MB, dst, 4096, &tmd), 0);
+	st_fill(src, sizeof(src), 43);
+	node_put(&none, "127.0.4.44@tcp", src, sizeof(src), &smd);
+	assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 1));
+	assert_true(st_check(dst, sizeof(src), 43));
+	assert_true(st_md_wait(&smd, ULNET_EVENT_SEND, 1));
+	assert_int_equal(smd.nerr, 0);
+	node_put_done(&none, &smd);
+	st_md_release(&peer, &tmd);
+	node_stop(&none);
+	node_stop(&peer);
+	st_md_fini(&tmd);
+	free(dst);
+}
+
+/* --- reconnect back-off and sock_timeout, on the instance clock --------- */
+
+static void advance(uint64_t *skew, uint64_t ms)
+{
+	__atomic_add_fetch(skew, ms * 1000000ULL, __ATOMIC_RELEASE);
+}
+
+/* One failed attempt per step: a PUT is queued during the back-off, no
+ * attempt is made before the delay, one is made after it, and the next
+ * delay doubles up to the cap. Each PUT fails with ECONNREFUSED. */
+static void backoff_run(struct st_node *n, uint64_t *skew, const char *dead, const uint64_t *expect,
+			int steps, uint64_t sock_timeout_ms)
+{
+	uint8_t src[64];
+	char want[64];
+
+	for (int i = 0; i < steps; i++) {
+		static struct st_md md;
+
+		st_log_clear(n);
+		node_put(n, dead, src, sizeof(src), &md);
+		if (i > 0) {
+			uint64_t prev = expect[i - 1];
+
+			/* not before the delay is over */
+			if (prev >= 2000) {
+				advance(skew, prev - 1500);
+				usleep(300 * 1000);
+				assert_int_equal(log_count(n, "connect failed", NULL), 0);
+				if (prev - 1500 > sock_timeout_ms) {
+					/* the message could not wait that long */
+					assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+					assert_int_equal(md.last_status, -ETIMEDOUT);
+					node_put_done(n, &md);
+					node_put(n, dead, src, sizeof(src), &md);
+				}
+				advance(skew, 1600);
+			} else {
+				advance(skew, prev + 100);
+			}
+		}
+		snprintf(want, sizeof(want), "(retry in %llu ms)", (unsigned long long)expect[i]);
+		if (!st_wait_log(n, "connect failed", want)) {
+			dump_log(n, "node");
+			fail_msg("step %d: no \"%s\"", i, want);
+		}
+		assert_int_equal(log_count(n, "connect failed", NULL), 1);
+		assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+		assert_int_equal(md.last_status, -ECONNREFUSED);
+		node_put_done(n, &md);
+	}
+}
+
+static void test_reconnect_backoff(void **state)
+{
+	static const uint64_t kernel[] = { 1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000 };
+	static const uint64_t custom[] = { 300, 600, 1200, 2400, 2500, 2500 };
+	struct node_opts no = { 0 };
+	static struct st_node n;
+	uint64_t skew = 0;
+
+	(void)state;
+	no.skew = &skew;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	backoff_run(&n, &skew, "127.0.4.99@tcp", kernel, 8, 50000);
+	node_stop(&n);
+
+	skew = 0;
+	no.sock.min_reconnectms = 300;
+	no.sock.max_reconnectms = 2500;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	backoff_run(&n, &skew, "127.0.4.98@tcp", custom, 6, 50000);
+	node_stop(&n);
+}
+
+/* sock_timeout = 10: a message waiting out a back-off, and one behind a
+ * handshake that never gets an answer, both fail with ETIMEDOUT after 10 s
+ * (and not before). */
+static void test_sock_timeout(void **state)
+{
+	struct node_opts no = { 0 };
+	static struct st_node n;
+	static struct st_md md;
+	uint64_t skew = 0;
+	uint8_t src[64];
+	int lfd;
+
+	(void)state;
+	no.skew = &skew;
+	no.sock.sock_timeout = 10;
+	no.sock.min_reconnectms = 60000;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	/* a refused attempt, then a PUT that waits for the back-off */
+	node_put(&n, "127.0.4.97@tcp", src, sizeof(src), &md);
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+	node_put_done(&n, &md);
+	node_put(&n, "127.0.4.97@tcp", src, sizeof(src), &md);
+	advance(&skew, 8000);
+	usleep(300 * 1000);
+	assert_int_equal(md.n[ULNET_EVENT_SEND], 0);
+	advance(&skew, 2500);
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+	assert_int_equal(md.last_status, -ETIMEDOUT);
+	assert_true(st_wait_log(&n, "timed out waiting for a connection", NULL));
+	node_put_done(&n, &md);
+
+	/* a listener that never answers the HELLO */
+	lfd = raw_listen("127.0.4.96");
+	node_put(&n, "127.0.4.96@tcp", src, sizeof(src), &md);
+	{
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, ST_WAIT_MS), 1);
+	}
+	usleep(200 * 1000);
+	advance(&skew, 8000);
+	usleep(300 * 1000);
+	assert_int_equal(md.n[ULNET_EVENT_SEND], 0);
+	advance(&skew, 2500);
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+	assert_int_equal(md.last_status, -ETIMEDOUT);
+	assert_true(st_wait_log(&n, "handshake timed out", NULL));
+	node_put_done(&n, &md);
+	close(lfd);
+	node_stop(&n);
+}
+
+/* --- conns_per_peer ------------------------------------------------------ */
+/* lnetctl net set --conns-per-peer on a running NI: connections opened
+ * afterwards follow the new value (no restart). */
+static void test_conns_per_peer_set_live(void **state)
+{
+	struct node_opts no = { 0 };
+	static struct st_node n;
+	struct raw rs[6];
+	struct rmsg put;
+	static struct st_md md;
+	uint8_t src[100];
+	int lfd, nc, nin = 0, nout = 0;
+
+	(void)state;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	assert_int_equal(ulnet_ni_set_conns_per_peer(n.ln, NULL, 2), 0);
+	lfd = raw_listen("127.0.4.51");
+	st_fill(src, sizeof(src), 51);
+	node_put(&n, "127.0.4.51@tcp", src, sizeof(src), &md);
+	nc = serve_until_put(lfd, "127.0.4.51@tcp", KSOCK_PROTO_V3, KSOCK_PROTO_V3, rs, 6, 5, &put);
+	rmsg_free(&put);
+	node_put_done(&n, &md);
+	assert_int_equal(nc, 5);
+	for (int i = 0; i < nc; i++) {
+		nin += rs[i].ctype == SOCKLND_CONN_BULK_IN;
+		nout += rs[i].ctype == SOCKLND_CONN_BULK_OUT;
+		raw_close(&rs[i]);
+	}
+	assert_int_equal(nin, 2);
+	assert_int_equal(nout, 2);
+	close(lfd);
+	node_stop(&n);
+}
+
+
+/* conns_per_peer = 2: ulnet opens CONTROL + 2 BULK_IN + 2 BULK_OUT, and its
+ * bulk messages use both BULK_OUT conns. Between two ulnet nodes, the
+ * passive side sees two of each too. */
+static void test_conns_per_peer(void **state)
+{
+	struct node_opts no = { .conns_per_peer = 2 };
+	static struct st_node n, m2;
+	struct raw rs[6];
+	struct rmsg put;
+	static struct st_md md, tmd;
+	uint8_t *src = malloc(8192), *dst = calloc(1, 8192);
+	int lfd, nc, per[6] = { 0 }, got = 0, nin = 0, nout = 0;
+
+	(void)state;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	lfd = raw_listen("127.0.4.50");
+	st_fill(src, 8192, 50);
+	node_put(&n, "127.0.4.50@tcp", src, 100, &md);
+	nc = serve_until_put(lfd, "127.0.4.50@tcp", KSOCK_PROTO_V3, KSOCK_PROTO_V3, rs, 6, 5, &put);
+	rmsg_free(&put);
+	node_put_done(&n, &md);
+	assert_int_equal(nc, 5);
+	for (int i = 0; i < nc; i++) {
+		/* rs[i].ctype is ours: ulnet's BULK_OUT is our BULK_IN */
+		nin += rs[i].ctype == SOCKLND_CONN_BULK_IN;
+		nout += rs[i].ctype == SOCKLND_CONN_BULK_OUT;
+	}
+	assert_int_equal(nin, 2);
+	assert_int_equal(nout, 2);
+	/* ulnet has taken our answers too */
+	for (int i = 0; i < 100 && log_count(&n, "active", " up (") < 5; i++)
+		usleep(20 * 1000);
+	assert_int_equal(log_count(&n, "active BULK_OUT", " up ("), 2);
+	assert_int_equal(log_count(&n, "active BULK_IN", " up ("), 2);
+	/* 8 bulk PUTs (4 KiB: BULK_OUT, below zc_min_payload) */
+	for (int i = 0; i < 8; i++) {
+		node_put(&n, "127.0.4.50@tcp", src, 4096, &md);
+		assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+		node_put_done(&n, &md);
+	}
+	while (got < 8) {
+		struct rmsg m;
+		int i = raw_poll(rs, nc, ST_WAIT_MS);
+
+		assert_true(i >= 0);
+		assert_true(raw_recv(&rs[i], &m));
+		if (m.k.type == KSOCK_MSG_LNET && m.h.type == ULNET_MSG_PUT) {
+			assert_int_equal(rs[i].ctype, SOCKLND_CONN_BULK_IN);
+			per[i]++;
+			got++;
+		}
+		rmsg_free(&m);
+	}
+	for (int i = 0; i < nc; i++) {
+		if (rs[i].ctype != SOCKLND_CONN_BULK_IN)
+			continue;
+		if (per[i] < 2)
+			fail_msg("conn %d carried %d of the 8 bulk PUTs", i, per[i]);
+	}
+	for (int i = 0; i < nc; i++)
+		raw_close(&rs[i]);
+	close(lfd);
+
+	/* two ulnet nodes */
+	assert_int_equal(node_start(&m2, "127.0.4.51@tcp", &no), 0);
+	st_md_init(&tmd);
+	assert_int_equal(st_target(&m2, PORTAL, MB, dst, 8192, &tmd), 0);
+	node_put(&n, "127.0.4.51@tcp", src, 8192, &md);
+	assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 1));
+	node_put_done(&n, &md);
+	for (int i = 0; i < 100 && (log_count(&m2, "passive BULK_IN", " up (") < 2 ||
+				    log_count(&m2, "passive BULK_OUT", " up (") < 2); i++)
+		usleep(50 * 1000);
+	assert_int_equal(log_count(&m2, "passive BULK_IN", " up ("), 2);
+	assert_int_equal(log_count(&m2, "passive BULK_OUT", " up ("), 2);
+	assert_int_equal(log_count(&m2, "passive CONTROL", " up ("), 1);
+	st_md_release(&m2, &tmd);
+	st_md_fini(&tmd);
+	node_stop(&m2);
+	node_stop(&n);
+	free(src);
+	free(dst);
+}
+
+/* --- ZC-ACK forms -------------------------------------------------------- */
+
+/* ulnet accepts the single, pair and range forms, and a piggybacked ACK;
+ * each completes exactly the sends it names. */
+static void test_zcack_forms_accepted(void **state)
+{
+	static struct st_node n;
+	struct raw r[3];
+	static const int types[3] = { SOCKLND_CONN_CONTROL, SOCKLND_CONN_BULK_IN, SOCKLND_CONN_BULK_OUT };
+	uint8_t *src = malloc(20000), *ubuf = calloc(1, 65536);
+	uint64_t ck[7];
+	static struct st_md md, tmd;
+
+	(void)state;
+	assert_int_equal(node_start(&n, U_NID, NULL), 0);
+	st_md_init(&tmd);
+	assert_int_equal(st_target(&n, PORTAL, MB, ubuf, 65536, &tmd), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(raw_connect(&r[i], "127.0.4.60", U_IP, KSOCK_PROTO_V3, false, types[i],
+					     "127.0.4.60@tcp", U_NID, 60, NULL), ksock_invert_ctype(types[i]));
+	st_fill(src, 20000, 60);
+	st_md_init(&md);
+	assert_int_equal(st_bind(&n, src, 20000, ULNET_MD_THRESH_INF, &md), 0);
+	for (int i = 0; i < 7; i++) {
+		struct rmsg m;
+
+		assert_int_equal(ulnet_put(n.ln, NULL, md.h, ULNET_NOACK_REQ, pid_of("127.0.4.60@tcp"),
+					   PORTAL, MB, 0, 0), 0);
+		assert_true(raw_recv(&r[1], &m));     /* on ulnet's BULK_OUT */
+		assert_int_equal(m.h.payload_length, 20000);
+		ck[i] = m.k.zc_cookies[0];
+		assert_true(ck[i] > 1);
+		if (i)
+			assert_true(ck[i] == ck[i - 1] + 1);
+		rmsg_free(&m);
+	}
+	usleep(100 * 1000);
+	assert_int_equal(md.n[ULNET_EVENT_SEND], 0);
+	raw_send_noop(&r[2], 0, ck[0]);                  /* single */
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+	raw_send_noop(&r[2], ck[3], ck[1]);              /* pair {1, 3} */
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 3));
+	{
+		struct lnet_hdr h = mk_put(&r[0], 10, false);  /* piggyback {2} */
+
+		raw_send_lnet(&r[0], &h, src, 0, ck[2], 0);
+		assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 1));
+	}
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 4));
+	raw_send_noop(&r[2], ck[4], ck[6]);              /* range 4..6 */
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 7));
+	assert_int_equal(md.nerr, 0);
+	assert_int_equal(log_count(&n, "Unknown ZC-ACK", NULL), 0);
+	assert_true(st_wait_log(&n, "(pair)", NULL));
+	st_md_release(&n, &md);
+	st_md_fini(&md);
+	for (int i = 0; i < 3; i++)
+		raw_close(&r[i]);
+	st_md_release(&n, &tmd);
+	st_md_fini(&tmd);
+	node_stop(&n);
+	free(src);
+	free(ubuf);
+}
+
+/* ZC-ACKs that pile up while ulnet holds no BULK_IN connection go out,
+ * once one exists, folded: 5,6,7 as the range [5,7], and 10,12 as the pair
+ * [12,10]. */
+static void test_zcack_batching(void **state)
+{
+	static struct st_node n;
+	struct raw ctl, bulk;
+	uint8_t *src = malloc(20000), *ubuf = calloc(1, 65536);
+	static const uint64_t cookies[5] = { 5, 6, 7, 10, 12 };
+	static struct st_md tmd;
+	struct rmsg m;
+	int nnoop = 0;
+	bool range = false, pair = false;
+
+	(void)state;
+	assert_int_equal(node_start(&n, U_NID, NULL), 0);
+	st_md_init(&tmd);
+	assert_int_equal(st_target(&n, PORTAL, MB, ubuf, 65536, &tmd), 0);
+	assert_int_equal(raw_connect(&ctl, "127.0.4.61", U_IP, KSOCK_PROTO_V3, false,
+				     SOCKLND_CONN_CONTROL, "127.0.4.61@tcp", U_NID, 61, NULL),
+			 SOCKLND_CONN_CONTROL);
+	st_fill(src, 20000, 61);
+	for (int i = 0; i < 5; i++) {
+		struct lnet_hdr h = mk_put(&ctl, 20000, false);
+
+		raw_send_lnet(&ctl, &h, src, cookies[i], 0, 0);
+	}
+	assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 5));
+	usleep(200 * 1000);     /* the ACKs are queued right after the PUT events */
+	assert_int_equal(raw_poll(&ctl, 1, 0), -1);   /* nothing on CONTROL */
+	assert_int_equal(raw_connect(&bulk, "127.0.4.61", U_IP, KSOCK_PROTO_V3, false,
+				     SOCKLND_CONN_BULK_OUT, "127.0.4.61@tcp", U_NID, 61, NULL),
+			 SOCKLND_CONN_BULK_IN);
+	while (nnoop < 2 && raw_poll(&bulk, 1, 2000) == 0) {
+		assert_true(raw_recv(&bulk, &m));
+		assert_int_equal(m.k.type, KSOCK_MSG_NOOP);
+		if (m.k.zc_cookies[0] == 5 && m.k.zc_cookies[1] == 7)
+			range = true;
+		else if (m.k.zc_cookies[0] == 12 && m.k.zc_cookies[1] == 10)
+			pair = true;
+		else
+			fail_msg("unexpected NOOP [%llu, %llu]", (unsigned long long)m.k.zc_cookies[0],
+				 (unsigned long long)m.k.zc_cookies[1]);
+		nnoop++;
+	}
+	assert_true(range);
+	assert_true(pair);
+	assert_int_equal(raw_poll(&bulk, 1, 200), -1);   /* and nothing more */
+	raw_close(&ctl);
+	raw_close(&bulk);
+	st_md_release(&n, &tmd);
+	st_md_fini(&tmd);
+	node_stop(&n);
+	free(src);
+	free(ubuf);
+}
+
+/* nonblk_zcack off: with only a CONTROL connection the ZC-ACK goes out on
+ * it at once instead of waiting for a BULK_IN one. */
+static void test_zcack_nonblk_off(void **state)
+{
+	static struct st_node n;
+	static struct st_md tmd;
+	struct node_opts no = { 0 };
+	struct raw ctl;
+	uint8_t *src = malloc(20000), *ubuf = calloc(1, 65536);
+	struct rmsg m;
+
+	(void)state;
+	no.sock.nonblk_zcack = -1;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	st_md_init(&tmd);
+	assert_int_equal(st_target(&n, PORTAL, MB, ubuf, 65536, &tmd), 0);
+	assert_int_equal(raw_connect(&ctl, "127.0.4.62", U_IP, KSOCK_PROTO_V3, false,
+				     SOCKLND_CONN_CONTROL, "127.0.4.62@tcp", U_NID, 62, NULL),
+			 SOCKLND_CONN_CONTROL);
+	{
+		struct lnet_hdr h = mk_put(&ctl, 20000, false);
+
+		st_fill(src, 20000, 62);
+		raw_send_lnet(&ctl, &h, src, 9, 0, 0);
+	}
+	assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 1));
+	assert_int_equal(raw_poll(&ctl, 1, ST_WAIT_MS), 0);
+	assert_true(raw_recv(&ctl, &m));
+	assert_int_equal(m.k.type, KSOCK_MSG_NOOP);
+	assert_int_equal(m.k.zc_cookies[0], 0);
+	assert_int_equal(m.k.zc_cookies[1], 9);
+	raw_close(&ctl);
+	st_md_release(&n, &tmd);
+	st_md_fini(&tmd);
+	node_stop(&n);
+	free(src);
+	free(ubuf);
+}
+
+/* --- tunables at startup -------------------------------------------------- */
+
+/* A bad tunable is refused at startup with a line naming it; ni_info shows
+ * the socklnd values in effect. */
+static void test_tunables_startup(void **state)
+{
+	struct node_opts no = { 0 };
+	static struct st_node n;
+	struct ulnet_ni_info info;
+	int rc;
+
+	(void)state;
+	no.sock.keepalive_count = 1000;
+	rc = node_start(&n, U_NID, &no);
+	assert_int_equal(rc, -EINVAL);
+	assert_true(st_wait_log(&n, "keepalive_count", "1000"));
+	node_stop(&n);
+
+	no.sock.keepalive_count = 0;
+	no.sock.protocol = 3;
+	rc = node_start(&n, "::1@tcp", &no);
+	if (ipv6_loopback_ok()) {
+		assert_int_equal(rc, -EINVAL);
+		assert_true(st_wait_log(&n, "protocol", "IPv6"));
+	}
+	node_stop(&n);
+
+	memset(&no, 0, sizeof(no));
+	no.sock.sock_timeout = 33;
+	no.conns_per_peer = 3;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	assert_int_equal(ulnet_ni_info(n.ln, 1, &info), 0);
+	assert_true(ulnet_nid_same(&info.nid, &n.nid));
+	assert_int_equal(info.lnd_timeout, 33);
+	assert_int_equal(info.tun.conns_per_peer, 3);
+	assert_int_equal(info.tun.tos, -1);
+	node_stop(&n);
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	setup_common();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_tunables_startup, test_teardown),
+		cmocka_unit_test_teardown(test_v2_any_le, test_teardown),
+		cmocka_unit_test_teardown(test_v2_any_be, test_teardown),
+		cmocka_unit_test_teardown(test_v2_typed_le, test_teardown),
+		cmocka_unit_test_teardown(test_v2_typed_be, test_teardown),
+		cmocka_unit_test_teardown(test_v2_checksum, test_teardown),
+		cmocka_unit_test_teardown(test_v1_peer, test_teardown),
+		cmocka_unit_test_teardown(test_active_protocol2, test_teardown),
+		cmocka_unit_test_teardown(test_active_untyped, test_teardown),
+		cmocka_unit_test_teardown(test_active_retry_v2, test_teardown),
+		cmocka_unit_test_teardown(test_ipv6_raw_v4, test_teardown),
+		cmocka_unit_test_teardown(test_ipv6_pair, test_teardown),
+		cmocka_unit_test_teardown(test_incarnation_change, test_teardown),
+		cmocka_unit_test_teardown(test_duplicates, test_teardown),
+		cmocka_unit_test_teardown(test_accept_none, test_teardown),
+		cmocka_unit_test_teardown(test_reconnect_backoff, test_teardown),
+		cmocka_unit_test_teardown(test_sock_timeout, test_teardown),
+		cmocka_unit_test_teardown(test_conns_per_peer, test_teardown),
+		cmocka_unit_test_teardown(test_conns_per_peer_set_live, test_teardown),
+		cmocka_unit_test_teardown(test_zcack_forms_accepted, test_teardown),
+		cmocka_unit_test_teardown(test_zcack_batching, test_teardown),
+		cmocka_unit_test_teardown(test_zcack_nonblk_off, test_teardown),
+	};
+
+	if (!need_priv())
+		return 0;
+	if (getenv("TEST_FILTER"))
+		cmocka_set_test_filter(getenv("TEST_FILTER"));
+	return cmocka_run_group_tests(tests, group_setup, NULL);
+}
