@@ -15,6 +15,7 @@
  * env: BENCH_PORT (acceptor port, default 21988), BENCH_WINDOW (bw, default 4),
  *      BENCH_BATCH (PUTs per batch in ratebatch, default 32),
  *      BENCH_PEER_CREDITS (peer_credits tunable of both NIs, default 8),
+ *      BENCH_SOCKBUF (tx/rx_buffer_size tunables of both NIs, default system),
  *      BENCH_BUSY_POLL=1 (both nodes' progress threads spin: ULNET_OPT_BUSY_POLL;
  *      the main thread still sleeps in its waiter, so two threads spin in all)
  */
@@ -65,6 +66,8 @@ static ulnet_t *make_node(uint32_t ip, uint16_t port)
 	conf.accept_port = port;
 	if (getenv("BENCH_PEER_CREDITS"))   /* default: the kernel's 8 */
 		conf.tun.peer_credits = atoi(getenv("BENCH_PEER_CREDITS"));
+	if (getenv("BENCH_SOCKBUF"))        /* SO_SNDBUF/SO_RCVBUF; default: system */
+		conf.sock.tx_buffer_size = conf.sock.rx_buffer_size = atoi(getenv("BENCH_SOCKBUF"));
 	strcpy(conf.accept, "all");
 	rc = ulnet_ni_add(ln, &conf);
 	if (rc)
