@@ -16,6 +16,7 @@
  *      BENCH_BATCH (PUTs per batch in ratebatch, default 32),
  *      BENCH_PEER_CREDITS (peer_credits tunable of both NIs, default 8),
  *      BENCH_SOCKBUF (tx/rx_buffer_size tunables of both NIs, default system),
+ *      BENCH_NAGLE=1 (the nagle tunable on both NIs: Nagle left on),
  *      BENCH_BUSY_POLL=1 (both nodes' progress threads spin: ULNET_OPT_BUSY_POLL;
  *      the main thread still sleeps in its waiter, so two threads spin in all)
  */
@@ -66,6 +67,8 @@ static ulnet_t *make_node(uint32_t ip, uint16_t port)
 	conf.accept_port = port;
 	if (getenv("BENCH_PEER_CREDITS"))   /* default: the kernel's 8 */
 		conf.tun.peer_credits = atoi(getenv("BENCH_PEER_CREDITS"));
+	if (getenv("BENCH_NAGLE") && atoi(getenv("BENCH_NAGLE")))   /* the nagle tunable */
+		conf.sock.nagle = 1;
 	if (getenv("BENCH_SOCKBUF"))        /* SO_SNDBUF/SO_RCVBUF; default: system */
 		conf.sock.tx_buffer_size = conf.sock.rx_buffer_size = atoi(getenv("BENCH_SOCKBUF"));
 	strcpy(conf.accept, "all");

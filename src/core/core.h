@@ -519,7 +519,10 @@ int lnet_send(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg);
 /* The same with the lock held; ready messages go on `q`. */
 int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
 		     struct lnet_sendq *q);
-void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q);
+/* `now`: the clock if the caller read it (messages released from the
+ * credit queues check their deadline), else 0. */
+void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q,
+				   uint64_t now);
 void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t offset,
 		  uint32_t mlen, uint32_t rlen);
 void lnet_ni_send(struct lnet_ni *ni, struct lnet_msg *msg);

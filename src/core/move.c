@@ -90,8 +90,9 @@ void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t
 
 /* --- credits ------------------------------------------------------------------------ */
 
-/* OK: ready to hand to the LND; WAIT: queued for a credit; <0: fail it. */
-static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg)
+/* OK: ready to hand to the LND; WAIT: queued for a credit; <0: fail it.
+ * `now`: the clock if the caller read it, else 0. */
+static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
 {
 	struct lnet_peer_ni *lp = msg->msg_txpeer;
 	struct lnet_ni *ni = msg->msg_txni;
@@ -101,7 +102,7 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg)
 		return -ESHUTDOWN;
 	/* the deadline was set at commit: only a message that waited for
 	 * credits can have passed it (one clock read less per send) */
-	if (msg->msg_tx_delayed && lnet_now(ln) > msg->msg_deadline) {
+	if (msg->msg_tx_delayed && (now ? now : lnet_now(ln)) > msg->msg_deadline) {
 		ln->ln_ctr.drop_count++;
 		ln->ln_ctr.drop_length += msg->msg_len;
 		ni->ni_drop_count++;
@@ -148,9 +149,10 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg)
 	return LNET_CREDIT_OK;
 }
 
-static void lnet_post_delayed_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q)
+static void lnet_post_delayed_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q,
+				     uint64_t now)
 {
-	int rc = lnet_post_send_locked(ln, msg);
+	int rc = lnet_post_send_locked(ln, msg, now);
 
 	if (rc == LNET_CREDIT_OK) {
 		ul_list_add_tail(&msg->msg_list, &q->sq_send);
@@ -160,7 +162,8 @@ static void lnet_post_delayed_locked(ulnet_t *ln, struct lnet_msg *msg, struct l
 	}
 }
 
-void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q)
+void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q,
+				   uint64_t now)
 {
 	if (msg->msg_txcredit) {
 		struct lnet_ni *ni = msg->msg_txni;
@@ -173,7 +176,7 @@ void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lne
 
 			ul_list_del(&m2->msg_list);
 			ln->ln_tx_waiting--;
-			lnet_post_delayed_locked(ln, m2, q);
+			lnet_post_delayed_locked(ln, m2, q, now);
 		}
 	}
 	if (msg->msg_peertxcredit) {
@@ -187,7 +190,7 @@ void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lne
 
 			ul_list_del(&m2->msg_list);
 			ln->ln_tx_waiting--;
-			lnet_post_delayed_locked(ln, m2, q);
+			lnet_post_delayed_locked(ln, m2, q, now);
 		}
 	}
 }
@@ -371,7 +374,7 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 	lnet_ni_addref_locked(best_ni);
 	msg->msg_txpeer = best_lpni;
 	lnet_peer_ni_addref_locked(best_lpni);
-	return lnet_post_send_locked(ln, msg);
+	return lnet_post_send_locked(ln, msg, 0);
 }
 
 int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,

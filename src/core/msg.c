@@ -289,6 +289,7 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 {
 	struct ulnet_event *ev = &msg->msg_ev;
 	uint32_t type = msg->msg_type;
+	uint64_t now = 0;
 
 	if (status == 0) {
 		/* the kernel counts an ACK as the PUT it answers and a
@@ -306,7 +307,7 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 		}
 		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT &&
 		    msg->msg_t_start) {
-			uint64_t now = lnet_now(ln);   /* once for both egress figures */
+			now = lnet_now(ln);   /* once for both egress figures and the credits */
 
 			if (msg->msg_txni)
 				lnet_latency_record(&msg->msg_txni->ni_put_egress,
@@ -319,7 +320,7 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 			msg->msg_txni->ni_send_count++;
 		}
 	}
-	lnet_return_tx_credits_locked(ln, msg, q);
+	lnet_return_tx_credits_locked(ln, msg, q, now);
 	msg->msg_tx_committed = 0;
 }
 

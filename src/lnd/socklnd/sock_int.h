@@ -296,6 +296,7 @@ struct ksock_conn {
 	struct lnet_hdr rx_lhdr;
 	struct lnet_msg *rx_msg;
 	bool rx_recv_called;
+	bool rx_recv_sync;                /* recv() ran inside our lnet_parse() */
 	bool rx_in_parse;
 	size_t rx_mlen, rx_mlen_left, rx_discard_left;
 	unsigned rx_niov, rx_iov_idx;
