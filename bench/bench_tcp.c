@@ -6,11 +6,17 @@
  *   lat  : 8-byte PUT + LNet ACK round trip, next PUT issued from the ACK
  *          handler (no thread hand-off), avg and p50 in microseconds
  *   rate : 64-byte PUTs without ACK, pipelined; the rate is what the
- *          receiver counted (read back with a GET), per second
+ *          receiver counted (read back with a GET), per second; then the
+ *          same with ulnet_batch_begin/end around every BENCH_BATCH PUTs
+ *          (ratebatch: only that one)
  * Prints one line per figure: "<name> <value> <unit>". Not a test.
  *
- * usage: bench_tcp [bw|lat|rate|all] [seconds]
+ * usage: bench_tcp [bw|lat|rate|ratebatch|all] [seconds]
  * env: BENCH_PORT (acceptor port, default 21988), BENCH_WINDOW (bw, default 4),
+ *      BENCH_BATCH (PUTs per batch in ratebatch, default 32),
+ *      BENCH_PEER_CREDITS (peer_credits tunable of both NIs, default 8),
+ *      BENCH_SOCKBUF (tx/rx_buffer_size tunables of both NIs, default system),
+ *      BENCH_NAGLE=1 (the nagle tunable on both NIs: Nagle left on),
  *      BENCH_BUSY_POLL=1 (both nodes' progress threads spin: ULNET_OPT_BUSY_POLL;
  *      the main thread still sleeps in its waiter, so two threads spin in all)
  */
@@ -59,6 +65,12 @@ static ulnet_t *make_node(uint32_t ip, uint16_t port)
 	memset(&conf, 0, sizeof(conf));
 	ulnet_nid_from_ipv4(ip, ulnet_mknet(ULNET_LND_TCP, 0), &conf.nid);
 	conf.accept_port = port;
+	if (getenv("BENCH_PEER_CREDITS"))   /* default: the kernel's 8 */
+		conf.tun.peer_credits = atoi(getenv("BENCH_PEER_CREDITS"));
+	if (getenv("BENCH_NAGLE") && atoi(getenv("BENCH_NAGLE")))   /* the nagle tunable */
+		conf.sock.nagle = 1;
+	if (getenv("BENCH_SOCKBUF"))        /* SO_SNDBUF/SO_RCVBUF; default: system */
+		conf.sock.tx_buffer_size = conf.sock.rx_buffer_size = atoi(getenv("BENCH_SOCKBUF"));
 	strcpy(conf.accept, "all");
 	rc = ulnet_ni_add(ln, &conf);
 	if (rc)
@@ -145,7 +157,11 @@ static void wake(void)
 
 static void wait_until(int (*pred)(void), int timeout_s)
 {
-	uint64_t deadline = now_ns() + (uint64_t)timeout_s * 1000000000ULL;
+	uint64_t deadline;
+
+	if (pred())
+		return;
+	deadline = now_ns() + (uint64_t)timeout_s * 1000000000ULL;
 	while (!pred()) {
 		if (now_ns() > deadline) {
 			fprintf(stderr, "bench_tcp: timed out waiting\n");
@@ -180,12 +196,16 @@ static int window_free_pred_w;
 static int window_free(void) { return atomic_load(&C.inflight) < window_free_pred_w; }
 static int all_done(void) { return atomic_load(&C.inflight) == 0; }
 
-/* Keep `window` PUTs of `size` bytes in flight for `secs`; returns elapsed ns. */
-static uint64_t stream(size_t size, int window, double secs, uint64_t *ops, uint64_t *bytes)
+/* Keep `window` PUTs of `size` bytes in flight for `secs`; returns elapsed ns.
+ * batch > 0: ulnet_batch_begin/end around every `batch` PUTs (and before
+ * waiting for the window), so several PUTs leave in one sendmsg(). */
+static uint64_t stream(size_t size, int window, double secs, int batch, uint64_t *ops,
+		       uint64_t *bytes)
 {
 	static ulnet_handle_t mds[MAX_WINDOW];
 	static char *bufs[MAX_WINDOW];
-	int i, next = 0, rc;
+	int i, next = 0, rc, held = 0;
+	unsigned iter = 0;
 	uint64_t t0, end;
 
 	for (i = 0; i < window; i++) {
@@ -203,14 +223,29 @@ static uint64_t stream(size_t size, int window, double secs, uint64_t *ops, uint
 	atomic_store(&C.done_bytes, 0);
 	t0 = now_ns();
 	end = t0 + (uint64_t)(secs * 1e9);
-	while (now_ns() < end) {
+	if (batch)
+		ulnet_batch_begin(C.ln);
+	/* the clock every 16 PUTs: the benchmark should not measure it */
+	while ((iter++ & 15) || now_ns() < end) {
+		if (batch && held && !window_free()) {
+			ulnet_batch_end(C.ln);   /* what is held must go before we wait */
+			ulnet_batch_begin(C.ln);
+			held = 0;
+		}
 		wait_until(window_free, 30);
 		atomic_fetch_add(&C.inflight, 1);
 		rc = ulnet_put(C.ln, NULL, mds[next], ULNET_NOACK_REQ, C.peer, PORTAL_SINK, 0, 0, 0);
 		if (rc)
 			die("put", rc);
-		next = (next + 1) % window;
+		next = next + 1 == window ? 0 : next + 1;
+		if (batch && ++held >= batch) {
+			ulnet_batch_end(C.ln);
+			ulnet_batch_begin(C.ln);
+			held = 0;
+		}
 	}
+	if (batch)
+		ulnet_batch_end(C.ln);
 	wait_until(all_done, 60);
 	*ops = atomic_load(&C.done_ops);
 	*bytes = atomic_load(&C.done_bytes);
@@ -324,15 +359,15 @@ static uint64_t read_server_counter(void)
 	return C.counter;
 }
 
-static void bench_rate(double secs)
+static void bench_rate(double secs, const char *name, int batch)
 {
 	uint64_t ops, bytes, c0, c1, t0, el;
 	c0 = read_server_counter();
 	t0 = now_ns();
-	stream(64, MAX_WINDOW, secs, &ops, &bytes);
+	stream(64, MAX_WINDOW, secs, batch, &ops, &bytes);
 	c1 = read_server_counter();
 	el = now_ns() - t0;
-	printf("ulnet_put_rate_64B %.0f msg/s\n", (double)(c1 - c0) / (el / 1e9));
+	printf("%s %.0f msg/s\n", name, (double)(c1 - c0) / (el / 1e9));
 }
 
 static void bench_bw(double secs)
@@ -342,7 +377,7 @@ static void bench_bw(double secs)
 	int window = w ? atoi(w) : 4;
 	if (window < 1 || window > MAX_WINDOW)
 		window = 4;
-	el = stream(1 << 20, window, secs, &ops, &bytes);
+	el = stream(1 << 20, window, secs, 0, &ops, &bytes);
 	printf("ulnet_put_bw_1MiB %.3f GB/s\n", (double)bytes / (double)el);
 }
 
@@ -385,7 +420,13 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "lat") || !strcmp(what, "all"))
 		bench_lat(secs);
 	if (!strcmp(what, "rate") || !strcmp(what, "all"))
-		bench_rate(secs);
+		bench_rate(secs, "ulnet_put_rate_64B", 0);
+	if (!strcmp(what, "rate") || !strcmp(what, "ratebatch") || !strcmp(what, "all")) {
+		const char *bs = getenv("BENCH_BATCH");
+		int batch = bs ? atoi(bs) : 32;
+
+		bench_rate(secs, "ulnet_put_rate_64B_batch", batch > 0 ? batch : 32);
+	}
 	if (atomic_load(&C.errors))
 		fprintf(stderr, "bench_tcp: %d operations failed\n", atomic_load(&C.errors));
 	ulnet_destroy(C.ln);

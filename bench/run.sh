@@ -55,6 +55,7 @@ line ulnet_put_bw_1MiB        "$(med ulnet_put_bw_1MiB)"        GB/s  tcp_stream
 line ulnet_put_ack_rtt_8B_avg "$(med ulnet_put_ack_rtt_8B_avg)" us    tcp_rtt_64B_avg ucx_tag_lat_64B_rtt_avg
 line ulnet_put_ack_rtt_8B_p50 "$(med ulnet_put_ack_rtt_8B_p50)" us    tcp_rtt_64B_p50 ucx_tag_lat_64B_rtt_p50
 line ulnet_put_rate_64B       "$(med ulnet_put_rate_64B)"       msg/s tcp_msgrate_64B_sockperf
+line ulnet_put_rate_64B_batch "$(med ulnet_put_rate_64B_batch)" msg/s tcp_msgrate_64B_sockperf
 if [ "${BENCH_BUSY_POLL_TOO:-1}" = 1 ]; then
   BENCH_BUSY_POLL=1 BENCH_PORT=21987 "$build/bin/bench_tcp" lat "$secs" > "$work/busy.txt" || true
   v=$(awk '$1 == "ulnet_put_ack_rtt_8B_avg" {print $2}' "$work/busy.txt")

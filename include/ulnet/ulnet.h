@@ -287,6 +287,33 @@ int ulnet_get(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
 	      ulnet_process_id_t target, unsigned portal, uint64_t match_bits,
 	      unsigned remote_offset);
 
+/*
+ * Batching small messages. Between ulnet_batch_begin() and ulnet_batch_end()
+ * the PUTs and GETs (and ACKs/REPLYs sent from handlers) that the *calling
+ * thread* starts over TCP may be held by the LND and written together: one
+ * sendmsg() carries many messages, the TCP stack handles one segment for
+ * them, and the message rate goes up several times. The cost is latency:
+ * a held message leaves at ulnet_batch_end() at the latest (earlier when a
+ * connection holds 64 KiB, or another thread writes to that connection), so
+ * wrap bursts, not single requests whose answer you then wait for. Sends of
+ * other threads (and of the progress thread) are not held. Nothing changes
+ * on the wire but how bytes are grouped into segments.
+ *
+ * Batches nest (counted); the outermost ulnet_batch_end() writes what is
+ * held, including messages that waited for credits and were released by
+ * the completions of the batch itself; their SEND events (and any other
+ * handlers that completion runs) come on the calling thread.
+ * The progress thread batches the replies it sends while it reads a
+ * socket on its own; a handler may open and must close its own batch.
+ *
+ * ulnet_batch_begin errors: -EINVAL (ln NULL), -EBUSY (this thread has a
+ * batch open on another instance).
+ * ulnet_batch_end errors: -EINVAL (ln NULL, or no batch of ln open on this
+ * thread).
+ */
+int ulnet_batch_begin(ulnet_t *ln);
+int ulnet_batch_end(ulnet_t *ln);
+
 /* Make a portal lazy (unmatched PUTs wait for an MD) or not (queued PUTs are
  * dropped). Errors: -EINVAL. */
 int ulnet_portal_set_lazy(ulnet_t *ln, unsigned portal, bool lazy);

@@ -379,6 +379,7 @@ struct ulnet {
 
 	struct ul_list ln_nis;
 	int ln_nnis;
+	unsigned ln_tx_waiting;        /* messages on ni_tx_delayed/lpni_txq */
 	struct lnet_ni *ln_loni;
 
 	struct lnet_portal ln_portals[ULNET_MAX_PORTALS];
@@ -518,7 +519,10 @@ int lnet_send(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg);
 /* The same with the lock held; ready messages go on `q`. */
 int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
 		     struct lnet_sendq *q);
-void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q);
+/* `now`: the clock if the caller read it (messages released from the
+ * credit queues check their deadline), else 0. */
+void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q,
+				   uint64_t now);
 void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t offset,
 		  uint32_t mlen, uint32_t rlen);
 void lnet_ni_send(struct lnet_ni *ni, struct lnet_msg *msg);
@@ -551,6 +555,9 @@ void lnet_latency_add(struct ulnet_latency *l, uint64_t ns);
  * PUT/GET was committed. */
 void lnet_peer_ni_latency_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
 				 enum ulnet_event_kind what, uint64_t start);
+/* The same with the clock already read (`now`). */
+void lnet_peer_ni_latency_at_locked(struct lnet_peer_ni *lpni, enum ulnet_event_kind what,
+				    uint64_t start, uint64_t now);
 
 /* --- peers (peer.c) ------------------------------------------------------------- */
 

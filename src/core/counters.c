@@ -104,8 +104,15 @@ void lnet_latency_add(struct ulnet_latency *l, uint64_t ns)
 void lnet_peer_ni_latency_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
 				 enum ulnet_event_kind what, uint64_t start)
 {
+	if (!lpni || !start)
+		return;
+	lnet_peer_ni_latency_at_locked(lpni, what, start, lnet_now(ln));
+}
+
+void lnet_peer_ni_latency_at_locked(struct lnet_peer_ni *lpni, enum ulnet_event_kind what,
+				    uint64_t start, uint64_t now)
+{
 	struct ulnet_latency *l;
-	uint64_t now;
 
 	if (!lpni || !start)
 		return;
@@ -122,6 +129,5 @@ void lnet_peer_ni_latency_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
 	default:
 		return;
 	}
-	now = lnet_now(ln);
 	lnet_latency_add(l, now > start ? now - start : 0);
 }

@@ -70,6 +70,15 @@ struct ulnet_lnd {
 	/* Optional: the core asks the LND to notice peer death sooner (a
 	 * transaction timed out). */
 	void (*notify_peer_down)(struct lnet_ni *ni, const ulnet_nid_t *peer);
+
+	/* Optional: write every message held because it was sent inside a
+	 * batch (send() got true from lnet_ni_batch_hold()). Completions may
+	 * run before it returns and send (and hold) more; the core calls it
+	 * again until nothing more was held. `more`: messages wait for
+	 * credits, so this batch will send more: the LND may let the kernel
+	 * keep a partial segment (MSG_MORE); a later call with more == false
+	 * must push out everything written so far. */
+	void (*flush)(struct lnet_ni *ni, bool more);
 };
 
 /* Register an LND with an instance. Errors: -EEXIST (type already there),
@@ -95,6 +104,10 @@ uint64_t lnet_ni_incarnation(const struct lnet_ni *ni);
 /* The instance's logger; `fmt` names peer, connection and reason. */
 void lnet_ni_log(const struct lnet_ni *ni, enum ulnet_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* send() asks whether it may hold the message (not write it yet): true if
+ * the calling thread has a batch open on ni's instance (ulnet_batch_begin);
+ * the batch then calls the LND's flush() when it ends. */
+bool lnet_ni_batch_hold(const struct lnet_ni *ni);
 /* The instance's LND timeout (s) derived from the globals. */
 int lnet_ni_lnd_timeout(const struct lnet_ni *ni);
 /* Connections per type and peer (>= 1). It can change while the NI runs
@@ -132,6 +145,9 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr,
 
 /* Complete a message the core handed to send() or recv(). Exactly once. */
 void lnet_finalize(struct lnet_msg *msg, int status);
+/* lnet_finalize() of n messages (NULL entries skipped), in order, with
+ * fewer lock round trips. */
+void lnet_finalize_many(struct lnet_msg *const *msgs, const int *status, unsigned n);
 
 /* Connection-level health report: the LND tells the core a peer NI failed
  * (status -ECONNREFUSED, -ETIMEDOUT, ...) so health and resend can act. */

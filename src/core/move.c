@@ -90,8 +90,9 @@ void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t
 
 /* --- credits ------------------------------------------------------------------------ */
 
-/* OK: ready to hand to the LND; WAIT: queued for a credit; <0: fail it. */
-static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg)
+/* OK: ready to hand to the LND; WAIT: queued for a credit; <0: fail it.
+ * `now`: the clock if the caller read it, else 0. */
+static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
 {
 	struct lnet_peer_ni *lp = msg->msg_txpeer;
 	struct lnet_ni *ni = msg->msg_txni;
@@ -101,7 +102,7 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg)
 		return -ESHUTDOWN;
 	/* the deadline was set at commit: only a message that waited for
 	 * credits can have passed it (one clock read less per send) */
-	if (msg->msg_tx_delayed && lnet_now(ln) > msg->msg_deadline) {
+	if (msg->msg_tx_delayed && (now ? now : lnet_now(ln)) > msg->msg_deadline) {
 		ln->ln_ctr.drop_count++;
 		ln->ln_ctr.drop_length += msg->msg_len;
 		ni->ni_drop_count++;
@@ -128,6 +129,7 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg)
 		if (lp->lpni_txcredits < 0) {
 			msg->msg_tx_delayed = 1;
 			ul_list_add_tail(&msg->msg_list, &lp->lpni_txq);
+			ln->ln_tx_waiting++;
 			return LNET_CREDIT_WAIT;
 		}
 	}
@@ -139,6 +141,7 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg)
 		if (ni->ni_tx_credits < 0) {
 			msg->msg_tx_delayed = 1;
 			ul_list_add_tail(&msg->msg_list, &ni->ni_tx_delayed);
+			ln->ln_tx_waiting++;
 			return LNET_CREDIT_WAIT;
 		}
 	}
@@ -146,9 +149,10 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg)
 	return LNET_CREDIT_OK;
 }
 
-static void lnet_post_delayed_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q)
+static void lnet_post_delayed_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q,
+				     uint64_t now)
 {
-	int rc = lnet_post_send_locked(ln, msg);
+	int rc = lnet_post_send_locked(ln, msg, now);
 
 	if (rc == LNET_CREDIT_OK) {
 		ul_list_add_tail(&msg->msg_list, &q->sq_send);
@@ -158,7 +162,8 @@ static void lnet_post_delayed_locked(ulnet_t *ln, struct lnet_msg *msg, struct l
 	}
 }
 
-void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q)
+void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q,
+				   uint64_t now)
 {
 	if (msg->msg_txcredit) {
 		struct lnet_ni *ni = msg->msg_txni;
@@ -170,7 +175,8 @@ void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lne
 			struct lnet_msg *m2 = ul_list_first(&ni->ni_tx_delayed, struct lnet_msg, msg_list);
 
 			ul_list_del(&m2->msg_list);
-			lnet_post_delayed_locked(ln, m2, q);
+			ln->ln_tx_waiting--;
+			lnet_post_delayed_locked(ln, m2, q, now);
 		}
 	}
 	if (msg->msg_peertxcredit) {
@@ -183,12 +189,13 @@ void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lne
 			struct lnet_msg *m2 = ul_list_first(&lp->lpni_txq, struct lnet_msg, msg_list);
 
 			ul_list_del(&m2->msg_list);
-			lnet_post_delayed_locked(ln, m2, q);
+			ln->ln_tx_waiting--;
+			lnet_post_delayed_locked(ln, m2, q, now);
 		}
 	}
 }
 
-static void lnet_fail_list_locked(struct ul_list *list, struct lnet_ni *ni,
+static void lnet_fail_list_locked(ulnet_t *ln, struct ul_list *list, struct lnet_ni *ni,
 				  struct lnet_sendq *q, int status)
 {
 	struct ul_list *pos, *n;
@@ -199,6 +206,7 @@ static void lnet_fail_list_locked(struct ul_list *list, struct lnet_ni *ni,
 		if (ni && msg->msg_txni != ni)
 			continue;
 		ul_list_del(&msg->msg_list);
+		ln->ln_tx_waiting--;
 		msg->msg_fin_status = status;
 		ul_list_add_tail(&msg->msg_list, &q->sq_fail);
 	}
@@ -212,15 +220,15 @@ void lnet_fail_queued_locked(ulnet_t *ln, struct lnet_ni *ni, struct lnet_sendq 
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *n = ul_container_of(pos, struct lnet_ni, ni_list);
 
-		lnet_fail_list_locked(&n->ni_tx_delayed, ni, q, status);
+		lnet_fail_list_locked(ln, &n->ni_tx_delayed, ni, q, status);
 	}
 	if (ni)
-		lnet_fail_list_locked(&ni->ni_tx_delayed, ni, q, status);
+		lnet_fail_list_locked(ln, &ni->ni_tx_delayed, ni, q, status);
 	for (b = 0; b < ln->ln_pni_hash_size; b++) {
 		ul_list_for_each(pos, &ln->ln_pni_hash[b]) {
 			struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_hash);
 
-			lnet_fail_list_locked(&lpni->lpni_txq, ni, q, status);
+			lnet_fail_list_locked(ln, &lpni->lpni_txq, ni, q, status);
 		}
 	}
 }
@@ -366,7 +374,7 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 	lnet_ni_addref_locked(best_ni);
 	msg->msg_txpeer = best_lpni;
 	lnet_peer_ni_addref_locked(best_lpni);
-	return lnet_post_send_locked(ln, msg);
+	return lnet_post_send_locked(ln, msg, 0);
 }
 
 int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
@@ -617,6 +625,90 @@ int ulnet_get(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
 	lnet_unlock(ln);
 	lnet_sendq_flush(ln, &q);
 	return rc;
+}
+
+/* --- batches ---------------------------------------------------------------------------- */
+
+/* The batch open on this thread (ulnet_batch_begin): which instance, how
+ * deep, whether an LND held a message since the last flush, and whether a
+ * flush let the LND keep bytes back (more = true) that must be pushed. */
+static _Thread_local ulnet_t *lnet_batch_ln;
+static _Thread_local unsigned lnet_batch_depth;
+static _Thread_local bool lnet_batch_held, lnet_batch_more;
+
+bool lnet_ni_batch_hold(const struct lnet_ni *ni)
+{
+	if (!lnet_batch_depth || lnet_batch_ln != ni->ni_ln)
+		return false;
+	lnet_batch_held = true;
+	return true;
+}
+
+int ulnet_batch_begin(ulnet_t *ln)
+{
+	if (!ln)
+		return -EINVAL;
+	if (lnet_batch_depth && lnet_batch_ln != ln)
+		return -EBUSY;
+	lnet_batch_ln = ln;
+	lnet_batch_depth++;
+	return 0;
+}
+
+#define LNET_BATCH_MAX_NIS 16
+
+/* Have every NI's LND write what it holds (no lock held across the calls).
+ * `more` unless final: messages wait for credits, so the completions of
+ * this flush will send (and hold) more in this batch. */
+static void lnet_batch_flush(ulnet_t *ln, bool final)
+{
+	struct lnet_ni *nis[LNET_BATCH_MAX_NIS];
+	struct ul_list *pos;
+	unsigned n = 0, i;
+	bool more;
+
+	lnet_lock(ln);
+	more = !final && ln->ln_tx_waiting > 0;
+	ul_list_for_each(pos, &ln->ln_nis) {
+		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+		if (ni->ni_lnd->flush && n < LNET_BATCH_MAX_NIS) {
+			lnet_ni_addref_locked(ni);
+			nis[n++] = ni;
+		}
+	}
+	lnet_unlock(ln);
+	lnet_batch_more = more;
+	for (i = 0; i < n; i++)
+		nis[i]->ni_lnd->flush(nis[i], more);
+	lnet_lock(ln);
+	for (i = 0; i < n; i++)
+		lnet_ni_decref_locked(nis[i]);
+	lnet_unlock(ln);
+}
+
+int ulnet_batch_end(ulnet_t *ln)
+{
+	if (!ln || !lnet_batch_depth || lnet_batch_ln != ln)
+		return -EINVAL;
+	if (lnet_batch_depth > 1) {
+		lnet_batch_depth--;
+		return 0;
+	}
+	/* still open while the flush runs: messages its completions release
+	 * (credits) are held too and go in the next round */
+	while (lnet_batch_held) {
+		lnet_batch_held = false;
+		lnet_batch_flush(ln, false);
+	}
+	/* the last round had `more` (the waiting messages went elsewhere, or
+	 * failed): push what the LNDs kept back */
+	if (lnet_batch_more)
+		lnet_batch_flush(ln, true);
+	lnet_batch_more = false;
+	lnet_batch_depth = 0;
+	lnet_batch_ln = NULL;
+	return 0;
 }
 
 /* --- receiving --------------------------------------------------------------------------- */

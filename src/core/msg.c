@@ -289,6 +289,7 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 {
 	struct ulnet_event *ev = &msg->msg_ev;
 	uint32_t type = msg->msg_type;
+	uint64_t now = 0;
 
 	if (status == 0) {
 		/* the kernel counts an ACK as the PUT it answers and a
@@ -304,18 +305,22 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 			msg->msg_txpeer->lpni_sent.n[type]++;
 			msg->msg_txpeer->lpni_send_count++;
 		}
+		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT &&
+		    msg->msg_t_start) {
+			now = lnet_now(ln);   /* once for both egress figures and the credits */
+
+			if (msg->msg_txni)
+				lnet_latency_record(&msg->msg_txni->ni_put_egress,
+						    now - msg->msg_t_start);
+			lnet_peer_ni_latency_at_locked(msg->msg_txpeer, ULNET_EVENT_SEND,
+						       msg->msg_t_start, now);
+		}
 		if (msg->msg_txni) {
 			msg->msg_txni->ni_sent.n[type]++;
 			msg->msg_txni->ni_send_count++;
-			if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT &&
-			    msg->msg_t_start)
-				lnet_latency_record(&msg->msg_txni->ni_put_egress,
-						    lnet_now(ln) - msg->msg_t_start);
 		}
-		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT) /* per peer NI */
-			lnet_peer_ni_latency_locked(ln, msg->msg_txpeer, ULNET_EVENT_SEND, msg->msg_t_start);
 	}
-	lnet_return_tx_credits_locked(ln, msg, q);
+	lnet_return_tx_credits_locked(ln, msg, q, now);
 	msg->msg_tx_committed = 0;
 }
 
@@ -407,16 +412,17 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 	}
 
 	/* round trip of a tracked request, before the tracker goes */
-	if (md->md_rspt_active && msg->msg_rxni && status == 0) {
-		if (msg->msg_ev.type == ULNET_EVENT_REPLY)
-			lnet_latency_record(&msg->msg_rxni->ni_get_rtt,
-					    lnet_now(ln) - md->md_rspt_start);
-		else if (msg->msg_ev.type == ULNET_EVENT_ACK)
-			lnet_latency_record(&msg->msg_rxni->ni_put_ack,
-					    lnet_now(ln) - md->md_rspt_start);
+	if (md->md_rspt_active && status == 0) {
+		uint64_t now = lnet_now(ln);   /* once for the NI and the peer NI */
+
+		if (msg->msg_rxni && msg->msg_ev.type == ULNET_EVENT_REPLY)
+			lnet_latency_record(&msg->msg_rxni->ni_get_rtt, now - md->md_rspt_start);
+		else if (msg->msg_rxni && msg->msg_ev.type == ULNET_EVENT_ACK)
+			lnet_latency_record(&msg->msg_rxni->ni_put_ack, now - md->md_rspt_start);
+		/* per peer NI (counters.c) */
+		lnet_peer_ni_latency_at_locked(msg->msg_rxpeer, msg->msg_ev.type, md->md_rspt_start,
+					       now);
 	}
-	if (md->md_rspt_active && status == 0) /* per peer NI (counters.c) */
-		lnet_peer_ni_latency_locked(ln, msg->msg_rxpeer, msg->msg_ev.type, md->md_rspt_start);
 	if (md->md_rspt_active) {
 		bool response = msg->msg_ev.type == ULNET_EVENT_ACK ||
 				msg->msg_ev.type == ULNET_EVENT_REPLY;
@@ -447,13 +453,11 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 	}
 }
 
-static void lnet_complete_msg(struct lnet_msg *msg, int status)
+/* Complete one message with the lock held (dropped around its handler);
+ * sends it causes (an ACK, messages released by its credits) go to q. */
+static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
+				     struct lnet_sendq *q)
 {
-	ulnet_t *ln = msg->msg_ln;
-	struct lnet_sendq q;
-
-	lnet_sendq_init(&q);
-	lnet_lock(ln);
 	msg->msg_ev.status = status;
 	if (msg->msg_md)
 		lnet_msg_detach_md_locked(ln, msg, status);
@@ -465,36 +469,32 @@ static void lnet_complete_msg(struct lnet_msg *msg, int status)
 		ulnet_nid_t self = msg->msg_ev.target.nid;
 		int rc;
 
-		lnet_msg_decommit_locked(ln, msg, 0, &q);
+		lnet_msg_decommit_locked(ln, msg, 0, q);
 		msg->msg_ack = 0;
 		lnet_prep_send(ln, msg, ULNET_MSG_ACK, &src, 0, 0);
 		msg->msg_hdr.msg.ack.dst_wmd = ack_wmd;
 		msg->msg_hdr.msg.ack.match_bits = msg->msg_ev.match_bits;
 		msg->msg_hdr.msg.ack.mlength = msg->msg_ev.mlength;
-		rc = lnet_send_locked(ln, &self, msg, &q);
+		rc = lnet_send_locked(ln, &self, msg, q);
 		if (rc < 0) {
 			char nid[ULNET_NIDSTR_SIZE];
 
 			lnet_log(ln, ULNET_LOG_ERROR, "can't send ACK to %s: %s",
 				 lnet_nidstr(&src.nid, nid), ulnet_strerror(rc));
 			msg->msg_fin_status = rc;
-			ul_list_add_tail(&msg->msg_list, &q.sq_fail);
+			ul_list_add_tail(&msg->msg_list, &q->sq_fail);
 		}
-		lnet_unlock(ln);
-		lnet_sendq_flush(ln, &q);
 		return;
 	}
 
-	lnet_msg_decommit_locked(ln, msg, status, &q);
+	lnet_msg_decommit_locked(ln, msg, status, q);
 	lnet_msg_free_locked(ln, msg);
-	lnet_unlock(ln);
-	lnet_sendq_flush(ln, &q);
 }
 
 static _Thread_local struct lnet_msg *lnet_fin_head, *lnet_fin_tail;
 static _Thread_local bool lnet_finalizing;
 
-void lnet_finalize_core(struct lnet_msg *msg, int status)
+static void lnet_fin_enqueue(struct lnet_msg *msg, int status)
 {
 	msg->msg_fin_status = status;
 	msg->msg_fin_next = NULL;
@@ -503,17 +503,53 @@ void lnet_finalize_core(struct lnet_msg *msg, int status)
 	else
 		lnet_fin_head = msg;
 	lnet_fin_tail = msg;
-	if (lnet_finalizing)
-		return; /* an outer frame of this thread completes it */
+}
+
+/* Complete what this thread's queue holds: consecutive messages of one
+ * instance under one lock; what they send goes out after the run, and
+ * what those sends finalize joins the queue. */
+static void lnet_fin_run(void)
+{
+	struct lnet_msg *msg;
 
 	lnet_finalizing = true;
 	while ((msg = lnet_fin_head)) {
-		lnet_fin_head = msg->msg_fin_next;
-		if (!lnet_fin_head)
-			lnet_fin_tail = NULL;
-		lnet_complete_msg(msg, msg->msg_fin_status);
+		ulnet_t *ln = msg->msg_ln;
+		struct lnet_sendq q;
+
+		lnet_sendq_init(&q);
+		lnet_lock(ln);
+		while ((msg = lnet_fin_head) && msg->msg_ln == ln) {
+			lnet_fin_head = msg->msg_fin_next;
+			if (!lnet_fin_head)
+				lnet_fin_tail = NULL;
+			lnet_complete_msg_locked(ln, msg, msg->msg_fin_status, &q);
+		}
+		lnet_unlock(ln);
+		lnet_sendq_flush(ln, &q);
 	}
 	lnet_finalizing = false;
+}
+
+void lnet_finalize_core(struct lnet_msg *msg, int status)
+{
+	lnet_fin_enqueue(msg, status);
+	if (lnet_finalizing)
+		return; /* an outer frame of this thread completes it */
+	lnet_fin_run();
+}
+
+void lnet_finalize_many(struct lnet_msg *const *msgs, const int *status, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (!msgs[i])
+			continue;
+		LASSERT(msgs[i]->msg_state == LNET_MSG_BUSY);
+		LASSERT(__atomic_exchange_n(&msgs[i]->msg_finalized, 1, __ATOMIC_ACQ_REL) == 0);
+		lnet_fin_enqueue(msgs[i], status[i]);
+	}
+	if (!lnet_finalizing)
+		lnet_fin_run();
 }
 
 void lnet_finalize(struct lnet_msg *msg, int status)

@@ -10,6 +10,7 @@
  * and accept=secure; a second case drops that right in a child process and
  * runs the same exchange as user-space peers (accept=all).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -151,6 +152,73 @@ out:
 	return rc;
 }
 
+/* ulnet_batch_begin/end: the API's errors, then `count` PUTs (every fourth
+ * 64 KiB, more than the 8 peer credits, one nested batch) started inside
+ * one batch: all complete, the data arrives. Returns 0 or a line number. */
+static int batched(struct st_node *a, struct st_node *b, int count)
+{
+	size_t big = 64 * 1024, small = 64;
+	uint8_t *src = malloc(big), *dst = malloc(big);
+	struct st_md tmd, bmd, smd;
+	int rc = 0, nbig = 0, nsmall = 0;
+
+	st_md_init(&tmd);
+	st_md_init(&bmd);
+	st_md_init(&smd);
+	if (ulnet_batch_begin(NULL) != -EINVAL || ulnet_batch_end(a->ln) != -EINVAL)
+		rc = __LINE__;
+	else if (ulnet_batch_begin(a->ln) || ulnet_batch_begin(b->ln) != -EBUSY ||
+		 ulnet_batch_end(b->ln) != -EINVAL || ulnet_batch_end(a->ln) ||
+		 ulnet_batch_end(a->ln) != -EINVAL)
+		rc = __LINE__;
+	st_fill(src, big, 77);
+	if (rc || st_target(b, PORTAL, MB_DATA + 2, dst, big, &tmd) ||
+	    st_bind(a, src, big, ULNET_MD_THRESH_INF, &bmd) ||
+	    st_bind(a, src, small, ULNET_MD_THRESH_INF, &smd)) {
+		rc = rc ? rc : __LINE__;
+		goto out;
+	}
+	if (ulnet_batch_begin(a->ln)) {
+		rc = __LINE__;
+		goto out;
+	}
+	for (int i = 0; i < count && !rc; i++) {
+		bool isbig = i % 4 == 0;
+
+		if (i == count / 2 && ulnet_batch_begin(a->ln))   /* nested */
+			rc = __LINE__;
+		if (ulnet_put(a->ln, NULL, isbig ? bmd.h : smd.h, ULNET_ACK_REQ, st_target_id(b),
+			      PORTAL, MB_DATA + 2, 0, (uint64_t)i))
+			rc = __LINE__;
+		if (i == count / 2 && ulnet_batch_end(a->ln))
+			rc = __LINE__;
+		if (isbig)
+			nbig++;
+		else
+			nsmall++;
+	}
+	if (ulnet_batch_end(a->ln))
+		rc = rc ? rc : __LINE__;
+	if (rc)
+		goto out;
+	if (!st_md_wait(&bmd, ULNET_EVENT_ACK, nbig) || !st_md_wait(&smd, ULNET_EVENT_ACK, nsmall) ||
+	    !st_md_wait(&bmd, ULNET_EVENT_SEND, nbig) || !st_md_wait(&smd, ULNET_EVENT_SEND, nsmall) ||
+	    !st_md_wait(&tmd, ULNET_EVENT_PUT, nbig + nsmall) || bmd.nerr || smd.nerr || tmd.nerr)
+		rc = __LINE__;
+	else if (!st_check(dst, big, 77))
+		rc = __LINE__;
+out:
+	st_md_release(a, &bmd);
+	st_md_release(a, &smd);
+	st_md_release(b, &tmd);
+	st_md_fini(&tmd);
+	st_md_fini(&bmd);
+	st_md_fini(&smd);
+	free(src);
+	free(dst);
+	return rc;
+}
+
 /* The whole scenario; returns 0 or the line that failed. */
 static int scenario(const char *accept, bool expect_user_mode)
 {
@@ -172,6 +240,8 @@ static int scenario(const char *accept, bool expect_user_mode)
 		rc = exchange(&b, &a);
 	if (!rc)
 		rc = pipeline(&a, &b, 200);
+	if (!rc)
+		rc = batched(&a, &b, 200);
 	if (rc)
 		goto out;
 	/* the typed connections, seen from the passive side of each */

@@ -163,6 +163,7 @@ void ksock_conn_close_locked(struct ksock_conn *c, int err, bool siblings, struc
 	if (c->state == KSOCK_CS_CLOSED)
 		return;
 	ksock_conn_unlink_locked(c);
+	ksock_conn_tx_forget_locked(c);
 	c->state = KSOCK_CS_CLOSED;
 	shutdown(c->fd, SHUT_RDWR);
 	if (err == 0)

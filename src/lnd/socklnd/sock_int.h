@@ -274,6 +274,15 @@ struct ksock_conn {
 	uint64_t tx_last_progress;
 	uint64_t tx_seq;                  /* when it was last chosen (round robin) */
 	bool tx_ready;                    /* EPOLLOUT seen since the last EAGAIN */
+	/* the queue holds txs of a batch (lnet_ni_batch_hold) that no write
+	 * has tried yet, so no EPOLLOUT will drain them: the next send to
+	 * this conn, or ksock_flush(), writes them */
+	bool tx_held;
+	struct ksock_conn *held_next;     /* net->held_conns while tx_held */
+	/* the last write had MSG_MORE (a batch with more to come): the
+	 * kernel may keep a partial segment until we push */
+	bool tx_corked;
+	struct ksock_conn *cork_next;     /* net->corked_conns while tx_corked */
 
 	/* rx (loop thread; the recv() handoff under net->lock) */
 	enum ksock_rx_state rx_state;
@@ -287,6 +296,7 @@ struct ksock_conn {
 	struct lnet_hdr rx_lhdr;
 	struct lnet_msg *rx_msg;
 	bool rx_recv_called;
+	bool rx_recv_sync;                /* recv() ran inside our lnet_parse() */
 	bool rx_in_parse;
 	size_t rx_mlen, rx_mlen_left, rx_discard_left;
 	unsigned rx_niov, rx_iov_idx;
@@ -350,6 +360,8 @@ struct ksock_net {
 	struct ksock_peer *peers;
 	struct ksock_conn *hs_conns;      /* handshaking conns */
 	struct ksock_tx *tx_free;
+	struct ksock_conn *held_conns;    /* conns with tx_held set */
+	struct ksock_conn *corked_conns;  /* conns with tx_corked set */
 	struct ksock_txblock *txblocks;
 	bool shutdown;
 
@@ -389,7 +401,7 @@ void ksock_kick_conn_locked(struct ksock_conn *c);
 
 /* A list of messages to finalize after the lock is dropped. */
 struct ksock_done {
-	struct ksock_tx *head;
+	struct ksock_tx *head, *tail;
 	unsigned nnotify;                 /* peer failures to report */
 	ulnet_nid_t notify_nid[4];
 	int notify_err[4];
@@ -441,11 +453,17 @@ void ksock_socket_bufs(struct ksock_net *net, int fd);
 
 /* sock_tx.c */
 void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg);
-/* Put a tx on the best conn of its peer, or on the peer's queue. */
+/* Put a tx on the best conn of its peer, or on the peer's queue; `hold`: a
+ * batch is open (lnet_ni_batch_hold), the tx may wait for ksock_flush(). */
 void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct ksock_tx *tx,
-			 struct ksock_done *done);
+			 bool hold, struct ksock_done *done);
 /* A conn just came up: move the peer's waiting txs that fit it. */
 void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done);
+/* Write what a batch held (the LND's flush op). */
+void ksock_flush(struct lnet_ni *ni, bool more);
+/* The conn closes: forget that it holds txs (they fail with it) or has
+ * corked bytes. */
+void ksock_conn_tx_forget_locked(struct ksock_conn *c);
 /* Write what the conn has queued; returns 0 or -errno (conn must close). */
 int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done);
 void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie,

@@ -18,6 +18,9 @@
 
 #define KSOCK_RX_BUDGET 256         /* messages per turn, then yield */
 
+/* The conn whose header this (loop) thread is handing to lnet_parse(). */
+static _Thread_local struct ksock_conn *ksock_rx_parsing;
+
 static void ksock_rx_error(struct ksock_conn *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -319,19 +322,27 @@ static int ksock_rx_lhdr_done(struct ksock_conn *c)
 		h->src_nid = c->id_nid;
 		h->src_pid = c->id_pid;
 	}
-	ksock_lock(net);
+	/* No lock before lnet_parse(): another thread can call recv() only
+	 * once the core published the message (under its own lock, after
+	 * these stores). recv() on this thread, inside lnet_parse() (the
+	 * usual case), takes no lock either (ksock_rx_parsing). */
 	c->rx_state = KSOCK_RX_PARSE;
 	c->rx_recv_called = false;
+	c->rx_recv_sync = false;
 	c->rx_in_parse = true;
-	ksock_conn_get_locked(c);       /* rx_private, until recv() */
-	ksock_unlock(net);
+	ksock_rx_parsing = c;
 
 	rc = lnet_parse(net->ni, h, &c->peer->nid, c);
 
+	ksock_rx_parsing = NULL;
+	if (c->rx_recv_sync && rc >= 0) {
+		c->rx_in_parse = false;
+		c->rx_state = KSOCK_RX_PAYLOAD;
+		return 1;
+	}
 	ksock_lock(net);
 	c->rx_in_parse = false;
 	if (rc < 0) {
-		ksock_conn_put_locked(c);
 		ksock_unlock(net);
 		ksock_rx_error(c, -EPROTO, "lnet_parse rejected the message (%d)", rc);
 		return -EPROTO;
@@ -339,6 +350,8 @@ static int ksock_rx_lhdr_done(struct ksock_conn *c)
 	called = c->rx_recv_called;
 	if (called)
 		c->rx_state = KSOCK_RX_PAYLOAD;
+	else
+		ksock_conn_get_locked(c);   /* rx_private, until a later recv() */
 	ksock_unlock(net);
 	return called ? 1 : 0;
 }
@@ -449,11 +462,15 @@ void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
 {
 	struct ksock_net *net = lnet_ni_data(ni);
 	struct ksock_conn *c = rx_private;
+	/* called by the loop thread from inside its lnet_parse() of this
+	 * conn: nobody else touches these fields now */
+	bool sync = ksock_rx_parsing == c;
 	unsigned n = 0;
 	size_t left = mlen;
 	bool dead;
 
-	ksock_lock(net);
+	if (!sync)
+		ksock_lock(net);
 	/* the fragments, starting `offset` in, covering `mlen` */
 	for (unsigned i = 0; i < niov && left && n < ULNET_MAX_IOV; i++) {
 		size_t len = iov[i].iov_len;
@@ -477,10 +494,18 @@ void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
 	dead = c->state != KSOCK_CS_UP;
 	c->rx_msg = dead ? NULL : msg;
 	c->rx_recv_called = true;
-	if (!dead && !c->rx_in_parse)
-		ksock_kick_conn_locked(c);   /* recv() came later: resume on the loop */
-	ksock_conn_put_locked(c);
-	ksock_unlock(net);
+	if (sync) {
+		c->rx_recv_sync = true;
+	} else {
+		if (!c->rx_in_parse) {
+			/* recv() came later: resume on the loop, drop the ref
+			 * taken when lnet_parse() returned without it */
+			if (!dead)
+				ksock_kick_conn_locked(c);
+			ksock_conn_put_locked(c);
+		}
+		ksock_unlock(net);
+	}
 	if (dead && msg)
 		lnet_finalize(msg, -ECONNRESET);
 }

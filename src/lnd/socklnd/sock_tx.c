@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include "core/lnd.h"
@@ -194,13 +196,36 @@ static void ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx, stru
 /* stop gathering more messages past this many bytes */
 #define KSOCK_TX_GATHER_MAX (1u << 20)
 
-int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
+static void ksock_conn_unhold_locked(struct ksock_conn *c);
+
+static void ksock_conn_uncork_locked(struct ksock_conn *c)
+{
+	struct ksock_conn **pp;
+
+	if (!c->tx_corked)
+		return;
+	c->tx_corked = false;
+	for (pp = &c->net->corked_conns; *pp; pp = &(*pp)->cork_next) {
+		if (*pp == c) {
+			*pp = c->cork_next;
+			break;
+		}
+	}
+	c->cork_next = NULL;
+}
+
+/* Write the queue; `more`: the caller's batch sends more soon, let the
+ * kernel keep a partial segment (MSG_MORE); the conn is then corked until a
+ * write without it or ksock_flush(more = false). */
+static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock_done *done)
 {
 	struct iovec iov[KSOCK_TX_IOV];
 	int rc;
 
 	if (c->state != KSOCK_CS_UP)
 		return 0;
+	/* from here what is left waits for EPOLLOUT, as any queue */
+	ksock_conn_unhold_locked(c);
 	if (c->hs_out_len) {
 		rc = ksock_hs_flush(c);
 		if (rc <= 0)
@@ -228,7 +253,7 @@ int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
 		}
 		mh.msg_iov = iov;
 		mh.msg_iovlen = n;
-		w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT | (more ? MSG_MORE : 0));
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -257,13 +282,26 @@ int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
 		}
 		if ((size_t)w < total)
 			return 0;  /* short write: the socket is full, EPOLLOUT resumes */
+		/* bytes went out: with MSG_MORE they may wait in the kernel */
+		if (!more)
+			ksock_conn_uncork_locked(c);
+		else if (!c->tx_corked) {
+			c->tx_corked = true;
+			c->cork_next = c->net->corked_conns;
+			c->net->corked_conns = c;
+		}
 	}
 	return 0;
 }
 
-static void ksock_conn_kick_tx_locked(struct ksock_conn *c, struct ksock_done *done)
+int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
 {
-	int rc = ksock_conn_flush_locked(c, done);
+	return ksock_conn_write_locked(c, false, done);
+}
+
+static void ksock_conn_kick_tx_more_locked(struct ksock_conn *c, bool more, struct ksock_done *done)
+{
+	int rc = ksock_conn_write_locked(c, more, done);
 
 	if (rc < 0) {
 		char desc[160];
@@ -274,8 +312,82 @@ static void ksock_conn_kick_tx_locked(struct ksock_conn *c, struct ksock_done *d
 	}
 }
 
+static void ksock_conn_kick_tx_locked(struct ksock_conn *c, struct ksock_done *done)
+{
+	ksock_conn_kick_tx_more_locked(c, false, done);
+}
+
+/* A batch holds at most this much per conn before it writes anyway. */
+#define KSOCK_TX_HOLD_MAX (64u << 10)
+
+static void ksock_conn_unhold_locked(struct ksock_conn *c)
+{
+	struct ksock_conn **pp;
+
+	if (!c->tx_held)
+		return;
+	c->tx_held = false;
+	for (pp = &c->net->held_conns; *pp; pp = &(*pp)->held_next) {
+		if (*pp == c) {
+			*pp = c->held_next;
+			break;
+		}
+	}
+	c->held_next = NULL;
+}
+
+/* `tx` was just queued on `c`: write now, hold it (a batch), or leave it to
+ * EPOLLOUT (the queue was already waiting for it). */
+static void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx, bool hold,
+				   struct ksock_done *done)
+{
+	/* a non-empty queue is being drained (EPOLLOUT resumes it) */
+	if (c->txq_head != tx && !c->tx_held)
+		return;
+	if (hold && c->tx_queued < KSOCK_TX_HOLD_MAX) {
+		if (!c->tx_held) {
+			c->tx_held = true;
+			c->held_next = c->net->held_conns;
+			c->net->held_conns = c;
+		}
+		return;
+	}
+	/* an idle conn (or one holding a batch): write from here (no thread hop) */
+	ksock_conn_kick_tx_locked(c, done);
+}
+
+void ksock_conn_tx_forget_locked(struct ksock_conn *c)
+{
+	ksock_conn_unhold_locked(c);
+	ksock_conn_uncork_locked(c);
+}
+
+void ksock_flush(struct lnet_ni *ni, bool more)
+{
+	struct ksock_net *net = lnet_ni_data(ni);
+	struct ksock_done done = { 0 };
+	struct ksock_conn *c;
+	static const int off = 0;
+
+	if (!net)
+		return;
+	ksock_lock(net);
+	while ((c = net->held_conns)) {
+		ksock_conn_unhold_locked(c);
+		ksock_conn_kick_tx_more_locked(c, more, &done);
+	}
+	/* the end of the batch: what MSG_MORE left in the kernel goes now
+	 * (clearing TCP_CORK, which we never set, pushes pending frames) */
+	while (!more && (c = net->corked_conns)) {
+		ksock_conn_uncork_locked(c);
+		(void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
+	}
+	ksock_unlock(net);
+	ksock_done_run(net, &done);
+}
+
 void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct ksock_tx *tx,
-			 struct ksock_done *done)
+			 bool hold, struct ksock_done *done)
 {
 	struct ksock_conn *c = ksock_find_conn_locked(peer, tx);
 	int rc;
@@ -297,11 +409,7 @@ void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct 
 			ksock_tx_free(net, tx);
 		return;
 	}
-	/* a non-empty queue is being drained (EPOLLOUT resumes it) */
-	if (c->txq_head != tx)
-		return;
-	/* an idle conn: write from here (no thread hop) */
-	ksock_conn_kick_tx_locked(c, done);
+	ksock_conn_push_locked(c, tx, hold, done);
 }
 
 void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
@@ -311,6 +419,7 @@ void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	struct ksock_done done = { 0 };
 	struct ksock_peer *peer;
 	struct ksock_tx *tx;
+	bool hold = lnet_ni_batch_hold(ni);
 	int err = 0;
 
 	ksock_lock(net);
@@ -329,7 +438,7 @@ void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	tx->msg = msg;
 	lnet_msg_payload(msg, &tx->piov, &tx->pniov, &tx->poff, &tx->plen);
 	*lnet_msg_lnd_slot(msg) = tx;
-	ksock_launch_locked(net, peer, tx, &done);
+	ksock_launch_locked(net, peer, tx, hold, &done);
 	ksock_unlock(net);
 	ksock_done_run(net, &done);
 	return;
@@ -414,8 +523,7 @@ static void ksock_send_noop_locked(struct ksock_net *net, struct ksock_peer *pee
 			peer->acks[peer->nacks++] = c1;  /* piggyback later */
 		return;
 	}
-	if (c->txq_head == tx)
-		ksock_conn_kick_tx_locked(c, done);
+	ksock_conn_push_locked(c, tx, lnet_ni_batch_hold(net->ni), done);
 }
 
 void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie,

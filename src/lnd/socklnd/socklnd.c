@@ -52,8 +52,13 @@ void ksock_done_add(struct ksock_done *d, struct ksock_tx *tx, int status)
 {
 	/* the status rides in `deadline` once the tx is off every queue */
 	tx->deadline = (uint64_t)(int64_t)status;
-	tx->next = d->head;
-	d->head = tx;
+	tx->next = NULL;
+	/* in order: completions (SEND events) as the bytes left */
+	if (d->head)
+		d->tail->next = tx;
+	else
+		d->head = tx;
+	d->tail = tx;
 }
 
 void ksock_done_notify(struct ksock_done *d, const ulnet_nid_t *nid, int err)
@@ -91,9 +96,7 @@ void ksock_done_run(struct ksock_net *net, struct ksock_done *d)
 			ksock_tx_free(net, tx);
 		}
 		ksock_unlock(net);
-		for (unsigned i = 0; i < n; i++)
-			if (msgs[i])
-				lnet_finalize(msgs[i], status[i]);
+		lnet_finalize_many(msgs, status, n);
 	}
 }
 
@@ -325,12 +328,15 @@ static void ksock_reaper_cb(struct ul_timer *t)
 {
 	struct ksock_net *net = (struct ksock_net *)((char *)t - offsetof(struct ksock_net, reaper));
 	struct ksock_done done = { 0 };
-	uint64_t now = ksock_now(net);
 	struct ksock_conn *c, *next;
+	uint64_t now;
 
 	ksock_loop_enter(net);
 	ksock_lock(net);
 	ksock_timeout_refresh_locked(net);
+	/* read under the lock: progress stamps written by senders before we
+	 * got it must not be later than `now` (now - stamp would wrap) */
+	now = ksock_now(net);
 	for (c = net->hs_conns; c; c = next) {
 		next = c->next;
 		if (c->hs_deadline && now > c->hs_deadline) {
@@ -658,4 +664,5 @@ const struct ulnet_lnd ksocklnd = {
 	.recv = ksock_recv,
 	.ni_info = ksock_ni_info,
 	.notify_peer_down = ksock_notify_peer_down,
+	.flush = ksock_flush,
 };
