@@ -124,8 +124,12 @@ static void *lnet_progress_main(void *arg)
 		 * must be woken by whoever sends to it (an IPI and a context
 		 * switch, very slow on a VM whose idle vCPUs halt), which costs
 		 * the sender more than the spin costs us. */
-		uint64_t now = busy ? 0 : ul_clock_monotonic(NULL);
-		int n = ul_loop_run_once(ln->ln_loop, busy || now < spin_until ? 0 : -1);
+		if (busy) {
+			ul_loop_busy_once(ln->ln_loop);
+			continue;
+		}
+		uint64_t now = ul_clock_monotonic(NULL);
+		int n = ul_loop_run_once(ln->ln_loop, now < spin_until ? 0 : -1);
 
 		if (n > 0 && !busy)
 			spin_until = ul_clock_monotonic(NULL) + LNET_PROGRESS_SPIN_NS;

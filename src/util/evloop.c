@@ -10,8 +10,14 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 
 #define UL_LOOP_MAX_EVENTS 64
+#define UL_LOOP_MAX_HOT 8
+/* a hot io that got nothing for this many polls in a row leaves the set */
+#define UL_LOOP_HOT_IDLE 4096
+/* busy turns between two full epoll turns (a power of two) */
+#define UL_LOOP_EPOLL_EVERY 16
 
 struct ul_loop {
 	int epfd;
@@ -30,6 +36,11 @@ struct ul_loop {
 	 * read without it by run_ready() to skip the locks on a quiet turn */
 	uint64_t next_due;
 	bool has_work;              /* work_head != NULL, same rules */
+	/* busy-poll (loop thread only): ios polled directly, see ul_loop_busy_once */
+	bool busy;
+	unsigned busy_turn;
+	int nhot;
+	struct ul_io *hot[UL_LOOP_MAX_HOT];
 };
 
 /* The loop this thread is running (callbacks included), if any: work
@@ -134,6 +145,38 @@ void ul_io_init(struct ul_io *io, int fd, void (*cb)(struct ul_io *, uint32_t))
 	io->cb = cb;
 	io->events = 0;
 	io->active = false;
+	io->poll = NULL;
+	io->hot = false;
+	io->hot_idle = 0;
+}
+
+static void hot_remove(struct ul_loop *loop, struct ul_io *io)
+{
+	for (int i = 0; i < loop->nhot; i++) {
+		if (loop->hot[i] == io) {
+			loop->hot[i] = loop->hot[--loop->nhot];
+			break;
+		}
+	}
+	io->hot = false;
+}
+
+/* EPOLLIN on an io that can be polled: poll it directly on the next turns */
+static void hot_add(struct ul_loop *loop, struct ul_io *io)
+{
+	io->hot_idle = 0;
+	if (io->hot)
+		return;
+	if (loop->nhot == UL_LOOP_MAX_HOT) {
+		int worst = 0;
+
+		for (int i = 1; i < loop->nhot; i++)
+			if (loop->hot[i]->hot_idle > loop->hot[worst]->hot_idle)
+				worst = i;
+		hot_remove(loop, loop->hot[worst]);
+	}
+	loop->hot[loop->nhot++] = io;
+	io->hot = true;
 }
 
 int ul_io_start(struct ul_loop *loop, struct ul_io *io, uint32_t events)
@@ -152,6 +195,8 @@ int ul_io_start(struct ul_loop *loop, struct ul_io *io, uint32_t events)
 
 void ul_io_stop(struct ul_loop *loop, struct ul_io *io)
 {
+	if (io->hot)
+		hot_remove(loop, io);
 	if (!io->active)
 		return;
 	epoll_ctl(loop->epfd, EPOLL_CTL_DEL, io->fd, NULL);
@@ -310,7 +355,7 @@ static int run_ready(struct ul_loop *loop)
 	return n;
 }
 
-int ul_loop_run_once(struct ul_loop *loop, int timeout_ms)
+static int loop_turn(struct ul_loop *loop, int timeout_ms, bool timers)
 {
 	struct epoll_event evs[UL_LOOP_MAX_EVENTS];
 	struct ul_loop *prev = ul_cur_loop;
@@ -332,7 +377,10 @@ int ul_loop_run_once(struct ul_loop *loop, int timeout_ms)
 		pthread_mutex_unlock(&loop->lock);
 	}
 
-	n = epoll_wait(loop->epfd, evs, UL_LOOP_MAX_EVENTS, timeout_ms);
+	if (timeout_ms == 0)   /* raw: no cancellation-point bookkeeping per spin */
+		n = (int)syscall(SYS_epoll_wait, loop->epfd, evs, UL_LOOP_MAX_EVENTS, 0);
+	else
+		n = epoll_wait(loop->epfd, evs, UL_LOOP_MAX_EVENTS, timeout_ms);
 	atomic_store_explicit(&loop->sleeping, 0, memory_order_relaxed);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
@@ -347,11 +395,57 @@ int ul_loop_run_once(struct ul_loop *loop, int timeout_ms)
 			continue;
 		}
 		if (io->active) {
+			if (loop->busy && io->poll && (evs[i].events & EPOLLIN))
+				hot_add(loop, io);
 			io->cb(io, evs[i].events);
 			ran++;
 		}
 	}
-	ran += run_ready(loop);
+	if (timers || ran || __atomic_load_n(&loop->has_work, __ATOMIC_RELAXED))
+		ran += run_ready(loop);
+	ul_cur_loop = prev;
+	return ran;
+}
+
+int ul_loop_run_once(struct ul_loop *loop, int timeout_ms)
+{
+	return loop_turn(loop, timeout_ms, true);
+}
+
+int ul_loop_busy_once(struct ul_loop *loop)
+{
+	struct ul_loop *prev;
+	int ran = 0;
+
+	bool full = (++loop->busy_turn & (UL_LOOP_EPOLL_EVERY - 1)) == 0;
+
+	loop->busy = true;
+	/* timers (a clock read) on every 16th turn or after activity */
+	if (loop->nhot == 0 || full)
+		return loop_turn(loop, 0, full);
+	prev = ul_cur_loop;
+	ul_cur_loop = loop;
+	for (int i = 0; i < loop->nhot;) {
+		struct ul_io *io = loop->hot[i];
+		bool got = io->poll(io);
+
+		if (got)
+			ran++;
+		/* a poll that closed an io changed the set: look at slot i again */
+		if (i >= loop->nhot || loop->hot[i] != io)
+			continue;
+		if (got) {
+			io->hot_idle = 0;
+		} else if (++io->hot_idle > UL_LOOP_HOT_IDLE) {
+			hot_remove(loop, io);
+			continue;
+		}
+		i++;
+	}
+	/* posted work only; timers wait for the next epoll turn (no clock
+	 * read per spin) */
+	if (__atomic_load_n(&loop->has_work, __ATOMIC_RELAXED))
+		ran += run_ready(loop);
 	ul_cur_loop = prev;
 	return ran;
 }

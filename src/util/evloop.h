@@ -21,6 +21,11 @@ struct ul_io {
 	int fd;
 	uint32_t events;                         /* EPOLLIN | EPOLLOUT ... */
 	void (*cb)(struct ul_io *io, uint32_t revents);
+	/* optional, busy-poll loops only: read what the fd has without
+	 * waiting; true if it got anything (see ul_loop_busy_once) */
+	bool (*poll)(struct ul_io *io);
+	uint32_t hot_idle;                       /* polls in a row that got nothing */
+	bool hot;                                /* in the loop's hot set */
 	bool active;
 };
 
@@ -47,6 +52,12 @@ uint64_t ul_loop_now(const struct ul_loop *loop);
 /* Wait at most timeout_ms (-1: no limit; bounded by the next timer) and run
  * what is ready. Returns the number of callbacks run, or -errno. */
 int ul_loop_run_once(struct ul_loop *loop, int timeout_ms);
+
+/* One busy-poll turn (never blocks): ios with a `poll` op that had input
+ * recently are polled directly (one recv() each instead of epoll_wait() +
+ * recv()); every 16th turn, or when none is hot, a full epoll turn. Returns
+ * how many callbacks/polls did something. */
+int ul_loop_busy_once(struct ul_loop *loop);
 
 /* Make a concurrent ul_loop_run_once() return soon. */
 void ul_loop_wakeup(struct ul_loop *loop);

@@ -67,6 +67,7 @@ struct ksock_conn *ksock_conn_new_locked(struct ksock_net *net, int fd, bool act
 	c->ctype = SOCKLND_CONN_NONE;
 	c->family = net->family;
 	ul_io_init(&c->io, fd, ksock_conn_io);
+	c->io.poll = ksock_conn_poll;   /* busy-poll loops only */
 	l = sizeof(c->peer_sa);
 	if (getpeername(fd, (struct sockaddr *)&c->peer_sa, &l) == 0)
 		ksock_sa_str(&c->peer_sa, c->addrstr, sizeof(c->addrstr), &c->peer_port);

@@ -287,6 +287,7 @@ struct ksock_conn {
 	/* rx (loop thread; the recv() handoff under net->lock) */
 	enum ksock_rx_state rx_state;
 	bool rx_ready;                    /* EPOLLIN seen since the last EAGAIN */
+	uint32_t rx_reads;                /* recv()/readv() that got bytes (busy poll) */
 	bool rx_eof;
 	bool rx_started;                  /* bytes of a message have arrived */
 	uint64_t rx_last_progress;
@@ -475,6 +476,7 @@ int ksock_handle_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, ui
 
 /* sock_rx.c */
 void ksock_conn_rx(struct ksock_conn *c);
+bool ksock_conn_poll(struct ul_io *io);
 void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
 		const struct iovec *iov, unsigned niov, size_t offset, size_t mlen, size_t rlen);
 

@@ -57,6 +57,7 @@ static ssize_t ksock_rx_fill(struct ksock_conn *c)
 		ssize_t n = recv(c->fd, c->rx_buf, sizeof(c->rx_buf), MSG_DONTWAIT);
 
 		if (n > 0) {
+			c->rx_reads++;
 			c->rx_buf_off = 0;
 			c->rx_buf_len = (size_t)n;
 			if ((size_t)n < sizeof(c->rx_buf))
@@ -201,6 +202,7 @@ static int ksock_rx_payload(struct ksock_conn *c)
 			}
 			return -errno;
 		}
+		c->rx_reads++;
 		c->rx_last_progress = ksock_now(c->net);
 		c->peer->last_alive = c->rx_last_progress;
 		ksock_rx_advance(c, (size_t)got);
@@ -455,6 +457,22 @@ io_err:
 			       c->rx_mlen_left + c->rx_discard_left);
 	else
 		ksock_rx_error(c, rc, "read error: %s", strerror(-rc));
+}
+
+/* ul_io poll op (busy-poll loops): read whatever the socket has, as an
+ * EPOLLIN would, without asking epoll first. True if bytes came. */
+bool ksock_conn_poll(struct ul_io *io)
+{
+	struct ksock_conn *c = (struct ksock_conn *)((char *)io - offsetof(struct ksock_conn, io));
+	uint32_t reads = c->rx_reads;
+
+	/* waiting for a lazy recv(): its kick resumes us */
+	if (c->state != KSOCK_CS_UP || c->rx_state == KSOCK_RX_PARSE)
+		return false;
+	ksock_loop_enter(c->net);
+	c->rx_ready = true;
+	ksock_conn_rx(c);
+	return c->rx_reads != reads;
 }
 
 void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
