@@ -26,7 +26,7 @@ if [ "${NO_ANCHORS:-0}" != 1 ]; then
     cp "$ANCHORS_FILE" "$work/anchors.txt"
   else
     echo "## anchors (../shared/tools/anchors.sh, selected rows; takes a few minutes)"
-    ONLY='^(tcp_stream_1MiB$|ucx_tag_bw_1MiB|tcp_rtt_64B_avg|ucx_tag_lat_64B|tcp_msgrate_64B_sockperf)' \
+    ONLY='^(tcp_stream_1MiB$|ucx_tag_bw_1MiB|tcp_rtt_64B_avg|tcp_rtt_64B_spin|ucx_tag_lat_64B|tcp_msgrate_64B_sockperf)' \
       REPS=${ANCHOR_REPS:-3} bash "$shared/tools/anchors.sh" > "$work/anchors.txt" 2>"$work/anchors.log" || true
   fi
 fi
