@@ -15,6 +15,7 @@
  * env: BENCH_PORT (acceptor port, default 21988), BENCH_WINDOW (bw, default 4),
  *      BENCH_BATCH (PUTs per batch in ratebatch, default 32),
  *      BENCH_PEER_CREDITS (peer_credits tunable of both NIs, default 8),
+ *      BENCH_CONNS (conns_per_peer of both NIs: parallel bulk streams, default 1),
  *      BENCH_SOCKBUF (tx/rx_buffer_size tunables of both NIs, default system),
  *      BENCH_NAGLE=1 (the nagle tunable on both NIs: Nagle left on),
  *      BENCH_BUSY_POLL=1 (both nodes' progress threads spin: ULNET_OPT_BUSY_POLL;
@@ -69,6 +70,8 @@ static ulnet_t *make_node(uint32_t ip, uint16_t port)
 		conf.tun.peer_credits = atoi(getenv("BENCH_PEER_CREDITS"));
 	if (getenv("BENCH_NAGLE") && atoi(getenv("BENCH_NAGLE")))   /* the nagle tunable */
 		conf.sock.nagle = 1;
+	if (getenv("BENCH_CONNS"))          /* conns_per_peer: parallel bulk streams */
+		conf.tun.conns_per_peer = atoi(getenv("BENCH_CONNS"));
 	if (getenv("BENCH_SOCKBUF"))        /* SO_SNDBUF/SO_RCVBUF; default: system */
 		conf.sock.tx_buffer_size = conf.sock.rx_buffer_size = atoi(getenv("BENCH_SOCKBUF"));
 	strcpy(conf.accept, "all");
