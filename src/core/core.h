@@ -607,4 +607,19 @@ void lnet_peer_cancel_discovery_locked(ulnet_t *ln, struct lnet_peer *lp);
 /* Wait (real time, driving progress in manual mode) until `done` says so. */
 int lnet_wait_locked(ulnet_t *ln, bool (*done)(void *arg), void *arg, int timeout_ms);
 
+/* The match request an incoming PUT makes (parse, and lazy re-matching). */
+static inline struct lnet_match_info lnet_put_match_info(const struct lnet_msg *msg)
+{
+	const struct lnet_hdr *hdr = &msg->msg_hdr;
+
+	return (struct lnet_match_info){
+		.mi_id = { .nid = msg->msg_initiator, .pid = hdr->src_pid },
+		.mi_opc = ULNET_MD_OP_PUT,
+		.mi_portal = hdr->msg.put.ptl_index,
+		.mi_rlength = hdr->payload_length,
+		.mi_roffset = hdr->msg.put.offset,
+		.mi_mbits = hdr->msg.put.match_bits,
+	};
+}
+
 #endif /* ULNET_CORE_CORE_H */

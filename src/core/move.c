@@ -515,10 +515,11 @@ static void lnet_send_or_fail_locked(ulnet_t *ln, const ulnet_nid_t *self, struc
 	}
 }
 
-int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
-		    enum ulnet_ack_req ack, const ulnet_process_id_t *target, unsigned portal,
-		    uint64_t match_bits, unsigned remote_offset, uint64_t hdr_data,
-		    struct lnet_sendq *q)
+/* What an initiated PUT and GET share: the node is running, the target is
+ * reachable, and a message carries the MD and the header's common part. */
+static int lnet_initiate_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
+				unsigned type, const ulnet_process_id_t *target, uint32_t len,
+				struct lnet_msg **out)
 {
 	struct lnet_msg *msg;
 	int rc;
@@ -532,7 +533,22 @@ int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 	if (!msg)
 		return -ENOMEM;
 	lnet_msg_attach_md(msg, md, 0, 0);
-	lnet_prep_send(ln, msg, ULNET_MSG_PUT, target, 0, (uint32_t)md->md_length);
+	lnet_prep_send(ln, msg, type, target, 0, len);
+	*out = msg;
+	return 0;
+}
+
+int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
+		    enum ulnet_ack_req ack, const ulnet_process_id_t *target, unsigned portal,
+		    uint64_t match_bits, unsigned remote_offset, uint64_t hdr_data,
+		    struct lnet_sendq *q)
+{
+	struct lnet_msg *msg;
+	int rc = lnet_initiate_locked(ln, self, md, ULNET_MSG_PUT, target,
+				      (uint32_t)md->md_length, &msg);
+
+	if (rc)
+		return rc;
 	msg->msg_hdr.msg.put.match_bits = match_bits;
 	msg->msg_hdr.msg.put.ptl_index = portal;
 	msg->msg_hdr.msg.put.offset = remote_offset;
@@ -558,18 +574,10 @@ int lnet_get_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		    unsigned remote_offset, struct lnet_sendq *q)
 {
 	struct lnet_msg *msg;
-	int rc;
+	int rc = lnet_initiate_locked(ln, self, md, ULNET_MSG_GET, target, 0, &msg);
 
-	if (ln->ln_state != LNET_STATE_RUNNING)
-		return -ESHUTDOWN;
-	rc = lnet_check_reachable_locked(ln, self, &target->nid);
 	if (rc)
 		return rc;
-	msg = lnet_msg_alloc_locked(ln);
-	if (!msg)
-		return -ENOMEM;
-	lnet_msg_attach_md(msg, md, 0, 0);
-	lnet_prep_send(ln, msg, ULNET_MSG_GET, target, 0, 0);
 	msg->msg_hdr.msg.get.match_bits = match_bits;
 	msg->msg_hdr.msg.get.ptl_index = portal;
 	msg->msg_hdr.msg.get.src_offset = remote_offset;
@@ -730,15 +738,7 @@ void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg)
 /* Called locked; returns unlocked. 0: handled; -ENOENT: drop. */
 static int lnet_parse_put(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
 {
-	const struct lnet_hdr *hdr = &msg->msg_hdr;
-	struct lnet_match_info info = {
-		.mi_id = { .nid = msg->msg_initiator, .pid = hdr->src_pid },
-		.mi_opc = ULNET_MD_OP_PUT,
-		.mi_portal = hdr->msg.put.ptl_index,
-		.mi_rlength = hdr->payload_length,
-		.mi_roffset = hdr->msg.put.offset,
-		.mi_mbits = hdr->msg.put.match_bits,
-	};
+	struct lnet_match_info info = lnet_put_match_info(msg);
 	char nid[ULNET_NIDSTR_SIZE];
 	int rc;
 

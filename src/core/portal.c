@@ -289,15 +289,7 @@ void lnet_ptl_attach_md_locked(ulnet_t *ln, struct lnet_me *me, struct lnet_libm
 
 	ul_list_for_each_safe(pos, n, &ptl->ptl_msg_delayed) {
 		struct lnet_msg *msg = ul_container_of(pos, struct lnet_msg, msg_list);
-		const struct lnet_hdr *hdr = &msg->msg_hdr;
-		struct lnet_match_info info = {
-			.mi_id = { .nid = msg->msg_initiator, .pid = hdr->src_pid },
-			.mi_opc = ULNET_MD_OP_PUT,
-			.mi_portal = hdr->msg.put.ptl_index,
-			.mi_rlength = hdr->payload_length,
-			.mi_roffset = hdr->msg.put.offset,
-			.mi_mbits = hdr->msg.put.match_bits,
-		};
+		struct lnet_match_info info = lnet_put_match_info(msg);
 		uint32_t offset, mlength;
 		int rc;
 
