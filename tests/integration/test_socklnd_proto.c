@@ -1476,6 +1476,32 @@ static void test_reconnect_backoff(void **state)
 	node_stop(&n);
 }
 
+/* A PUT to `ip`, whose listener accepts but never answers the HELLO, fails
+ * with ETIMEDOUT once the instance clock passes a 10 s sock_timeout, and not
+ * at 8 s. */
+static void expect_handshake_timeout(struct st_node *n, uint64_t *skew, const char *ip)
+{
+	static struct st_md md;
+	uint8_t src[64] = { 0 };
+	char nid[64];
+	int lfd = raw_listen(ip);
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+	snprintf(nid, sizeof(nid), "%s@tcp", ip);
+	node_put(n, nid, src, sizeof(src), &md);
+	assert_int_equal(poll(&p, 1, ST_WAIT_MS), 1);
+	usleep(200 * 1000);
+	advance(skew, 8000);
+	usleep(300 * 1000);
+	assert_int_equal(md.n[ULNET_EVENT_SEND], 0);
+	advance(skew, 2500);
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+	assert_int_equal(md.last_status, -ETIMEDOUT);
+	assert_true(st_wait_log(n, "handshake timed out", NULL));
+	node_put_done(n, &md);
+	close(lfd);
+}
+
 /* sock_timeout = 10: a message waiting out a back-off, and one behind a
  * handshake that never gets an answer, both fail with ETIMEDOUT after 10 s
  * (and not before). */
@@ -1486,7 +1512,6 @@ static void test_sock_timeout(void **state)
 	static struct st_md md;
 	uint64_t skew = 0;
 	uint8_t src[64];
-	int lfd;
 
 	(void)state;
 	no.skew = &skew;
@@ -1508,23 +1533,7 @@ static void test_sock_timeout(void **state)
 	node_put_done(&n, &md);
 
 	/* a listener that never answers the HELLO */
-	lfd = raw_listen("127.0.4.96");
-	node_put(&n, "127.0.4.96@tcp", src, sizeof(src), &md);
-	{
-		struct pollfd p = { .fd = lfd, .events = POLLIN };
-
-		assert_int_equal(poll(&p, 1, ST_WAIT_MS), 1);
-	}
-	usleep(200 * 1000);
-	advance(&skew, 8000);
-	usleep(300 * 1000);
-	assert_int_equal(md.n[ULNET_EVENT_SEND], 0);
-	advance(&skew, 2500);
-	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
-	assert_int_equal(md.last_status, -ETIMEDOUT);
-	assert_true(st_wait_log(&n, "handshake timed out", NULL));
-	node_put_done(&n, &md);
-	close(lfd);
+	expect_handshake_timeout(&n, &skew, "127.0.4.96");
 	node_stop(&n);
 }
 
@@ -1534,10 +1543,7 @@ static void test_lnd_timeout_set_live(void **state)
 {
 	struct node_opts no = { 0 };
 	static struct st_node n;
-	static struct st_md md;
 	uint64_t skew = 0;
-	uint8_t src[64] = { 0 };
-	int lfd;
 
 	(void)state;
 	no.skew = &skew;
@@ -1545,23 +1551,7 @@ static void test_lnd_timeout_set_live(void **state)
 	assert_int_equal(ulnet_net_set_lnd_timeout(n.ln, ulnet_mknet(ULNET_LND_TCP, 0), 10), 0);
 	advance(&skew, 1500);   /* a reaper turn takes the new value */
 	assert_true(st_wait_log(&n, "sock_timeout now 10 s", NULL));
-	lfd = raw_listen("127.0.4.95");
-	node_put(&n, "127.0.4.95@tcp", src, sizeof(src), &md);
-	{
-		struct pollfd p = { .fd = lfd, .events = POLLIN };
-
-		assert_int_equal(poll(&p, 1, ST_WAIT_MS), 1);
-	}
-	usleep(200 * 1000);
-	advance(&skew, 8000);
-	usleep(300 * 1000);
-	assert_int_equal(md.n[ULNET_EVENT_SEND], 0);
-	advance(&skew, 2500);
-	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
-	assert_int_equal(md.last_status, -ETIMEDOUT);
-	assert_true(st_wait_log(&n, "handshake timed out", NULL));
-	node_put_done(&n, &md);
-	close(lfd);
+	expect_handshake_timeout(&n, &skew, "127.0.4.95");
 	node_stop(&n);
 }
 
