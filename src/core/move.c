@@ -644,6 +644,11 @@ static _Thread_local ulnet_t *lnet_batch_ln;
 static _Thread_local unsigned lnet_batch_depth;
 static _Thread_local bool lnet_batch_held, lnet_batch_more;
 
+bool lnet_ni_has_progress_thread(const struct lnet_ni *ni)
+{
+	return ni->ni_ln->ln_has_thread;
+}
+
 bool lnet_ni_batch_hold(const struct lnet_ni *ni)
 {
 	if (!lnet_batch_depth || lnet_batch_ln != ni->ni_ln)

@@ -283,6 +283,11 @@ struct ksock_conn {
 	 * kernel may keep a partial segment until we push */
 	bool tx_corked;
 	struct ksock_conn *cork_next;     /* net->corked_conns while tx_corked */
+	/* coalescing: a caller's send shortly after the last write is queued
+	 * and the loop writes the queue (one sendmsg for several) */
+	uint64_t tx_last_write;           /* ns of the last direct/loop write */
+	bool tx_deferred;
+	struct ksock_conn *defer_next;    /* net->defer_conns while tx_deferred */
 
 	/* rx (loop thread; the recv() handoff under net->lock) */
 	enum ksock_rx_state rx_state;
@@ -363,6 +368,8 @@ struct ksock_net {
 	struct ksock_tx *tx_free;
 	struct ksock_conn *held_conns;    /* conns with tx_held set */
 	struct ksock_conn *corked_conns;  /* conns with tx_corked set */
+	struct ksock_conn *defer_conns;   /* conns with tx_deferred set */
+	bool in_defer_flush;              /* the loop is writing defer_conns */
 	struct ksock_txblock *txblocks;
 	bool shutdown;
 
@@ -395,6 +402,10 @@ uint64_t ksock_now(const struct ksock_net *net);
 const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
 /* Record the loop thread (every loop callback calls it). */
 void ksock_loop_enter(struct ksock_net *net);
+/* This thread is the one that ran our loop callbacks last. */
+bool ksock_on_loop(const struct ksock_net *net);
+/* The loop writes the deferred conns (kick handler). */
+void ksock_flush_deferred(struct ksock_net *net);
 /* Ask the loop to run the kick handler soon (any thread). */
 void ksock_kick(struct ksock_net *net);
 /* Resume rx of a conn on the loop (holds a ref until then). */

@@ -197,6 +197,7 @@ static void ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx, stru
 #define KSOCK_TX_GATHER_MAX (1u << 20)
 
 static void ksock_conn_unhold_locked(struct ksock_conn *c);
+static void ksock_conn_undefer_locked(struct ksock_conn *c);
 
 static void ksock_conn_uncork_locked(struct ksock_conn *c)
 {
@@ -226,6 +227,7 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 		return 0;
 	/* from here what is left waits for EPOLLOUT, as any queue */
 	ksock_conn_unhold_locked(c);
+	ksock_conn_undefer_locked(c);
 	if (c->hs_out_len) {
 		rc = ksock_hs_flush(c);
 		if (rc <= 0)
@@ -336,14 +338,84 @@ static void ksock_conn_unhold_locked(struct ksock_conn *c)
 	c->held_next = NULL;
 }
 
-/* `tx` was just queued on `c`: write now, hold it (a batch), or leave it to
- * EPOLLOUT (the queue was already waiting for it). */
+/* Coalescing: a caller's send within this long of the conn's last write
+ * is left to the loop thread, which writes the queue in one sendmsg. */
+#ifndef KSOCK_COALESCE_NS
+#define KSOCK_COALESCE_NS 5000u
+#endif
+/* a deferred queue past this is written by the caller anyway */
+#define KSOCK_COALESCE_MAX (64u << 10)
+
+static void ksock_conn_undefer_locked(struct ksock_conn *c)
+{
+	struct ksock_conn **pp;
+
+	if (!c->tx_deferred)
+		return;
+	c->tx_deferred = false;
+	for (pp = &c->net->defer_conns; *pp; pp = &(*pp)->defer_next) {
+		if (*pp == c) {
+			*pp = c->defer_next;
+			break;
+		}
+	}
+	c->defer_next = NULL;
+}
+
+static void ksock_conn_defer_locked(struct ksock_conn *c)
+{
+	struct ksock_net *net = c->net;
+
+	if (c->tx_deferred)
+		return;
+	c->tx_deferred = true;
+	c->defer_next = net->defer_conns;
+	net->defer_conns = c;
+	if (!net->in_defer_flush)
+		ksock_kick(net);
+}
+
+/* The kick handler (loop thread): write the deferred queues; sends that
+ * their completions release are deferred again and written next round. */
+void ksock_flush_deferred(struct ksock_net *net)
+{
+	ksock_lock(net);
+	if (!net->defer_conns) {
+		ksock_unlock(net);
+		return;
+	}
+	net->in_defer_flush = true;
+	while (net->defer_conns) {
+		struct ksock_done done = { 0 };
+		uint64_t now = ksock_now(net);
+		struct ksock_conn *c;
+
+		while ((c = net->defer_conns)) {
+			ksock_conn_undefer_locked(c);
+			c->tx_last_write = now;
+			ksock_conn_kick_tx_locked(c, &done);
+		}
+		ksock_unlock(net);
+		ksock_done_run(net, &done);
+		ksock_lock(net);
+	}
+	net->in_defer_flush = false;
+	ksock_unlock(net);
+}
+
+/* `tx` was just queued on `c`: write now, hold it (a batch), leave it to
+ * the loop (coalescing), or leave it to EPOLLOUT (the queue was already
+ * waiting for it). */
 static void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx, bool hold,
 				   struct ksock_done *done)
 {
-	/* a non-empty queue is being drained (EPOLLOUT resumes it) */
-	if (c->txq_head != tx && !c->tx_held)
+	/* a non-empty queue is being drained (EPOLLOUT resumes it), or the
+	 * loop writes it soon (deferred) */
+	if (c->txq_head != tx && !c->tx_held) {
+		if (c->tx_deferred && !hold && c->tx_queued >= KSOCK_COALESCE_MAX)
+			ksock_conn_kick_tx_locked(c, done);
 		return;
+	}
 	if (hold && c->tx_queued < KSOCK_TX_HOLD_MAX) {
 		if (!c->tx_held) {
 			c->tx_held = true;
@@ -352,12 +424,30 @@ static void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx, bo
 		}
 		return;
 	}
+	if (!c->tx_held && lnet_ni_has_progress_thread(c->net->ni)) {
+		struct ksock_net *net = c->net;
+
+		if (net->in_defer_flush && ksock_on_loop(net)) {
+			ksock_conn_defer_locked(c);   /* the flush's next round */
+			return;
+		}
+		if (!ksock_on_loop(net)) {
+			uint64_t now = ksock_now(net);
+
+			if (now - c->tx_last_write < KSOCK_COALESCE_NS) {
+				ksock_conn_defer_locked(c);
+				return;
+			}
+			c->tx_last_write = now;
+		}
+	}
 	/* an idle conn (or one holding a batch): write from here (no thread hop) */
 	ksock_conn_kick_tx_locked(c, done);
 }
 
 void ksock_conn_tx_forget_locked(struct ksock_conn *c)
 {
+	ksock_conn_undefer_locked(c);
 	ksock_conn_unhold_locked(c);
 	ksock_conn_uncork_locked(c);
 }

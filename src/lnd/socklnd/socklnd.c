@@ -36,13 +36,20 @@ const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE])
 	return ulnet_nid_str(nid, buf);
 }
 
+/* once per thread, not a gettid() per loop callback */
+static _Thread_local int ksock_tid;
+
+bool ksock_on_loop(const struct ksock_net *net)
+{
+	return ksock_tid && ksock_tid == __atomic_load_n(&net->loop_tid, __ATOMIC_RELAXED);
+}
+
 void ksock_loop_enter(struct ksock_net *net)
 {
-	/* once per thread, not a gettid() per loop callback */
-	static _Thread_local int tid;
+	int tid = ksock_tid;
 
 	if (!tid)
-		tid = (int)syscall(SYS_gettid);
+		ksock_tid = tid = (int)syscall(SYS_gettid);
 	net->loop_tid = tid;
 }
 
@@ -207,6 +214,7 @@ static void ksock_kick_cb(struct ul_timer *t)
 	bool connect;
 
 	ksock_loop_enter(net);
+	ksock_flush_deferred(net);
 	ksock_lock(net);
 	list = net->kick_conns;
 	net->kick_conns = NULL;
