@@ -108,6 +108,9 @@ void lnet_ni_log(const struct lnet_ni *ni, enum ulnet_log_level lvl, const char 
  * the calling thread has a batch open on ni's instance (ulnet_batch_begin);
  * the batch then calls the LND's flush() when it ends. */
 bool lnet_ni_batch_hold(const struct lnet_ni *ni);
+/* Messages wait for credits on ni's instance (their senders' completions
+ * release them); takes the instance lock: call it with no LND lock held. */
+bool lnet_ni_tx_waiting(const struct lnet_ni *ni);
 /* The instance has a progress thread (not ULNET_OPT_MANUAL_PROGRESS). */
 bool lnet_ni_has_progress_thread(const struct lnet_ni *ni);
 /* The instance's LND timeout (s) derived from the globals. */

@@ -649,6 +649,17 @@ bool lnet_ni_has_progress_thread(const struct lnet_ni *ni)
 	return ni->ni_ln->ln_has_thread;
 }
 
+bool lnet_ni_tx_waiting(const struct lnet_ni *ni)
+{
+	ulnet_t *ln = ni->ni_ln;
+	bool w;
+
+	lnet_lock(ln);
+	w = ln->ln_tx_waiting > 0;
+	lnet_unlock(ln);
+	return w;
+}
+
 bool lnet_ni_batch_hold(const struct lnet_ni *ni)
 {
 	if (!lnet_batch_depth || lnet_batch_ln != ni->ni_ln)

@@ -379,27 +379,39 @@ static void ksock_conn_defer_locked(struct ksock_conn *c)
  * their completions release are deferred again and written next round. */
 void ksock_flush_deferred(struct ksock_net *net)
 {
+	static const int off = 0;
+	struct ksock_conn *c;
+	bool more;
+
 	ksock_lock(net);
 	if (!net->defer_conns) {
 		ksock_unlock(net);
 		return;
 	}
 	net->in_defer_flush = true;
+	ksock_unlock(net);
+	more = lnet_ni_tx_waiting(net->ni);
+	ksock_lock(net);
 	while (net->defer_conns) {
 		struct ksock_done done = { 0 };
 		uint64_t now = ksock_now(net);
-		struct ksock_conn *c;
 
 		while ((c = net->defer_conns)) {
 			ksock_conn_undefer_locked(c);
 			c->tx_last_write = now;
-			ksock_conn_kick_tx_locked(c, &done);
+			ksock_conn_kick_tx_more_locked(c, more, &done);
 		}
 		ksock_unlock(net);
 		ksock_done_run(net, &done);
+		more = lnet_ni_tx_waiting(net->ni);
 		ksock_lock(net);
 	}
 	net->in_defer_flush = false;
+	/* the burst is over: what MSG_MORE left in the kernel goes now */
+	while ((c = net->corked_conns)) {
+		ksock_conn_uncork_locked(c);
+		(void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
+	}
 	ksock_unlock(net);
 }
 
