@@ -327,6 +327,9 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 static void lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int status)
 {
 	struct ulnet_event *ev = &msg->msg_ev;
+	/* a GET target counts the GET it received, not the REPLY it sends */
+	unsigned rx_type = msg->msg_type == ULNET_MSG_REPLY && ev->type == ULNET_EVENT_GET
+				   ? ULNET_MSG_GET : msg->msg_type;
 
 	if (status == 0) {
 		if (ev->type == ULNET_EVENT_GET)
@@ -335,15 +338,11 @@ static void lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 			ln->ln_ctr.recv_length += msg->msg_wanted;
 		ln->ln_ctr.recv_count++;
 		if (msg->msg_rxpeer) {
-			msg->msg_rxpeer->lpni_received.n[msg->msg_type == ULNET_MSG_REPLY &&
-							 ev->type == ULNET_EVENT_GET
-						 ? ULNET_MSG_GET : msg->msg_type]++;
+			msg->msg_rxpeer->lpni_received.n[rx_type]++;
 			msg->msg_rxpeer->lpni_recv_count++;
 		}
 		if (msg->msg_rxni) {
-			msg->msg_rxni->ni_received.n[msg->msg_type == ULNET_MSG_REPLY &&
-						     ev->type == ULNET_EVENT_GET
-					     ? ULNET_MSG_GET : msg->msg_type]++;
+			msg->msg_rxni->ni_received.n[rx_type]++;
 			msg->msg_rxni->ni_recv_count++;
 		}
 	}

@@ -79,11 +79,15 @@ static int ksock_tx_build_locked(struct ksock_conn *c, struct ksock_tx *tx)
 	if (k < 0)
 		return (int)k;
 	if (tx->msg) {
-		struct lnet_hdr h = *lnet_msg_hdr(tx->msg);
+		const struct lnet_hdr *hp = lnet_msg_hdr(tx->msg);
+		struct lnet_hdr h;
 
-		if (net->user_mode)
+		if (net->user_mode) {   /* copy only to set the user-space flag */
+			h = *hp;
 			h.src_pid |= ULNET_PID_USERFLAG;
-		n = c->proto->codec->encode(&h, tx->hdr + k, sizeof(tx->hdr) - (size_t)k);
+			hp = &h;
+		}
+		n = c->proto->codec->encode(hp, tx->hdr + k, sizeof(tx->hdr) - (size_t)k);
 		if (n < 0)
 			return (int)n;
 		k += n;
@@ -213,6 +217,19 @@ static void ksock_conn_uncork_locked(struct ksock_conn *c)
 		}
 	}
 	c->cork_next = NULL;
+}
+
+/* Push what MSG_MORE left in the kernel on every corked connection
+ * (clearing TCP_CORK, which we never set, sends the pending frames). */
+static void ksock_uncork_all_locked(struct ksock_net *net)
+{
+	static const int off = 0;
+	struct ksock_conn *c;
+
+	while ((c = net->corked_conns)) {
+		ksock_conn_uncork_locked(c);
+		(void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
+	}
 }
 
 /* Write the queue; `more`: the caller's batch sends more soon, let the
@@ -379,7 +396,6 @@ static void ksock_conn_defer_locked(struct ksock_conn *c)
  * their completions release are deferred again and written next round. */
 void ksock_flush_deferred(struct ksock_net *net)
 {
-	static const int off = 0;
 	struct ksock_conn *c;
 	bool more;
 
@@ -408,10 +424,7 @@ void ksock_flush_deferred(struct ksock_net *net)
 	}
 	net->in_defer_flush = false;
 	/* the burst is over: what MSG_MORE left in the kernel goes now */
-	while ((c = net->corked_conns)) {
-		ksock_conn_uncork_locked(c);
-		(void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
-	}
+	ksock_uncork_all_locked(net);
 	ksock_unlock(net);
 }
 
@@ -469,7 +482,6 @@ void ksock_flush(struct lnet_ni *ni, bool more)
 	struct ksock_net *net = lnet_ni_data(ni);
 	struct ksock_done done = { 0 };
 	struct ksock_conn *c;
-	static const int off = 0;
 
 	if (!net)
 		return;
@@ -478,12 +490,9 @@ void ksock_flush(struct lnet_ni *ni, bool more)
 		ksock_conn_unhold_locked(c);
 		ksock_conn_kick_tx_more_locked(c, more, &done);
 	}
-	/* the end of the batch: what MSG_MORE left in the kernel goes now
-	 * (clearing TCP_CORK, which we never set, pushes pending frames) */
-	while (!more && (c = net->corked_conns)) {
-		ksock_conn_uncork_locked(c);
-		(void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
-	}
+	/* the end of the batch: what MSG_MORE left in the kernel goes now */
+	if (!more)
+		ksock_uncork_all_locked(net);
 	ksock_unlock(net);
 	ksock_done_run(net, &done);
 }
