@@ -981,6 +981,8 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 	msg->msg_from = *from_nid;
 	msg->msg_rxni = ni;
 	lnet_ni_addref_locked(ni);
+	/* Multi-Rail: match on the peer's primary NID */
+	msg->msg_initiator = hdr->src_nid;
 	if (ni != ln->ln_loni) {
 		struct lnet_peer_ni *lpni = lnet_peer_ni_get_locked(ln, from_nid);
 
@@ -990,12 +992,15 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 			msg->msg_rxpeer = lpni;
 			lnet_peer_ni_addref_locked(lpni);
 		}
+		/* The sender is the initiator unless routed: then the entry
+		 * just found is the one to ask, no second lookup. */
+		if (lpni && lnet_nid_eq(from_nid, &hdr->src_nid)) {
+			if (lpni->lpni_peer)
+				msg->msg_initiator = lpni->lpni_peer->lp_primary;
+		} else {
+			lnet_peer_primary_nid_locked(ln, &hdr->src_nid, &msg->msg_initiator);
+		}
 	}
-	/* Multi-Rail: match on the peer's primary NID */
-	if (ni == ln->ln_loni)
-		msg->msg_initiator = hdr->src_nid;
-	else
-		lnet_peer_primary_nid_locked(ln, &hdr->src_nid, &msg->msg_initiator);
 	lnet_msg_commit_locked(ln, msg, false);
 
 	switch (type) {
