@@ -379,7 +379,8 @@ struct ulnet {
 
 	struct ul_list ln_nis;
 	int ln_nnis;
-	unsigned ln_tx_waiting;        /* messages on ni_tx_delayed/lpni_txq */
+	unsigned ln_tx_waiting;        /* messages on ni_tx_delayed/lpni_txq; changed under
+					 * the lock with atomics, read without it */
 	struct lnet_ni *ln_loni;
 
 	struct lnet_portal ln_portals[ULNET_MAX_PORTALS];

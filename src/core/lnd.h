@@ -109,7 +109,7 @@ void lnet_ni_log(const struct lnet_ni *ni, enum ulnet_log_level lvl, const char 
  * the batch then calls the LND's flush() when it ends. */
 bool lnet_ni_batch_hold(const struct lnet_ni *ni);
 /* Messages wait for credits on ni's instance (their senders' completions
- * release them); takes the instance lock: call it with no LND lock held. */
+ * release them). A lock-free hint: callable with LND locks held. */
 bool lnet_ni_tx_waiting(const struct lnet_ni *ni);
 /* The instance has a progress thread (not ULNET_OPT_MANUAL_PROGRESS). */
 bool lnet_ni_has_progress_thread(const struct lnet_ni *ni);

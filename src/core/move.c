@@ -129,7 +129,7 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now
 		if (lp->lpni_txcredits < 0) {
 			msg->msg_tx_delayed = 1;
 			ul_list_add_tail(&msg->msg_list, &lp->lpni_txq);
-			ln->ln_tx_waiting++;
+			__atomic_fetch_add(&ln->ln_tx_waiting, 1, __ATOMIC_RELAXED);
 			return LNET_CREDIT_WAIT;
 		}
 	}
@@ -141,7 +141,7 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now
 		if (ni->ni_tx_credits < 0) {
 			msg->msg_tx_delayed = 1;
 			ul_list_add_tail(&msg->msg_list, &ni->ni_tx_delayed);
-			ln->ln_tx_waiting++;
+			__atomic_fetch_add(&ln->ln_tx_waiting, 1, __ATOMIC_RELAXED);
 			return LNET_CREDIT_WAIT;
 		}
 	}
@@ -175,7 +175,7 @@ void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lne
 			struct lnet_msg *m2 = ul_list_first(&ni->ni_tx_delayed, struct lnet_msg, msg_list);
 
 			ul_list_del(&m2->msg_list);
-			ln->ln_tx_waiting--;
+			__atomic_fetch_sub(&ln->ln_tx_waiting, 1, __ATOMIC_RELAXED);
 			lnet_post_delayed_locked(ln, m2, q, now);
 		}
 	}
@@ -189,7 +189,7 @@ void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lne
 			struct lnet_msg *m2 = ul_list_first(&lp->lpni_txq, struct lnet_msg, msg_list);
 
 			ul_list_del(&m2->msg_list);
-			ln->ln_tx_waiting--;
+			__atomic_fetch_sub(&ln->ln_tx_waiting, 1, __ATOMIC_RELAXED);
 			lnet_post_delayed_locked(ln, m2, q, now);
 		}
 	}
@@ -206,7 +206,7 @@ static void lnet_fail_list_locked(ulnet_t *ln, struct ul_list *list, struct lnet
 		if (ni && msg->msg_txni != ni)
 			continue;
 		ul_list_del(&msg->msg_list);
-		ln->ln_tx_waiting--;
+		__atomic_fetch_sub(&ln->ln_tx_waiting, 1, __ATOMIC_RELAXED);
 		msg->msg_fin_status = status;
 		ul_list_add_tail(&msg->msg_list, &q->sq_fail);
 	}
@@ -651,13 +651,8 @@ bool lnet_ni_has_progress_thread(const struct lnet_ni *ni)
 
 bool lnet_ni_tx_waiting(const struct lnet_ni *ni)
 {
-	ulnet_t *ln = ni->ni_ln;
-	bool w;
-
-	lnet_lock(ln);
-	w = ln->ln_tx_waiting > 0;
-	lnet_unlock(ln);
-	return w;
+	/* a hint for MSG_MORE: no lock (LNDs call it holding their own) */
+	return __atomic_load_n(&ni->ni_ln->ln_tx_waiting, __ATOMIC_RELAXED) > 0;
 }
 
 bool lnet_ni_batch_hold(const struct lnet_ni *ni)
@@ -692,7 +687,7 @@ static void lnet_batch_flush(ulnet_t *ln, bool final)
 	bool more;
 
 	lnet_lock(ln);
-	more = !final && ln->ln_tx_waiting > 0;
+	more = !final && __atomic_load_n(&ln->ln_tx_waiting, __ATOMIC_RELAXED) > 0;
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
 

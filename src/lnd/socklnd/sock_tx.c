@@ -405,9 +405,7 @@ void ksock_flush_deferred(struct ksock_net *net)
 		return;
 	}
 	net->in_defer_flush = true;
-	ksock_unlock(net);
 	more = lnet_ni_tx_waiting(net->ni);
-	ksock_lock(net);
 	while (net->defer_conns) {
 		struct ksock_done done = { 0 };
 		uint64_t now = ksock_now(net);
