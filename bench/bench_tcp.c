@@ -19,9 +19,16 @@
  *      BENCH_SOCKBUF (tx/rx_buffer_size tunables of both NIs, default system),
  *      BENCH_NAGLE=1 (the nagle tunable on both NIs: Nagle left on),
  *      BENCH_BUSY_POLL=1 (both nodes' progress threads spin: ULNET_OPT_BUSY_POLL;
- *      the main thread still sleeps in its waiter, so two threads spin in all)
+ *      the main thread still sleeps in its waiter, so two threads spin in all),
+ *      BENCH_MANUAL=1 (both nodes ULNET_OPT_MANUAL_PROGRESS: no progress thread;
+ *      each process's one thread spins on ulnet_progress(ln, 0) while it waits,
+ *      the model of ucx_perftest, whose worker is progressed by its caller),
+ *      BENCH_DISTINCT_BUFS=1 (bw/rate: the W MDs of the window each cover their
+ *      own buffer; default: all cover one buffer, as ucx_perftest and iperf3
+ *      send from one buffer; the server always receives into one)
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -53,6 +60,8 @@ static void die(const char *what, int rc)
 }
 
 static unsigned node_flags;   /* ULNET_OPT_BUSY_POLL from BENCH_BUSY_POLL */
+static int onebuf = 1;        /* every window MD over one buffer; BENCH_DISTINCT_BUFS=1: not */
+static int manual;            /* BENCH_MANUAL=1: ULNET_OPT_MANUAL_PROGRESS, callers spin */
 
 static ulnet_t *make_node(uint32_t ip, uint16_t port)
 {
@@ -118,8 +127,19 @@ static void run_server(uint16_t port, int ready_fd, int stop_fd)
 	if (write(ready_fd, "r", 1) != 1)
 		exit(1);
 	/* Parent closes the pipe to stop us. */
-	while (read(stop_fd, &b, 1) > 0)
-		;
+	if (manual) {
+		struct pollfd pfd = { .fd = stop_fd, .events = POLLIN };
+		unsigned turn = 0;
+
+		for (;;) {
+			ulnet_progress(ln, 0);
+			if ((++turn & 1023) == 0 && poll(&pfd, 1, 0) > 0 && read(stop_fd, &b, 1) <= 0)
+				break;
+		}
+	} else {
+		while (read(stop_fd, &b, 1) > 0)
+			;
+	}
 	ulnet_destroy(ln);
 	exit(0);
 }
@@ -165,6 +185,18 @@ static void wait_until(int (*pred)(void), int timeout_s)
 	if (pred())
 		return;
 	deadline = now_ns() + (uint64_t)timeout_s * 1000000000ULL;
+	if (manual) {
+		unsigned turn = 0;
+
+		while (!pred()) {
+			ulnet_progress(C.ln, 0);
+			if ((++turn & 1023) == 0 && now_ns() > deadline) {
+				fprintf(stderr, "bench_tcp: timed out waiting\n");
+				exit(1);
+			}
+		}
+		return;
+	}
 	while (!pred()) {
 		if (now_ns() > deadline) {
 			fprintf(stderr, "bench_tcp: timed out waiting\n");
@@ -214,6 +246,14 @@ static uint64_t stream(size_t size, int window, double secs, int batch, uint64_t
 	for (i = 0; i < window; i++) {
 		struct ulnet_md d = { .length = size, .threshold = ULNET_MD_THRESH_INF,
 				      .handler = stream_handler };
+		if (i > 0 && onebuf) {
+			bufs[i] = NULL;   /* shares bufs[0] */
+			d.start = bufs[0];
+			rc = ulnet_md_bind(C.ln, &d, ULNET_RETAIN, &mds[i]);
+			if (rc)
+				die("md_bind", rc);
+			continue;
+		}
 		bufs[i] = malloc(size ? size : 1);
 		memset(bufs[i], 0x5a, size);
 		d.start = bufs[i];
@@ -397,6 +437,12 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (getenv("BENCH_BUSY_POLL") && atoi(getenv("BENCH_BUSY_POLL")))
 		node_flags |= ULNET_OPT_BUSY_POLL;
+	if (getenv("BENCH_DISTINCT_BUFS") && atoi(getenv("BENCH_DISTINCT_BUFS")))
+		onebuf = 0;
+	if (getenv("BENCH_MANUAL") && atoi(getenv("BENCH_MANUAL"))) {
+		manual = 1;
+		node_flags |= ULNET_OPT_MANUAL_PROGRESS;
+	}
 	if (pipe(ready) || pipe(stop))
 		return 1;
 	srv = fork();
