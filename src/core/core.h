@@ -237,17 +237,22 @@ struct lnet_msg {
 	ulnet_nid_t msg_src_nid_param; /* local NID the caller asked for, or ANY */
 	struct lnet_hdr msg_hdr;
 
-	unsigned msg_sending:1;
-	unsigned msg_receiving:1;
-	unsigned msg_tx_committed:1;
-	unsigned msg_rx_committed:1;
-	unsigned msg_ack:1;            /* send an ACK once the PUT is in */
-	unsigned msg_txcredit:1;
-	unsigned msg_peertxcredit:1;
-	unsigned msg_tx_delayed:1;
-	unsigned msg_rx_delayed:1;     /* waiting on a lazy portal */
-	unsigned msg_discovery_wait:1; /* queued on a peer until discovered */
-	unsigned msg_tracked:1;        /* counted in md_rspt_pending */
+	union {
+		struct {
+			unsigned msg_sending:1;
+			unsigned msg_receiving:1;
+			unsigned msg_tx_committed:1;
+			unsigned msg_rx_committed:1;
+			unsigned msg_ack:1;            /* send an ACK once the PUT is in */
+			unsigned msg_txcredit:1;
+			unsigned msg_peertxcredit:1;
+			unsigned msg_tx_delayed:1;
+			unsigned msg_rx_delayed:1;     /* waiting on a lazy portal */
+			unsigned msg_discovery_wait:1; /* queued on a peer until discovered */
+			unsigned msg_tracked:1;        /* counted in md_rspt_pending */
+		};
+		unsigned msg_bits;             /* all of the above at once */
+	};
 
 	struct lnet_ni *msg_txni;
 	struct lnet_ni *msg_rxni;
