@@ -273,6 +273,31 @@ struct lnet_msg {
 	struct ulnet_event msg_ev;
 };
 
+/* --- latency figures ------------------------------------------------------- */
+
+/* struct ulnet_latency kept as a sum: adding a sample needs no division
+ * (the average is computed when read, lnet_latency_get()). */
+struct lnet_latency {
+	uint64_t samples, min_nsec, max_nsec, sum_nsec;
+};
+
+static inline void lnet_latency_add(struct lnet_latency *l, uint64_t ns)
+{
+	if (!l->samples || ns < l->min_nsec)
+		l->min_nsec = ns;
+	if (ns > l->max_nsec)
+		l->max_nsec = ns;
+	l->sum_nsec += ns;
+	l->samples++;
+}
+
+static inline struct ulnet_latency lnet_latency_get(const struct lnet_latency *l)
+{
+	return (struct ulnet_latency){ .samples = l->samples, .min_nsec = l->min_nsec,
+				       .max_nsec = l->max_nsec,
+				       .avg_nsec = l->samples ? l->sum_nsec / l->samples : 0 };
+}
+
 /* --- NIs ---------------------------------------------------------------------- */
 
 struct lnet_ni {
@@ -291,7 +316,7 @@ struct lnet_ni {
 	unsigned ni_seq;               /* round robin among equals */
 	uint64_t ni_send_count, ni_recv_count, ni_drop_count;
 	struct ulnet_msg_type_counts ni_sent, ni_received, ni_dropped;
-	struct ulnet_latency ni_put_egress, ni_get_rtt, ni_put_ack;
+	struct lnet_latency ni_put_egress, ni_get_rtt, ni_put_ack;
 	struct ulnet_health_stats ni_health;
 };
 
@@ -330,7 +355,7 @@ struct lnet_peer_ni {
 	unsigned lpni_seq;
 	uint64_t lpni_send_count, lpni_recv_count, lpni_drop_count;
 	struct ulnet_msg_type_counts lpni_sent, lpni_received, lpni_dropped;
-	struct ulnet_latency lpni_put_egress, lpni_get_rtt, lpni_put_ack;
+	struct lnet_latency lpni_put_egress, lpni_get_rtt, lpni_put_ack;
 	struct ulnet_health_stats lpni_health;
 };
 
@@ -553,8 +578,6 @@ void lnet_fail_queued_locked(ulnet_t *ln, struct lnet_ni *ni, struct lnet_sendq 
 
 /* --- counters (counters.c) ------------------------------------------------- */
 
-/* Add one latency sample of `ns` nanoseconds. */
-void lnet_latency_add(struct ulnet_latency *l, uint64_t ns);
 /* Latency sample of a peer NI, lock held: `what` ULNET_EVENT_SEND (a PUT
  * left: put_egress), ULNET_EVENT_REPLY (get_rtt) or ULNET_EVENT_ACK
  * (put_ack); others are ignored. `start` is the instance clock when the

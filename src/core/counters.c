@@ -91,16 +91,6 @@ void ulnet_counters_reset(ulnet_t *ln)
 	lnet_unlock(ln);
 }
 
-void lnet_latency_add(struct ulnet_latency *l, uint64_t ns)
-{
-	if (!l->samples || ns < l->min_nsec)
-		l->min_nsec = ns;
-	if (ns > l->max_nsec)
-		l->max_nsec = ns;
-	l->avg_nsec = (l->avg_nsec * l->samples + ns) / (l->samples + 1);
-	l->samples++;
-}
-
 void lnet_peer_ni_latency_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
 				 enum ulnet_event_kind what, uint64_t start)
 {
@@ -112,7 +102,7 @@ void lnet_peer_ni_latency_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
 void lnet_peer_ni_latency_at_locked(struct lnet_peer_ni *lpni, enum ulnet_event_kind what,
 				    uint64_t start, uint64_t now)
 {
-	struct ulnet_latency *l;
+	struct lnet_latency *l;
 
 	if (!lpni || !start)
 		return;

@@ -304,16 +304,6 @@ void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg, bool timed)
 		ln->ln_ctr.msgs_max = ln->ln_ctr.msgs_alloc;
 }
 
-static void lnet_latency_record(struct ulnet_latency *l, uint64_t ns)
-{
-	if (!l->samples || ns < l->min_nsec)
-		l->min_nsec = ns;
-	if (ns > l->max_nsec)
-		l->max_nsec = ns;
-	l->avg_nsec = (l->avg_nsec * l->samples + ns) / (l->samples + 1);
-	l->samples++;
-}
-
 static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
 					struct lnet_sendq *q)
 {
@@ -340,7 +330,7 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 			now = lnet_now(ln);   /* once for both egress figures and the credits */
 
 			if (msg->msg_txni)
-				lnet_latency_record(&msg->msg_txni->ni_put_egress,
+				lnet_latency_add(&msg->msg_txni->ni_put_egress,
 						    now - msg->msg_t_start);
 			lnet_peer_ni_latency_at_locked(msg->msg_txpeer, ULNET_EVENT_SEND,
 						       msg->msg_t_start, now);
@@ -445,9 +435,9 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 		uint64_t now = lnet_now(ln);   /* once for the NI and the peer NI */
 
 		if (msg->msg_rxni && msg->msg_ev.type == ULNET_EVENT_REPLY)
-			lnet_latency_record(&msg->msg_rxni->ni_get_rtt, now - md->md_rspt_start);
+			lnet_latency_add(&msg->msg_rxni->ni_get_rtt, now - md->md_rspt_start);
 		else if (msg->msg_rxni && msg->msg_ev.type == ULNET_EVENT_ACK)
-			lnet_latency_record(&msg->msg_rxni->ni_put_ack, now - md->md_rspt_start);
+			lnet_latency_add(&msg->msg_rxni->ni_put_ack, now - md->md_rspt_start);
 		/* per peer NI (counters.c) */
 		lnet_peer_ni_latency_at_locked(msg->msg_rxpeer, msg->msg_ev.type, md->md_rspt_start,
 					       now);

@@ -359,9 +359,9 @@ int ulnet_ni_info(ulnet_t *ln, int index, struct ulnet_ni_info *info)
 	info->send_count = ni->ni_send_count;
 	info->recv_count = ni->ni_recv_count;
 	info->drop_count = ni->ni_drop_count;
-	info->put_egress = ni->ni_put_egress;
-	info->get_rtt = ni->ni_get_rtt;
-	info->put_ack = ni->ni_put_ack;
+	info->put_egress = lnet_latency_get(&ni->ni_put_egress);
+	info->get_rtt = lnet_latency_get(&ni->ni_get_rtt);
+	info->put_ack = lnet_latency_get(&ni->ni_put_ack);
 	info->sent = ni->ni_sent;
 	info->received = ni->ni_received;
 	info->dropped = ni->ni_dropped;

@@ -450,9 +450,9 @@ int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
 		pi->sent = lpni->lpni_sent;
 		pi->received = lpni->lpni_received;
 		pi->dropped = lpni->lpni_dropped;
-		pi->put_egress = lpni->lpni_put_egress;
-		pi->get_rtt = lpni->lpni_get_rtt;
-		pi->put_ack = lpni->lpni_put_ack;
+		pi->put_egress = lnet_latency_get(&lpni->lpni_put_egress);
+		pi->get_rtt = lnet_latency_get(&lpni->lpni_get_rtt);
+		pi->put_ack = lnet_latency_get(&lpni->lpni_put_ack);
 		pi->health = lpni->lpni_health;
 	}
 	lnet_unlock(ln);
