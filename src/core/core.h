@@ -392,6 +392,8 @@ struct ulnet {
 	pthread_mutex_t ln_api_lock;   /* serializes configuration (taken before ln_lock) */
 	pthread_mutex_t ln_lock;
 	pthread_cond_t ln_cond;        /* MD handling ends, discovery ends */
+	int ln_handling_waiters;       /* threads waiting on ln_cond for an MD's
+					* LNET_MD_FLAG_HANDLING to clear */
 	enum lnet_state ln_state;
 	ulnet_pid_t ln_pid;
 	unsigned ln_flags;

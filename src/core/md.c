@@ -136,7 +136,9 @@ bool lnet_md_wait_handling_locked(ulnet_t *ln, uint64_t cookie, struct lnet_libm
 		 * lock: let it finish so events stay ordered */
 		if (md->md_refcount == 0 && (md->md_flags & LNET_MD_FLAG_HANDLING) &&
 		    !pthread_equal(md->md_handling_thread, pthread_self())) {
+			ln->ln_handling_waiters++;
 			pthread_cond_wait(&ln->ln_cond, &ln->ln_lock);
+			ln->ln_handling_waiters--;
 			continue;
 		}
 		*mdp = md;

@@ -409,8 +409,11 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 
 	/* one handler at a time per MD, as the kernel */
 	while ((md->md_flags & LNET_MD_FLAG_HANDLING) &&
-	       !pthread_equal(md->md_handling_thread, pthread_self()))
+	       !pthread_equal(md->md_handling_thread, pthread_self())) {
+		ln->ln_handling_waiters++;
 		pthread_cond_wait(&ln->ln_cond, &ln->ln_lock);
+		ln->ln_handling_waiters--;
+	}
 
 	md->md_refcount--;
 	LASSERT(md->md_refcount >= 0);
@@ -464,7 +467,9 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 		lnet_lock(ln);
 		if (!unlink) {
 			md->md_flags &= ~LNET_MD_FLAG_HANDLING;
-			pthread_cond_broadcast(&ln->ln_cond);
+			/* waiters count themselves under the lock we hold */
+			if (ln->ln_handling_waiters)
+				pthread_cond_broadcast(&ln->ln_cond);
 			/* unlinked by its own handler: free it now */
 			if ((md->md_flags & LNET_MD_FLAG_ZOMBIE) && md->md_refcount == 0)
 				lnet_md_free_locked(ln, md);
