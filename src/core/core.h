@@ -351,7 +351,6 @@ struct lnet_peer_ni {
 	long lpni_txqnob;
 	struct ul_list lpni_txq;       /* messages waiting for a peer credit */
 	uint32_t lpni_ns_status;       /* as the peer's ping info said */
-	uint64_t lpni_last_alive;
 	unsigned lpni_seq;
 	uint64_t lpni_send_count, lpni_recv_count, lpni_drop_count;
 	struct ulnet_msg_type_counts lpni_sent, lpni_received, lpni_dropped;
@@ -561,7 +560,8 @@ void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t
 void lnet_ni_send(struct lnet_ni *ni, struct lnet_msg *msg);
 void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg);
 /* Response tracking. */
-void lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md);
+/* Returns the clock it read. */
+uint64_t lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md);
 void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md);
 void lnet_rspt_timer_cb(struct ul_timer *t);
 bool lnet_response_tracking_enabled(const ulnet_t *ln, uint32_t type, unsigned md_options);

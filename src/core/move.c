@@ -90,6 +90,15 @@ void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t
 
 /* --- credits ------------------------------------------------------------------------ */
 
+/* A message about to wait for a credit: one that was committed without a
+ * deadline (not a PUT, lnet_msg_commit_locked()) gets it now. */
+static void lnet_msg_set_deadline_locked(ulnet_t *ln, struct lnet_msg *msg)
+{
+	if (!msg->msg_deadline)
+		msg->msg_deadline =
+			lnet_now(ln) + (uint64_t)ln->ln_g.transaction_timeout * LNET_NSEC_PER_SEC;
+}
+
 /* OK: ready to hand to the LND; WAIT: queued for a credit; <0: fail it.
  * `now`: the clock if the caller read it, else 0. */
 static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
@@ -127,6 +136,7 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now
 		if (lp->lpni_txcredits < lp->lpni_mintxcredits)
 			lp->lpni_mintxcredits = lp->lpni_txcredits;
 		if (lp->lpni_txcredits < 0) {
+			lnet_msg_set_deadline_locked(ln, msg);
 			msg->msg_tx_delayed = 1;
 			ul_list_add_tail(&msg->msg_list, &lp->lpni_txq);
 			__atomic_fetch_add(&ln->ln_tx_waiting, 1, __ATOMIC_RELAXED);
@@ -139,6 +149,7 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now
 		if (ni->ni_tx_credits < ni->ni_tx_credits_min)
 			ni->ni_tx_credits_min = ni->ni_tx_credits;
 		if (ni->ni_tx_credits < 0) {
+			lnet_msg_set_deadline_locked(ln, msg);
 			msg->msg_tx_delayed = 1;
 			ul_list_add_tail(&msg->msg_list, &ni->ni_tx_delayed);
 			__atomic_fetch_add(&ln->ln_tx_waiting, 1, __ATOMIC_RELAXED);
@@ -350,8 +361,10 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 	rc = lnet_peer_discovery_hold_locked(ln, lpni, msg, q);
 	if (rc < 0)
 		return rc;
-	if (rc > 0)
+	if (rc > 0) {
+		msg->msg_t_start = 0;   /* committed when discovery ends: read then */
 		return LNET_DC_WAIT;
+	}
 
 	if (lpni->lpni_peer && (lpni->lpni_peer->lp_state & LNET_PEER_MULTI_RAIL) &&
 	    !lnet_msg_is_response(msg)) {
@@ -424,7 +437,7 @@ bool lnet_response_tracking_enabled(const ulnet_t *ln, uint32_t type, unsigned m
 	return false;
 }
 
-void lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md)
+uint64_t lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md)
 {
 	uint64_t now = lnet_now(ln);
 	struct lnet_libmd *head;
@@ -444,6 +457,7 @@ void lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md)
 	if (!ul_timer_armed(&ln->ln_rspt_timer) ||
 	    ln->ln_rspt_timer.deadline_ns > head->md_rspt_deadline)
 		ul_timer_start(ln->ln_loop, &ln->ln_rspt_timer, head->md_rspt_deadline);
+	return now;
 }
 
 void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md)
@@ -562,7 +576,8 @@ int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 	lnet_build_msg_event(msg, ULNET_EVENT_SEND);
 	if (ack == ULNET_ACK_REQ &&
 	    lnet_response_tracking_enabled(ln, ULNET_MSG_PUT, md->md_options)) {
-		lnet_rspt_attach_locked(ln, md);
+		/* the commit takes this clock read as the PUT's start */
+		msg->msg_t_start = lnet_rspt_attach_locked(ln, md);
 		msg->msg_tracked = 1;
 	}
 	lnet_send_or_fail_locked(ln, self, msg, q);
@@ -982,7 +997,6 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 		struct lnet_peer_ni *lpni = lnet_peer_ni_get_locked(ln, from_nid);
 
 		if (lpni) {
-			lpni->lpni_last_alive = lnet_now(ln);
 			lpni->lpni_ns_status = LNET_NI_STATUS_UP;
 			msg->msg_rxpeer = lpni;
 			lnet_peer_ni_addref_locked(lpni);

@@ -278,14 +278,20 @@ void lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type)
 
 void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg, bool timed)
 {
-	/* only sends that may wait for credits need a deadline (and a
-	 * start time for the egress latency); loopback and receives don't,
-	 * and skip the clock */
-	if (timed) {
-		uint64_t now = lnet_now(ln);
+	/* only sends that may wait for credits need a deadline, and only
+	 * PUTs a start time (the egress latency); loopback and receives
+	 * don't, and skip the clock. The deadline of the others is set when
+	 * they wait for a credit (lnet_post_send_locked(): in this critical
+	 * section, so the same instant). A PUT may come with its start time
+	 * already read (msg_t_start, by response tracking). */
+	if (timed && msg->msg_type == ULNET_MSG_PUT) {
+		uint64_t now = msg->msg_t_start ? msg->msg_t_start : lnet_now(ln);
 
 		msg->msg_t_start = now;
 		msg->msg_deadline = now + (uint64_t)ln->ln_g.transaction_timeout * LNET_NSEC_PER_SEC;
+	} else if (timed) {
+		msg->msg_t_start = 0;
+		msg->msg_deadline = 0;   /* set when it waits for a credit */
 	} else {
 		msg->msg_t_start = 0;
 		msg->msg_deadline = UINT64_MAX;
