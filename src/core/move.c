@@ -90,6 +90,16 @@ void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t
 
 /* --- credits ------------------------------------------------------------------------ */
 
+/* ln_tx_waiting changes only under the lock, so no locked RMW is needed
+ * (one per message queued and dequeued while credits are short); the
+ * atomic store keeps the lock-free readers (lnet_ni_tx_waiting()) exact. */
+static inline void lnet_tx_waiting_add_locked(ulnet_t *ln, int delta)
+{
+	__atomic_store_n(&ln->ln_tx_waiting,
+			 __atomic_load_n(&ln->ln_tx_waiting, __ATOMIC_RELAXED) + (unsigned)delta,
+			 __ATOMIC_RELAXED);
+}
+
 /* A message about to wait for a credit: one that was committed without a
  * deadline (not a PUT, lnet_msg_commit_locked()) gets it now. */
 static void lnet_msg_set_deadline_locked(ulnet_t *ln, struct lnet_msg *msg)
@@ -139,7 +149,7 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now
 			lnet_msg_set_deadline_locked(ln, msg);
 			msg->msg_tx_delayed = 1;
 			ul_list_add_tail(&msg->msg_list, &lp->lpni_txq);
-			__atomic_fetch_add(&ln->ln_tx_waiting, 1, __ATOMIC_RELAXED);
+			lnet_tx_waiting_add_locked(ln, 1);
 			return LNET_CREDIT_WAIT;
 		}
 	}
@@ -152,7 +162,7 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now
 			lnet_msg_set_deadline_locked(ln, msg);
 			msg->msg_tx_delayed = 1;
 			ul_list_add_tail(&msg->msg_list, &ni->ni_tx_delayed);
-			__atomic_fetch_add(&ln->ln_tx_waiting, 1, __ATOMIC_RELAXED);
+			lnet_tx_waiting_add_locked(ln, 1);
 			return LNET_CREDIT_WAIT;
 		}
 	}
@@ -186,7 +196,7 @@ void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lne
 			struct lnet_msg *m2 = ul_list_first(&ni->ni_tx_delayed, struct lnet_msg, msg_list);
 
 			ul_list_del(&m2->msg_list);
-			__atomic_fetch_sub(&ln->ln_tx_waiting, 1, __ATOMIC_RELAXED);
+			lnet_tx_waiting_add_locked(ln, -1);
 			lnet_post_delayed_locked(ln, m2, q, now);
 		}
 	}
@@ -200,7 +210,7 @@ void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lne
 			struct lnet_msg *m2 = ul_list_first(&lp->lpni_txq, struct lnet_msg, msg_list);
 
 			ul_list_del(&m2->msg_list);
-			__atomic_fetch_sub(&ln->ln_tx_waiting, 1, __ATOMIC_RELAXED);
+			lnet_tx_waiting_add_locked(ln, -1);
 			lnet_post_delayed_locked(ln, m2, q, now);
 		}
 	}
@@ -217,7 +227,7 @@ static void lnet_fail_list_locked(ulnet_t *ln, struct ul_list *list, struct lnet
 		if (ni && msg->msg_txni != ni)
 			continue;
 		ul_list_del(&msg->msg_list);
-		__atomic_fetch_sub(&ln->ln_tx_waiting, 1, __ATOMIC_RELAXED);
+		lnet_tx_waiting_add_locked(ln, -1);
 		msg->msg_fin_status = status;
 		ul_list_add_tail(&msg->msg_list, &q->sq_fail);
 	}
