@@ -459,12 +459,18 @@ void lnet_log(const ulnet_t *ln, enum ulnet_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* NID text for logs (does not need nid_str.c). */
 const char *lnet_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
-bool lnet_nid_is_lo0(const ulnet_nid_t *nid);
 /* ulnet_nid_same() without the wire encoding: for hot paths. */
 static inline bool lnet_nid_eq(const ulnet_nid_t *a, const ulnet_nid_t *b)
 {
 	return a->size == b->size && a->type == b->type && a->num == b->num &&
 	       __builtin_memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
+/* Inline forms of ulnet_nid_is_any() and of "is 0@lo" for the send path
+ * (most NIDs there are neither: one compare). */
+static inline bool lnet_nid_is_any(const ulnet_nid_t *nid) { return nid->type == ULNET_LND_ANY; }
+static inline bool lnet_nid_is_lo0(const ulnet_nid_t *nid)
+{
+	return nid->type == ULNET_LND_LO && lnet_nid_eq(nid, &ULNET_NID_LO0);
 }
 
 /* --- NIs (ni.c) ------------------------------------------------------------- */

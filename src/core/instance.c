@@ -35,11 +35,6 @@ void lnet_log(const ulnet_t *ln, enum ulnet_log_level lvl, const char *fmt, ...)
 	va_end(ap);
 }
 
-bool lnet_nid_is_lo0(const ulnet_nid_t *nid)
-{
-	return lnet_nid_eq(nid, &ULNET_NID_LO0);
-}
-
 static const char *lnet_net_name(unsigned type)
 {
 	switch (type) {

@@ -287,11 +287,11 @@ static struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
 
 int lnet_check_reachable_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *target)
 {
-	if (ulnet_nid_is_any(target))
+	if (lnet_nid_is_any(target))
 		return -EINVAL;
 	if (lnet_nid_is_lo0(target) || lnet_nid_is_local_locked(ln, target))
 		return ln->ln_loni ? 0 : -EHOSTUNREACH;
-	if (self && !ulnet_nid_is_any(self)) {
+	if (self && !lnet_nid_is_any(self)) {
 		if (!lnet_nid_is_local_locked(ln, self))
 			return -EINVAL;
 		if (ulnet_nid_net(self) != ulnet_nid_net(target))
@@ -331,13 +331,13 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 				      struct lnet_sendq *q)
 {
 	const ulnet_nid_t *dst = &msg->msg_target.nid;
-	bool src_any = !src || ulnet_nid_is_any(src);
+	bool src_any = !src || lnet_nid_is_any(src);
 	struct lnet_ni *src_ni = NULL, *best_ni = NULL;
 	struct lnet_peer_ni *lpni, *best_lpni = NULL;
 	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
 	int rc;
 
-	if (ulnet_nid_is_any(dst))
+	if (lnet_nid_is_any(dst))
 		return -EINVAL;
 
 	/* our own NIDs go through 0@lo: no credits, no peer */
