@@ -479,8 +479,15 @@ int lnet_ni_add_locked_lo(ulnet_t *ln);
 struct lnet_ni *lnet_nid2ni_locked(ulnet_t *ln, const ulnet_nid_t *nid);
 bool lnet_nid_is_local_locked(ulnet_t *ln, const ulnet_nid_t *nid);
 bool lnet_net_is_local_locked(ulnet_t *ln, ulnet_net_t net);
-void lnet_ni_addref_locked(struct lnet_ni *ni);
-void lnet_ni_decref_locked(struct lnet_ni *ni);
+/* References (inline: several per message); the last one frees. */
+void lnet_ni_free_locked(struct lnet_ni *ni);
+static inline void lnet_ni_addref_locked(struct lnet_ni *ni) { ni->ni_refcount++; }
+static inline void lnet_ni_decref_locked(struct lnet_ni *ni)
+{
+	LASSERT(ni->ni_refcount > 0);
+	if (--ni->ni_refcount == 0)
+		lnet_ni_free_locked(ni);
+}
 /* Shut every NI down (destroy). */
 void lnet_ni_shutdown_all(ulnet_t *ln);
 
@@ -603,8 +610,15 @@ void lnet_peer_tables_fini(ulnet_t *ln);
 struct lnet_peer_ni *lnet_peer_ni_find_locked(ulnet_t *ln, const ulnet_nid_t *nid);
 /* Find the peer NI of `nid`, creating peer and peer NI if needed. */
 struct lnet_peer_ni *lnet_peer_ni_get_locked(ulnet_t *ln, const ulnet_nid_t *nid);
-void lnet_peer_ni_addref_locked(struct lnet_peer_ni *lpni);
-void lnet_peer_ni_decref_locked(ulnet_t *ln, struct lnet_peer_ni *lpni);
+void lnet_peer_ni_free_locked(struct lnet_peer_ni *lpni);
+static inline void lnet_peer_ni_addref_locked(struct lnet_peer_ni *lpni) { lpni->lpni_refcount++; }
+static inline void lnet_peer_ni_decref_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
+{
+	(void)ln;
+	LASSERT(lpni->lpni_refcount > 0);
+	if (--lpni->lpni_refcount == 0)
+		lnet_peer_ni_free_locked(lpni);
+}
 /* Primary NID of the peer owning `nid` (or `nid` itself). */
 void lnet_peer_primary_nid_locked(ulnet_t *ln, const ulnet_nid_t *nid, ulnet_nid_t *primary);
 bool lnet_peer_same_locked(void *ln, const ulnet_nid_t *a, const ulnet_nid_t *b);

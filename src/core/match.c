@@ -23,7 +23,7 @@ int lnet_try_match_md(const struct lnet_libmd *md, const struct lnet_match_info 
 		return LNET_MATCHMD_NONE | LNET_MATCHMD_EXHAUSTED;
 	if (!(md->md_options & info->mi_opc))
 		return LNET_MATCHMD_NONE;
-	if (!ulnet_nid_is_any(&me->me_match_id.nid) &&
+	if (!lnet_nid_is_any(&me->me_match_id.nid) &&
 	    !lnet_nid_eq(&me->me_match_id.nid, &info->mi_id.nid)) {
 		/* another NID of the same peer is let through, as the kernel
 		 * does (with a warning there) */

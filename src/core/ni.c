@@ -86,18 +86,10 @@ bool lnet_net_is_local_locked(ulnet_t *ln, ulnet_net_t net)
 	return false;
 }
 
-void lnet_ni_addref_locked(struct lnet_ni *ni)
+void lnet_ni_free_locked(struct lnet_ni *ni)
 {
-	ni->ni_refcount++;
-}
-
-void lnet_ni_decref_locked(struct lnet_ni *ni)
-{
-	LASSERT(ni->ni_refcount > 0);
-	if (--ni->ni_refcount == 0) {
-		LASSERT(!ni->ni_up);
-		free(ni);
-	}
+	LASSERT(!ni->ni_up);
+	free(ni);
 }
 
 /* --- add / del -------------------------------------------------------------------- */

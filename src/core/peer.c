@@ -87,19 +87,10 @@ struct lnet_peer_ni *lnet_peer_ni_find_locked(ulnet_t *ln, const ulnet_nid_t *ni
 	return NULL;
 }
 
-void lnet_peer_ni_addref_locked(struct lnet_peer_ni *lpni)
+void lnet_peer_ni_free_locked(struct lnet_peer_ni *lpni)
 {
-	lpni->lpni_refcount++;
-}
-
-void lnet_peer_ni_decref_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
-{
-	(void)ln;
-	LASSERT(lpni->lpni_refcount > 0);
-	if (--lpni->lpni_refcount == 0) {
-		LASSERT(!lpni->lpni_peer && ul_list_empty(&lpni->lpni_txq));
-		free(lpni);
-	}
+	LASSERT(!lpni->lpni_peer && ul_list_empty(&lpni->lpni_txq));
+	free(lpni);
 }
 
 void lnet_peer_decref_locked(ulnet_t *ln, struct lnet_peer *lp)
