@@ -432,6 +432,7 @@ struct ulnet {
 	int ln_npeers;
 	struct ul_list *ln_pni_hash;
 	unsigned ln_pni_hash_size;
+	struct lnet_peer_ni *ln_pni_last; /* last one found (in the table), or NULL */
 
 	struct ulnet_globals ln_g;
 	struct ulnet_counters ln_ctr;

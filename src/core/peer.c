@@ -55,6 +55,7 @@ void lnet_peer_tables_fini(ulnet_t *ln)
 
 	if (!ln->ln_pni_hash)
 		return;
+	ln->ln_pni_last = NULL;
 	for (i = 0; i < ln->ln_pni_hash_size; i++) {
 		struct lnet_peer_ni *lpni;
 
@@ -75,14 +76,21 @@ void lnet_peer_tables_fini(ulnet_t *ln)
 
 struct lnet_peer_ni *lnet_peer_ni_find_locked(ulnet_t *ln, const ulnet_nid_t *nid)
 {
-	struct ul_list *head = &ln->ln_pni_hash[lnet_nid_hash(nid, ln->ln_pni_hash_size)];
-	struct ul_list *pos;
+	struct lnet_peer_ni *last = ln->ln_pni_last;
+	struct ul_list *head, *pos;
 
+	/* a busy node mostly talks to the peer it just talked to: one
+	 * compare instead of the hash and the chain */
+	if (last && lnet_nid_eq(&last->lpni_nid, nid))
+		return last;
+	head = &ln->ln_pni_hash[lnet_nid_hash(nid, ln->ln_pni_hash_size)];
 	ul_list_for_each(pos, head) {
 		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_hash);
 
-		if (lnet_nid_eq(&lpni->lpni_nid, nid))
+		if (lnet_nid_eq(&lpni->lpni_nid, nid)) {
+			ln->ln_pni_last = lpni;
 			return lpni;
+		}
 	}
 	return NULL;
 }
@@ -163,6 +171,8 @@ void lnet_peer_ni_remove_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
 	struct lnet_peer *lp = lpni->lpni_peer;
 
 	ul_list_del(&lpni->lpni_hash);
+	if (ln->ln_pni_last == lpni)
+		ln->ln_pni_last = NULL;
 	if (lp) {
 		ul_list_del(&lpni->lpni_peer_list);
 		lp->lp_nnis--;
