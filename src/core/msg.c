@@ -310,8 +310,22 @@ void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg, bool timed)
 		ln->ln_ctr.msgs_max = ln->ln_ctr.msgs_alloc;
 }
 
+/* The clock for a completion's latency figures. `nowp` (may be NULL: read
+ * the clock) is shared by the messages that lnet_fin_run() found queued
+ * when it took the lock: the LND (or the core) had finalized all of them by
+ * then, so one read, taken at the first need, bounds them all at least as
+ * tightly as a read per message would. */
+static uint64_t lnet_fin_now(ulnet_t *ln, uint64_t *nowp)
+{
+	if (!nowp)
+		return lnet_now(ln);
+	if (!*nowp)
+		*nowp = lnet_now(ln);
+	return *nowp;
+}
+
 static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
-					struct lnet_sendq *q)
+					struct lnet_sendq *q, uint64_t *nowp)
 {
 	struct ulnet_event *ev = &msg->msg_ev;
 	uint32_t type = msg->msg_type;
@@ -333,7 +347,7 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 		}
 		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT &&
 		    msg->msg_t_start) {
-			now = lnet_now(ln);   /* once for both egress figures and the credits */
+			now = lnet_fin_now(ln, nowp); /* for both egress figures and the credits */
 
 			if (msg->msg_txni)
 				lnet_latency_add(&msg->msg_txni->ni_put_egress,
@@ -376,12 +390,12 @@ static void lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 }
 
 static void lnet_msg_decommit_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
-				     struct lnet_sendq *q)
+				     struct lnet_sendq *q, uint64_t *nowp)
 {
 	bool counted = msg->msg_tx_committed || msg->msg_rx_committed;
 
 	if (msg->msg_tx_committed)
-		lnet_msg_decommit_tx_locked(ln, msg, status, q);
+		lnet_msg_decommit_tx_locked(ln, msg, status, q, nowp);
 	if (msg->msg_rx_committed)
 		lnet_msg_decommit_rx_locked(ln, msg, status);
 	if (counted)
@@ -407,7 +421,8 @@ static void lnet_msg_decommit_locked(ulnet_t *ln, struct lnet_msg *msg, int stat
 
 /* --- completion -------------------------------------------------------------------- */
 
-static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int status)
+static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
+				      uint64_t *nowp)
 {
 	struct lnet_libmd *md = msg->msg_md;
 	ulnet_handler_t handler = NULL;
@@ -441,7 +456,7 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 
 	/* round trip of a tracked request, before the tracker goes */
 	if (md->md_rspt_active && status == 0) {
-		uint64_t now = lnet_now(ln);   /* once for the NI and the peer NI */
+		uint64_t now = lnet_fin_now(ln, nowp);   /* for the NI and the peer NI */
 
 		if (msg->msg_rxni && msg->msg_ev.type == ULNET_EVENT_REPLY)
 			lnet_latency_add(&msg->msg_rxni->ni_get_rtt, now - md->md_rspt_start);
@@ -486,11 +501,11 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 /* Complete one message with the lock held (dropped around its handler);
  * sends it causes (an ACK, messages released by its credits) go to q. */
 static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
-				     struct lnet_sendq *q)
+				     struct lnet_sendq *q, uint64_t *nowp)
 {
 	msg->msg_ev.status = status;
 	if (msg->msg_md)
-		lnet_msg_detach_md_locked(ln, msg, status);
+		lnet_msg_detach_md_locked(ln, msg, status, nowp);
 
 	if (status == 0 && msg->msg_ack) {
 		/* the PUT is in: answer with an ACK, reusing the message */
@@ -499,7 +514,7 @@ static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int stat
 		ulnet_nid_t self = msg->msg_ev.target.nid;
 		int rc;
 
-		lnet_msg_decommit_locked(ln, msg, 0, q);
+		lnet_msg_decommit_locked(ln, msg, 0, q, nowp);
 		msg->msg_ack = 0;
 		lnet_prep_send(ln, msg, ULNET_MSG_ACK, &src, 0, 0);
 		msg->msg_hdr.msg.ack.dst_wmd = ack_wmd;
@@ -517,7 +532,7 @@ static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int stat
 		return;
 	}
 
-	lnet_msg_decommit_locked(ln, msg, status, q);
+	lnet_msg_decommit_locked(ln, msg, status, q, nowp);
 	lnet_msg_free_locked(ln, msg);
 }
 
@@ -545,15 +560,23 @@ static void lnet_fin_run(void)
 	lnet_finalizing = true;
 	while ((msg = lnet_fin_head)) {
 		ulnet_t *ln = msg->msg_ln;
+		struct lnet_msg *last_queued;
 		struct lnet_sendq q;
+		uint64_t now = 0;     /* the clock, read at most once for ... */
+		bool queued = true;   /* ... the messages queued when we locked */
 
 		lnet_sendq_init(&q);
 		lnet_lock(ln);
+		last_queued = lnet_fin_tail;
 		while ((msg = lnet_fin_head) && msg->msg_ln == ln) {
+			uint64_t *nowp = queued ? &now : NULL;
+
 			lnet_fin_head = msg->msg_fin_next;
 			if (!lnet_fin_head)
 				lnet_fin_tail = NULL;
-			lnet_complete_msg_locked(ln, msg, msg->msg_fin_status, &q);
+			if (msg == last_queued)
+				queued = false;   /* what follows was finalized later */
+			lnet_complete_msg_locked(ln, msg, msg->msg_fin_status, &q, nowp);
 		}
 		lnet_unlock(ln);
 		lnet_sendq_flush(ln, &q);
