@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_core_timing.c - what the core measures and times on a fake clock,
+ * over memlnd: PUT egress and PUT->ACK latency figures of the NI and the
+ * peer NI (samples, min, max, exact average), and the deadline of a message
+ * that is not a PUT, which it gets when it waits for a credit.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <string.h>
+
+#include "memlnd.h"
+#include "ulnet/ulnet.h"
+
+#define NS 1000000000ULL
+
+struct evlog {
+	struct ulnet_event ev[16];
+	int n;
+};
+
+static void rec(const struct ulnet_event *ev)
+{
+	struct evlog *l = ev->md_user_ptr;
+
+	assert_true(l->n < 16);
+	l->ev[l->n++] = *ev;
+}
+
+static uint64_t fake_now;
+static uint64_t fake_clock(void *arg)
+{
+	(void)arg;
+	return fake_now;
+}
+
+static const ulnet_process_id_t any_id = { .nid = { .type = ULNET_LND_ANY, .num = 0xffff,
+						    .addr = { 0xff, 0xff, 0xff, 0xff } },
+					   .pid = ULNET_PID_ANY };
+
+static ulnet_t *mk(void)
+{
+	struct ulnet_opts o = { .flags = ULNET_OPT_MANUAL_PROGRESS, .clock = fake_clock };
+	struct ulnet_globals g;
+	ulnet_t *ln = NULL;
+
+	assert_int_equal(ulnet_create(&o, &ln), 0);
+	ulnet_globals_get(ln, &g);
+	g.discovery = 0;
+	g.response_tracking = 3;
+	assert_int_equal(ulnet_globals_set(ln, &g), 0);
+	return ln;
+}
+
+static void post_sink(ulnet_t *ln, unsigned portal, void *buf, size_t len, struct evlog *log)
+{
+	ulnet_handle_t meh, mdh;
+	struct ulnet_md md = { .start = buf, .length = len, .threshold = ULNET_MD_THRESH_INF,
+			       .options = ULNET_MD_OP_PUT | ULNET_MD_OP_GET | ULNET_MD_MANAGE_REMOTE,
+			       .user_ptr = log, .handler = rec };
+
+	assert_int_equal(ulnet_me_attach(ln, portal, any_id, 0, 0, ULNET_RETAIN, ULNET_INS_AFTER,
+					 &meh), 0);
+	assert_int_equal(ulnet_md_attach(ln, meh, &md, ULNET_RETAIN, &mdh), 0);
+}
+
+static void check_lat(const struct ulnet_latency *l, uint64_t n, uint64_t min, uint64_t max,
+		      uint64_t avg)
+{
+	assert_int_equal(l->samples, n);
+	assert_int_equal(l->min_nsec, min);
+	assert_int_equal(l->max_nsec, max);
+	assert_int_equal(l->avg_nsec, avg);
+}
+
+/* memlnd completes a send when it delivers it: the time between ulnet_put()
+ * and the pump is the PUT's egress, and its ACK comes back in the same
+ * pump. Three PUTs taking 500, 300 and 301 ns. */
+static void test_put_latency_figures(void **state)
+{
+	(void)state;
+	static const uint64_t took[] = { 500, 300, 301 };
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a, *b;
+	ulnet_nid_t na, nb;
+	struct evlog tl = { 0 }, il = { 0 };
+	uint8_t src[8] = { 1 }, dst[8];
+	/* threshold 2 (SEND and ACK): the response tracker stays until the
+	 * ACK (an idle THRESH_INF MD drops it when the SEND completes) */
+	struct ulnet_md smd = { .start = src, .length = sizeof(src), .threshold = 2,
+				.user_ptr = &il, .handler = rec };
+	ulnet_handle_t mdh;
+	struct ulnet_ni_info ni;
+	struct ulnet_peer_info pi;
+	unsigned i;
+
+	fake_now = 1000 * NS;
+	a = mk();
+	b = mk();
+	assert_int_equal(memlnd_add_ni(net, a, 1, &na), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 2, &nb), 0);
+	post_sink(b, 7, dst, sizeof(dst), &tl);
+	for (i = 0; i < sizeof(took) / sizeof(took[0]); i++) {
+		ulnet_process_id_t to = { .nid = nb, .pid = 12345 };
+
+		assert_int_equal(ulnet_md_bind(a, &smd, ULNET_UNLINK, &mdh), 0);
+		assert_int_equal(ulnet_put(a, NULL, mdh, ULNET_ACK_REQ, to, 7, 0, 0, 0), 0);
+		fake_now += took[i];
+		memlnd_pump(net);
+		fake_now += 10 * NS;   /* idle time between PUTs counts nowhere */
+	}
+	assert_int_equal(tl.n, 3);
+	assert_int_equal(il.n, 6);   /* SEND + ACK each */
+
+	/* index 0 is 0@lo */
+	assert_int_equal(ulnet_ni_info(a, 1, &ni), 0);
+	check_lat(&ni.put_egress, 3, 300, 500, 367);   /* 1101 / 3, rounded down */
+	check_lat(&ni.put_ack, 3, 300, 500, 367);
+	assert_int_equal(ni.get_rtt.samples, 0);
+	assert_int_equal(ulnet_peer_info(a, 0, &pi), 0);
+	check_lat(&pi.nis[0].put_egress, 3, 300, 500, 367);
+	check_lat(&pi.nis[0].put_ack, 3, 300, 500, 367);
+	/* the target measured nothing: it sent only ACKs */
+	assert_int_equal(ulnet_ni_info(b, 1, &ni), 0);
+	assert_int_equal(ni.put_egress.samples, 0);
+	assert_int_equal(ni.put_ack.samples, 0);
+
+	ulnet_destroy(a);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+}
+
+/* A GET waits for the only peer credit behind a PUT; the clock passes the
+ * transaction timeout before the credit comes back: the GET is dropped
+ * (-ETIMEDOUT), its deadline counted from when it was sent. A second GET,
+ * sent later, waits less than the timeout and goes. */
+static void test_credit_wait_deadline(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a, *b;
+	ulnet_nid_t nb;
+	struct ulnet_ni_conf conf;
+	struct ulnet_globals g;
+	struct evlog tl = { 0 }, pl = { 0 }, gl = { 0 }, gl2 = { 0 };
+	uint8_t src[8] = { 2 }, dst[8], sink[8], sink2[8];
+	ulnet_handle_t pmd, gmd, gmd2;
+	ulnet_process_id_t to;
+	struct ulnet_counters c;
+
+	fake_now = 5000 * NS;
+	a = mk();
+	b = mk();
+	ulnet_globals_get(a, &g);
+	memset(&conf, 0, sizeof(conf));
+	memlnd_nid(1, &conf.nid);
+	conf.tun.peer_credits = 1;
+	assert_int_equal(memlnd_add_ni_conf(net, a, &conf), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 2, &nb), 0);
+	post_sink(b, 9, dst, sizeof(dst), &tl);
+	to = (ulnet_process_id_t){ .nid = nb, .pid = 12345 };
+
+	struct ulnet_md p = { .start = src, .length = sizeof(src), .threshold = 1,
+			      .user_ptr = &pl, .handler = rec };
+	struct ulnet_md q = { .start = sink, .length = sizeof(sink), .threshold = 2,
+			      .user_ptr = &gl, .handler = rec };
+	struct ulnet_md q2 = { .start = sink2, .length = sizeof(sink2), .threshold = 2,
+			       .user_ptr = &gl2, .handler = rec };
+	assert_int_equal(ulnet_md_bind(a, &p, ULNET_UNLINK, &pmd), 0);
+	assert_int_equal(ulnet_md_bind(a, &q, ULNET_UNLINK, &gmd), 0);
+	assert_int_equal(ulnet_md_bind(a, &q2, ULNET_UNLINK, &gmd2), 0);
+
+	assert_int_equal(ulnet_put(a, NULL, pmd, ULNET_NOACK_REQ, to, 9, 0, 0, 0), 0);
+	assert_int_equal(ulnet_get(a, NULL, gmd, to, 9, 0, 0), 0);   /* waits */
+	assert_int_equal(memlnd_queued(net), 1);
+	fake_now += (uint64_t)(g.transaction_timeout - 1) * NS;
+	assert_int_equal(ulnet_get(a, NULL, gmd2, to, 9, 0, 0), 0);   /* waits too */
+	fake_now += 2 * NS;   /* past the first GET's deadline only */
+	memlnd_pump(net);
+
+	assert_int_equal(pl.n, 1);
+	assert_int_equal(pl.ev[0].status, 0);
+	assert_int_equal(gl.n, 1);
+	assert_int_equal(gl.ev[0].type, ULNET_EVENT_SEND);
+	assert_int_equal(gl.ev[0].status, -ETIMEDOUT);
+	assert_int_equal(gl2.n, 2);
+	assert_int_equal(gl2.ev[0].type, ULNET_EVENT_SEND);
+	assert_int_equal(gl2.ev[0].status, 0);
+	assert_int_equal(gl2.ev[1].type, ULNET_EVENT_REPLY);
+	assert_int_equal(gl2.ev[1].status, 0);
+	ulnet_counters_get(a, &c);
+	assert_int_equal(c.drop_count, 1);
+	assert_int_equal(c.msgs_alloc, 0);
+
+	ulnet_destroy(a);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_put_latency_figures),
+		cmocka_unit_test(test_credit_wait_deadline),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
