@@ -80,6 +80,32 @@ _Static_assert(LNET_HDR_MSG_OFF_ACK_MLENGTH == LNET_HDR_MSG_OFF_MATCH + 8, "ack 
 /* HELLO: incarnation 8 + type 4 = 12 */
 _Static_assert(LNET_HDR_MSG_OFF_HELLO_TYPE == LNET_HDR_MSG_OFF_HELLO_INC + 8, "hello type");
 
+/* ulnet_nid_to_nid4() / ulnet_nid_from_nid4() inline: two of each per
+ * header on the nid4 wire form, every message. */
+static inline int nid_to_nid4(const ulnet_nid_t *nid, ulnet_nid4_t *nid4)
+{
+	if (nid->type == ULNET_LND_ANY) {
+		*nid4 = ULNET_NID4_ANY;
+		return 0;
+	}
+	if (nid->size != 0)
+		return -ERANGE;
+	*nid4 = (uint64_t)nid->type << 48 | (uint64_t)nid->num << 32 | ul_get_be32(nid->addr);
+	return 0;
+}
+
+static inline void nid_from_nid4(ulnet_nid4_t nid4, ulnet_nid_t *nid)
+{
+	if (nid4 == ULNET_NID4_ANY) {
+		*nid = ULNET_NID_ANY;
+		return;
+	}
+	memset(nid, 0, sizeof(*nid));
+	nid->type = (uint8_t)(nid4 >> 48);
+	nid->num = (uint16_t)(nid4 >> 32);
+	ul_put_be32(nid->addr, (uint32_t)nid4);
+}
+
 static bool type_known(uint32_t type)
 {
 	return type <= ULNET_MSG_HELLO;
@@ -196,7 +222,7 @@ ssize_t lnet_hdr_encode_nid4(const struct lnet_hdr *h, uint8_t *buf, size_t len)
 		return -ENOSPC;
 	if (!type_known(h->type))
 		return -EPROTO;
-	if (ulnet_nid_to_nid4(&h->dest_nid, &dst) || ulnet_nid_to_nid4(&h->src_nid, &src))
+	if (nid_to_nid4(&h->dest_nid, &dst) || nid_to_nid4(&h->src_nid, &src))
 		return -ERANGE;
 	rc = msg_encode(h, buf + LNET_HDR_NID4_OFF_MSG);
 	if (rc)
@@ -219,8 +245,8 @@ ssize_t lnet_hdr_decode_nid4(const uint8_t *buf, size_t len, struct lnet_hdr *h)
 	rc = msg_decode(buf + LNET_HDR_NID4_OFF_MSG, h);
 	if (rc)
 		return rc;
-	ulnet_nid_from_nid4(ul_get_le64(buf + LNET_HDR_NID4_OFF_DEST_NID), &h->dest_nid);
-	ulnet_nid_from_nid4(ul_get_le64(buf + LNET_HDR_NID4_OFF_SRC_NID), &h->src_nid);
+	nid_from_nid4(ul_get_le64(buf + LNET_HDR_NID4_OFF_DEST_NID), &h->dest_nid);
+	nid_from_nid4(ul_get_le64(buf + LNET_HDR_NID4_OFF_SRC_NID), &h->src_nid);
 	return LNET_HDR_NID4_SIZE;
 }
 
