@@ -70,9 +70,9 @@ struct lnet_msg *lnet_msg_alloc_locked(ulnet_t *ln)
 	 * fields read before being written are cleared here. The header is
 	 * written in full by lnet_prep_send() or lnet_parse() before anything
 	 * reads it; msg_target, msg_from, msg_initiator and msg_src_nid_param
-	 * by the path that reads them (send or receive); the event by lnet_build_msg_event() and
-	 * lnet_md_deconstruct() before a handler sees it (only its type is
-	 * read earlier, by the counters). */
+	 * by the path that reads them (send or receive); the event by
+	 * lnet_build_msg_event() and lnet_md_deconstruct() before a handler
+	 * sees it (only its type is read earlier, by the counters). */
 	msg->msg_fin_next = NULL;
 	msg->msg_fin_status = 0;
 	msg->msg_finalized = 0;
@@ -351,7 +351,7 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 
 			if (msg->msg_txni)
 				lnet_latency_add(&msg->msg_txni->ni_put_egress,
-						    now - msg->msg_t_start);
+						 now - msg->msg_t_start);
 			lnet_peer_ni_latency_at_locked(msg->msg_txpeer, ULNET_EVENT_SEND,
 						       msg->msg_t_start, now);
 		}
