@@ -402,8 +402,6 @@ uint64_t ksock_now(const struct ksock_net *net);
 const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
 /* Record the loop thread (every loop callback calls it). */
 void ksock_loop_enter(struct ksock_net *net);
-/* This thread is the one that ran our loop callbacks last. */
-bool ksock_on_loop(const struct ksock_net *net);
 /* The loop writes the deferred conns (kick handler). */
 void ksock_flush_deferred(struct ksock_net *net);
 /* Ask the loop to run the kick handler soon (any thread). */

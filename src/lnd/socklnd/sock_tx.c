@@ -356,7 +356,8 @@ static void ksock_conn_unhold_locked(struct ksock_conn *c)
 }
 
 /* Coalescing: a caller's send within this long of the conn's last write
- * is left to the loop thread, which writes the queue in one sendmsg. */
+ * is left to the loop (the progress thread, or with manual progress the
+ * next ulnet_progress()), which writes the queue in one sendmsg. */
 #ifndef KSOCK_COALESCE_NS
 #define KSOCK_COALESCE_NS 5000u
 #endif
@@ -447,14 +448,17 @@ static void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx, bo
 		}
 		return;
 	}
-	if (!c->tx_held && lnet_ni_has_progress_thread(c->net->ni)) {
+	if (!c->tx_held) {
 		struct ksock_net *net = c->net;
+		bool in_turn = ul_loop_in_turn(net->loop);
 
-		if (net->in_defer_flush && ksock_on_loop(net)) {
+		if (net->in_defer_flush && in_turn) {
 			ksock_conn_defer_locked(c);   /* the flush's next round */
 			return;
 		}
-		if (!ksock_on_loop(net)) {
+		/* an application's send (not the loop's ACKs/REPLYs); with
+		 * manual progress the kick runs in its next ulnet_progress() */
+		if (!in_turn) {
 			uint64_t now = ksock_now(net);
 
 			if (now - c->tx_last_write < KSOCK_COALESCE_NS) {

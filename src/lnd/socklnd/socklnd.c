@@ -39,11 +39,6 @@ const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE])
 /* once per thread, not a gettid() per loop callback */
 static _Thread_local int ksock_tid;
 
-bool ksock_on_loop(const struct ksock_net *net)
-{
-	return ksock_tid && ksock_tid == __atomic_load_n(&net->loop_tid, __ATOMIC_RELAXED);
-}
-
 void ksock_loop_enter(struct ksock_net *net)
 {
 	int tid = ksock_tid;
