@@ -176,7 +176,7 @@ void ksock_conn_close_locked(struct ksock_conn *c, int err, bool siblings, struc
 
 		c->txq_head = tx->next;
 		if (tx->msg)
-			ksock_done_add(done, tx, err);
+			ksock_done_add(net, done, tx, err);
 		else
 			ksock_tx_free(net, tx);
 	}
@@ -188,7 +188,7 @@ void ksock_conn_close_locked(struct ksock_conn *c, int err, bool siblings, struc
 
 			if (tx->conn == c) {
 				*pp = tx->next;
-				ksock_done_add(done, tx, err);
+				ksock_done_add(net, done, tx, err);
 			} else {
 				pp = &tx->next;
 			}
@@ -721,7 +721,14 @@ void ksock_conn_io(struct ul_io *io, uint32_t revents)
 			ksock_hs_readable(c);
 		break;
 	case KSOCK_CS_UP:
-		if (revents & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
+		/* EPOLLOUT comes with every EPOLLIN (the socket is writable):
+		 * with nothing queued there is nothing to drain. Unlocked peek:
+		 * a tx that waits for EPOLLOUT was queued (under the lock)
+		 * before the write that filled the socket, so before this edge;
+		 * a sender queuing now writes or kicks it itself. */
+		if ((revents & (EPOLLERR | EPOLLHUP)) ||
+		    ((revents & EPOLLOUT) && (__atomic_load_n(&c->txq_head, __ATOMIC_RELAXED) ||
+					     __atomic_load_n(&c->hs_out_len, __ATOMIC_RELAXED)))) {
 			struct ksock_done done = { 0 };
 			int rc;
 

@@ -409,15 +409,24 @@ void ksock_kick(struct ksock_net *net);
 /* Resume rx of a conn on the loop (holds a ref until then). */
 void ksock_kick_conn_locked(struct ksock_conn *c);
 
-/* A list of messages to finalize after the lock is dropped. */
+/* Messages to finalize after the lock is dropped, in the order added. The
+ * first KSOCK_DONE_INLINE are kept as (msg, status) and their txs go back
+ * to the pool at once (under the caller's lock: no second lock round trip
+ * per completion); later ones wait as a list of txs. */
+#define KSOCK_DONE_INLINE 16
 struct ksock_done {
-	struct ksock_tx *head, *tail;
+	unsigned n;
+	struct lnet_msg *msgs[KSOCK_DONE_INLINE];
+	int status[KSOCK_DONE_INLINE];
+	struct ksock_tx *head, *tail;     /* overflow, after msgs[] */
 	unsigned nnotify;                 /* peer failures to report */
 	ulnet_nid_t notify_nid[4];
 	int notify_err[4];
 };
 void ksock_done_notify(struct ksock_done *d, const ulnet_nid_t *nid, int err);
-void ksock_done_add(struct ksock_done *d, struct ksock_tx *tx, int status);
+/* Under net->lock. */
+void ksock_done_add(struct ksock_net *net, struct ksock_done *d, struct ksock_tx *tx,
+		    int status);
 void ksock_done_run(struct ksock_net *net, struct ksock_done *d);
 
 /* sock_acceptor.c */

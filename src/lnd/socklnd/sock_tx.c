@@ -191,7 +191,7 @@ static void ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx, stru
 		tx->next = peer->zc_head;
 		peer->zc_head = tx;
 	} else {
-		ksock_done_add(done, tx, 0);
+		ksock_done_add(net, done, tx, 0);
 	}
 }
 
@@ -517,7 +517,7 @@ void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct 
 		lnet_ni_log(net->ni, ULNET_LOG_ERROR, "peer %s: can't encode message for %s: %s",
 			    ksock_nidstr(&peer->nid, nb), c->proto->name, strerror(-rc));
 		if (tx->msg)
-			ksock_done_add(done, tx, rc);
+			ksock_done_add(net, done, tx, rc);
 		else
 			ksock_tx_free(net, tx);
 		return;
@@ -581,7 +581,7 @@ void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done)
 		*pp = tx->next;
 		if (ksock_conn_queue_locked(c, tx) < 0) {
 			if (tx->msg)
-				ksock_done_add(done, tx, -EPROTO);
+				ksock_done_add(net, done, tx, -EPROTO);
 			else
 				ksock_tx_free(net, tx);
 			continue;
@@ -671,7 +671,7 @@ int ksock_handle_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, ui
 
 		if (ksock_zcack_covers(&z, tx->zc_cookie)) {
 			*pp = tx->next;
-			ksock_done_add(done, tx, 0);
+			ksock_done_add(net, done, tx, 0);
 			count--;
 			continue;
 		}

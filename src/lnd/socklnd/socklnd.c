@@ -50,12 +50,18 @@ void ksock_loop_enter(struct ksock_net *net)
 
 /* --- finalize lists ---------------------------------------------------------- */
 
-void ksock_done_add(struct ksock_done *d, struct ksock_tx *tx, int status)
+void ksock_done_add(struct ksock_net *net, struct ksock_done *d, struct ksock_tx *tx, int status)
 {
+	/* in order: completions (SEND events) as the bytes left */
+	if (!d->head && d->n < KSOCK_DONE_INLINE) {
+		d->msgs[d->n] = tx->msg;
+		d->status[d->n++] = status;
+		ksock_tx_free(net, tx);
+		return;
+	}
 	/* the status rides in `deadline` once the tx is off every queue */
 	tx->deadline = (uint64_t)(int64_t)status;
 	tx->next = NULL;
-	/* in order: completions (SEND events) as the bytes left */
 	if (d->head)
 		d->tail->next = tx;
 	else
@@ -79,11 +85,15 @@ void ksock_done_notify(struct ksock_done *d, const ulnet_nid_t *nid, int err)
 void ksock_done_run(struct ksock_net *net, struct ksock_done *d)
 {
 	struct ksock_tx *tx = d->head, *next;
+	unsigned ninline = d->n;
 
 	d->head = NULL;
+	d->n = 0;
 	for (unsigned i = 0; i < d->nnotify; i++)
 		lnet_notify_peer_ni(net->ni, &d->notify_nid[i], d->notify_err[i]);
 	d->nnotify = 0;
+	if (ninline)
+		lnet_finalize_many(d->msgs, d->status, ninline);
 	while (tx) {
 		/* free a batch of txs under one lock, then finalize them */
 		struct lnet_msg *msgs[32];
@@ -295,7 +305,7 @@ static void ksock_reap_peer_locked(struct ksock_net *net, struct ksock_peer *pee
 			}
 			lnet_ni_log(net->ni, ULNET_LOG_WARN, "peer %s: message timed out waiting for a connection",
 				    ksock_nidstr(&peer->nid, nidbuf));
-			ksock_done_add(done, tx, -ETIMEDOUT);
+			ksock_done_add(net, done, tx, -ETIMEDOUT);
 			continue;
 		}
 		pp = &tx->next;
@@ -501,14 +511,14 @@ static void ksock_shutdown_now(struct ksock_net *net)
 			struct ksock_tx *tx = p->txq_head;
 
 			p->txq_head = tx->next;
-			ksock_done_add(&done, tx, -ESHUTDOWN);
+			ksock_done_add(net, &done, tx, -ESHUTDOWN);
 		}
 		p->txq_tail = NULL;
 		while (p->zc_head) {
 			struct ksock_tx *tx = p->zc_head;
 
 			p->zc_head = tx->next;
-			ksock_done_add(&done, tx, -ESHUTDOWN);
+			ksock_done_add(net, &done, tx, -ESHUTDOWN);
 		}
 	}
 	ksock_unlock(net);
