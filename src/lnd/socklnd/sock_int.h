@@ -423,6 +423,13 @@ struct ksock_done {
 	ulnet_nid_t notify_nid[4];
 	int notify_err[4];
 };
+/* The hot paths' alternative to `= { 0 }`: no need to clear the arrays. */
+static inline void ksock_done_init(struct ksock_done *d)
+{
+	d->n = 0;
+	d->head = d->tail = NULL;
+	d->nnotify = 0;
+}
 void ksock_done_notify(struct ksock_done *d, const ulnet_nid_t *nid, int err);
 /* Under net->lock. */
 void ksock_done_add(struct ksock_net *net, struct ksock_done *d, struct ksock_tx *tx,

@@ -408,9 +408,10 @@ void ksock_flush_deferred(struct ksock_net *net)
 	net->in_defer_flush = true;
 	more = lnet_ni_tx_waiting(net->ni);
 	while (net->defer_conns) {
-		struct ksock_done done = { 0 };
+		struct ksock_done done;
 		uint64_t now = ksock_now(net);
 
+		ksock_done_init(&done);
 		while ((c = net->defer_conns)) {
 			ksock_conn_undefer_locked(c);
 			c->tx_last_write = now;
@@ -482,11 +483,12 @@ void ksock_conn_tx_forget_locked(struct ksock_conn *c)
 void ksock_flush(struct lnet_ni *ni, bool more)
 {
 	struct ksock_net *net = lnet_ni_data(ni);
-	struct ksock_done done = { 0 };
+	struct ksock_done done;
 	struct ksock_conn *c;
 
 	if (!net)
 		return;
+	ksock_done_init(&done);
 	ksock_lock(net);
 	while ((c = net->held_conns)) {
 		ksock_conn_unhold_locked(c);
@@ -529,12 +531,13 @@ void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
 {
 	struct ksock_net *net = lnet_ni_data(ni);
 	ulnet_process_id_t target = lnet_msg_target(msg);
-	struct ksock_done done = { 0 };
+	struct ksock_done done;
 	struct ksock_peer *peer;
 	struct ksock_tx *tx;
 	bool hold = lnet_ni_batch_hold(ni);
 	int err = 0;
 
+	ksock_done_init(&done);
 	ksock_lock(net);
 	if (net->shutdown) {
 		err = -ESHUTDOWN;
