@@ -143,6 +143,8 @@ static void ksock_conn_unlink_locked(struct ksock_conn *c)
 	if (!c->on_list)
 		return;
 	pp = c->state == KSOCK_CS_UP && c->peer ? &c->peer->conns : &c->net->hs_conns;
+	if (c->state == KSOCK_CS_UP && c->peer)
+		c->peer->conn_hint[0] = c->peer->conn_hint[1] = NULL;
 	for (; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;
@@ -656,6 +658,7 @@ static void ksock_conn_up_locked(struct ksock_conn *c, struct ksock_done *done)
 	c->state = KSOCK_CS_UP;
 	c->next = peer->conns;
 	peer->conns = c;
+	peer->conn_hint[0] = peer->conn_hint[1] = NULL;
 	c->on_list = true;
 	c->hs_deadline = 0;
 	c->rx_state = KSOCK_RX_KHDR;

@@ -324,6 +324,10 @@ struct ksock_peer {
 	bool userspace;                   /* reached us from port > 1023 */
 	bool connector;                   /* we dial this peer */
 	struct ksock_conn *conns;         /* established (UP) */
+	/* the conn an LNET message below (0) / from (1) min_bulk goes on when
+	 * one conn alone matches best (no round robin to do); NULL: scan.
+	 * Cleared whenever a conn joins or leaves `conns`. */
+	struct ksock_conn *conn_hint[2];
 	int nconnecting;                  /* our active attempts in flight */
 	int accepting;                    /* passive HELLOs being processed */
 	int ealready;                     /* consecutive lost races */

@@ -26,12 +26,21 @@ static size_t ksock_tx_match_nob(const struct ksock_tx *tx)
 	return KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE + tx->plen;
 }
 
-static struct ksock_conn *ksock_find_conn_locked(struct ksock_peer *peer, const struct ksock_tx *tx)
+static struct ksock_conn *ksock_find_conn_locked(struct ksock_net *net, struct ksock_peer *peer,
+						 const struct ksock_tx *tx)
 {
 	struct ksock_conn *best = NULL;
 	enum ksock_match best_m = KSOCK_MATCH_NO;
 	size_t nob = ksock_tx_match_nob(tx);
+	/* the hint covers LNET messages (NOOPs always scan) */
+	int hint = !tx->msg ? -1 : nob < net->tun.min_bulk ? 0 : 1;
+	unsigned nbest = 0;
 
+	if (hint >= 0 && (best = peer->conn_hint[hint]) && best->state == KSOCK_CS_UP) {
+		best->tx_seq = ++net->tx_seq;
+		return best;
+	}
+	best = NULL;
 	for (struct ksock_conn *c = peer->conns; c; c = c->next) {
 		enum ksock_match m;
 
@@ -42,6 +51,10 @@ static struct ksock_conn *ksock_find_conn_locked(struct ksock_peer *peer, const 
 			continue;
 		/* prefer YES over MAY; among equals, the least queued, then the
 		 * one chosen longest ago (round robin) */
+		if (!best || m > best_m)
+			nbest = 1;
+		else if (m == best_m)
+			nbest++;
 		if (!best || m > best_m ||
 		    (m == best_m && (c->tx_queued < best->tx_queued ||
 				     (c->tx_queued == best->tx_queued && c->tx_seq < best->tx_seq)))) {
@@ -49,8 +62,11 @@ static struct ksock_conn *ksock_find_conn_locked(struct ksock_peer *peer, const 
 			best_m = m;
 		}
 	}
-	if (best)
-		best->tx_seq = ++best->net->tx_seq;
+	if (best) {
+		best->tx_seq = ++net->tx_seq;
+		if (hint >= 0 && nbest == 1)
+			peer->conn_hint[hint] = best;
+	}
 	return best;
 }
 
@@ -504,7 +520,7 @@ void ksock_flush(struct lnet_ni *ni, bool more)
 void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct ksock_tx *tx,
 			 bool hold, struct ksock_done *done)
 {
-	struct ksock_conn *c = ksock_find_conn_locked(peer, tx);
+	struct ksock_conn *c = ksock_find_conn_locked(net, peer, tx);
 	int rc;
 
 	if (!c) {
@@ -628,7 +644,7 @@ static void ksock_send_noop_locked(struct ksock_net *net, struct ksock_peer *pee
 	tx->nonblk = c1 == KSOCK_KEEPALIVE_COOKIE || net->tun.nonblk_zcack;
 	tx->noop_cookies[0] = c0;
 	tx->noop_cookies[1] = c1;
-	c = ksock_find_conn_locked(peer, tx);
+	c = ksock_find_conn_locked(net, peer, tx);
 	if (c && c0 == 0 && ksock_conn_merge_zcack_locked(c, c1)) {
 		ksock_tx_free(net, tx);    /* rides on a NOOP still queued */
 		return;
