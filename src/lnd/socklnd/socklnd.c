@@ -500,6 +500,10 @@ static void ksock_shutdown_now(struct ksock_net *net)
 
 	ksock_acceptor_stop(net);
 	ul_timer_stop(net->loop, &net->reaper);
+	/* what the coalescing deferred was accepted by send(): write it (and
+	 * push what MSG_MORE kept) before the conns close, as a direct write
+	 * would have (manual progress: nobody may have turned the loop since) */
+	ksock_flush_deferred(net);
 	ksock_lock(net);
 	net->shutdown = true;
 	while (net->hs_conns)
