@@ -101,6 +101,11 @@ uint64_t ul_loop_now(const struct ul_loop *loop)
 	return loop->clock(loop->clock_arg);
 }
 
+bool ul_loop_in_turn(const struct ul_loop *loop)
+{
+	return ul_cur_loop == loop;
+}
+
 void ul_loop_wakeup(struct ul_loop *loop)
 {
 	uint64_t one = 1;

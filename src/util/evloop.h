@@ -59,6 +59,10 @@ int ul_loop_run_once(struct ul_loop *loop, int timeout_ms);
  * how many callbacks/polls did something. */
 int ul_loop_busy_once(struct ul_loop *loop);
 
+/* The calling thread is inside a turn of `loop` (one of its callbacks, or
+ * code they call): true on the progress thread and, with manual progress,
+ * inside ulnet_progress(); false for an application's own calls. */
+bool ul_loop_in_turn(const struct ul_loop *loop);
 /* Make a concurrent ul_loop_run_once() return soon. */
 void ul_loop_wakeup(struct ul_loop *loop);
 

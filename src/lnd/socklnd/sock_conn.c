@@ -143,6 +143,8 @@ static void ksock_conn_unlink_locked(struct ksock_conn *c)
 	if (!c->on_list)
 		return;
 	pp = c->state == KSOCK_CS_UP && c->peer ? &c->peer->conns : &c->net->hs_conns;
+	if (c->state == KSOCK_CS_UP && c->peer)
+		c->peer->conn_hint[0] = c->peer->conn_hint[1] = NULL;
 	for (; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;
@@ -176,7 +178,7 @@ void ksock_conn_close_locked(struct ksock_conn *c, int err, bool siblings, struc
 
 		c->txq_head = tx->next;
 		if (tx->msg)
-			ksock_done_add(done, tx, err);
+			ksock_done_add(net, done, tx, err);
 		else
 			ksock_tx_free(net, tx);
 	}
@@ -188,7 +190,7 @@ void ksock_conn_close_locked(struct ksock_conn *c, int err, bool siblings, struc
 
 			if (tx->conn == c) {
 				*pp = tx->next;
-				ksock_done_add(done, tx, err);
+				ksock_done_add(net, done, tx, err);
 			} else {
 				pp = &tx->next;
 			}
@@ -656,6 +658,7 @@ static void ksock_conn_up_locked(struct ksock_conn *c, struct ksock_done *done)
 	c->state = KSOCK_CS_UP;
 	c->next = peer->conns;
 	peer->conns = c;
+	peer->conn_hint[0] = peer->conn_hint[1] = NULL;
 	c->on_list = true;
 	c->hs_deadline = 0;
 	c->rx_state = KSOCK_RX_KHDR;
@@ -721,7 +724,14 @@ void ksock_conn_io(struct ul_io *io, uint32_t revents)
 			ksock_hs_readable(c);
 		break;
 	case KSOCK_CS_UP:
-		if (revents & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
+		/* EPOLLOUT comes with every EPOLLIN (the socket is writable):
+		 * with nothing queued there is nothing to drain. Unlocked peek:
+		 * a tx that waits for EPOLLOUT was queued (under the lock)
+		 * before the write that filled the socket, so before this edge;
+		 * a sender queuing now writes or kicks it itself. */
+		if ((revents & (EPOLLERR | EPOLLHUP)) ||
+		    ((revents & EPOLLOUT) && (__atomic_load_n(&c->txq_head, __ATOMIC_RELAXED) ||
+					     __atomic_load_n(&c->hs_out_len, __ATOMIC_RELAXED)))) {
 			struct ksock_done done = { 0 };
 			int rc;
 

@@ -152,7 +152,7 @@ static void ksock_fail_peer_txs_locked(struct ksock_net *net, struct ksock_peer 
 
 		peer->txq_head = tx->next;
 		if (tx->msg)
-			ksock_done_add(done, tx, err);
+			ksock_done_add(net, done, tx, err);
 		else
 			ksock_tx_free(net, tx);
 	}

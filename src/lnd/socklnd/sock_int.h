@@ -324,6 +324,10 @@ struct ksock_peer {
 	bool userspace;                   /* reached us from port > 1023 */
 	bool connector;                   /* we dial this peer */
 	struct ksock_conn *conns;         /* established (UP) */
+	/* the conn an LNET message below (0) / from (1) min_bulk goes on when
+	 * one conn alone matches best (no round robin to do); NULL: scan.
+	 * Cleared whenever a conn joins or leaves `conns`. */
+	struct ksock_conn *conn_hint[2];
 	int nconnecting;                  /* our active attempts in flight */
 	int accepting;                    /* passive HELLOs being processed */
 	int ealready;                     /* consecutive lost races */
@@ -402,8 +406,6 @@ uint64_t ksock_now(const struct ksock_net *net);
 const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
 /* Record the loop thread (every loop callback calls it). */
 void ksock_loop_enter(struct ksock_net *net);
-/* This thread is the one that ran our loop callbacks last. */
-bool ksock_on_loop(const struct ksock_net *net);
 /* The loop writes the deferred conns (kick handler). */
 void ksock_flush_deferred(struct ksock_net *net);
 /* Ask the loop to run the kick handler soon (any thread). */
@@ -411,15 +413,31 @@ void ksock_kick(struct ksock_net *net);
 /* Resume rx of a conn on the loop (holds a ref until then). */
 void ksock_kick_conn_locked(struct ksock_conn *c);
 
-/* A list of messages to finalize after the lock is dropped. */
+/* Messages to finalize after the lock is dropped, in the order added. The
+ * first KSOCK_DONE_INLINE are kept as (msg, status) and their txs go back
+ * to the pool at once (under the caller's lock: no second lock round trip
+ * per completion); later ones wait as a list of txs. */
+#define KSOCK_DONE_INLINE 16
 struct ksock_done {
-	struct ksock_tx *head, *tail;
+	unsigned n;
+	struct lnet_msg *msgs[KSOCK_DONE_INLINE];
+	int status[KSOCK_DONE_INLINE];
+	struct ksock_tx *head, *tail;     /* overflow, after msgs[] */
 	unsigned nnotify;                 /* peer failures to report */
 	ulnet_nid_t notify_nid[4];
 	int notify_err[4];
 };
+/* The hot paths' alternative to `= { 0 }`: no need to clear the arrays. */
+static inline void ksock_done_init(struct ksock_done *d)
+{
+	d->n = 0;
+	d->head = d->tail = NULL;
+	d->nnotify = 0;
+}
 void ksock_done_notify(struct ksock_done *d, const ulnet_nid_t *nid, int err);
-void ksock_done_add(struct ksock_done *d, struct ksock_tx *tx, int status);
+/* Under net->lock. */
+void ksock_done_add(struct ksock_net *net, struct ksock_done *d, struct ksock_tx *tx,
+		    int status);
 void ksock_done_run(struct ksock_net *net, struct ksock_done *d);
 
 /* sock_acceptor.c */

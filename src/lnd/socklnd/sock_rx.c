@@ -248,7 +248,6 @@ static bool ksock_rx_csum_ok(struct ksock_conn *c)
 static int ksock_rx_khdr_done(struct ksock_conn *c)
 {
 	struct ksock_net *net = c->net;
-	struct ksock_done done = { 0 };
 	ssize_t n = c->proto->khdr_decode(c->rx_hbuf, c->rx_have, &c->rx_khdr);
 	struct ksock_msg_hdr *m = &c->rx_khdr;
 	int rc = 0;
@@ -278,6 +277,8 @@ static int ksock_rx_khdr_done(struct ksock_conn *c)
 		}
 	}
 	if (m->zc_cookies[1] != 0) {
+		struct ksock_done done = { 0 };
+
 		ksock_lock(net);
 		rc = ksock_handle_zcack_locked(net, c->peer, m->type == KSOCK_MSG_NOOP ? m->zc_cookies[0] : 0,
 					       m->zc_cookies[1], &done);

@@ -26,12 +26,21 @@ static size_t ksock_tx_match_nob(const struct ksock_tx *tx)
 	return KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE + tx->plen;
 }
 
-static struct ksock_conn *ksock_find_conn_locked(struct ksock_peer *peer, const struct ksock_tx *tx)
+static struct ksock_conn *ksock_find_conn_locked(struct ksock_net *net, struct ksock_peer *peer,
+						 const struct ksock_tx *tx)
 {
 	struct ksock_conn *best = NULL;
 	enum ksock_match best_m = KSOCK_MATCH_NO;
 	size_t nob = ksock_tx_match_nob(tx);
+	/* the hint covers LNET messages (NOOPs always scan) */
+	int hint = !tx->msg ? -1 : nob < net->tun.min_bulk ? 0 : 1;
+	unsigned nbest = 0;
 
+	if (hint >= 0 && (best = peer->conn_hint[hint]) && best->state == KSOCK_CS_UP) {
+		best->tx_seq = ++net->tx_seq;
+		return best;
+	}
+	best = NULL;
 	for (struct ksock_conn *c = peer->conns; c; c = c->next) {
 		enum ksock_match m;
 
@@ -42,6 +51,10 @@ static struct ksock_conn *ksock_find_conn_locked(struct ksock_peer *peer, const 
 			continue;
 		/* prefer YES over MAY; among equals, the least queued, then the
 		 * one chosen longest ago (round robin) */
+		if (!best || m > best_m)
+			nbest = 1;
+		else if (m == best_m)
+			nbest++;
 		if (!best || m > best_m ||
 		    (m == best_m && (c->tx_queued < best->tx_queued ||
 				     (c->tx_queued == best->tx_queued && c->tx_seq < best->tx_seq)))) {
@@ -49,8 +62,11 @@ static struct ksock_conn *ksock_find_conn_locked(struct ksock_peer *peer, const 
 			best_m = m;
 		}
 	}
-	if (best)
-		best->tx_seq = ++best->net->tx_seq;
+	if (best) {
+		best->tx_seq = ++net->tx_seq;
+		if (hint >= 0 && nbest == 1)
+			peer->conn_hint[hint] = best;
+	}
 	return best;
 }
 
@@ -191,7 +207,7 @@ static void ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx, stru
 		tx->next = peer->zc_head;
 		peer->zc_head = tx;
 	} else {
-		ksock_done_add(done, tx, 0);
+		ksock_done_add(net, done, tx, 0);
 	}
 }
 
@@ -356,7 +372,8 @@ static void ksock_conn_unhold_locked(struct ksock_conn *c)
 }
 
 /* Coalescing: a caller's send within this long of the conn's last write
- * is left to the loop thread, which writes the queue in one sendmsg. */
+ * is left to the loop (the progress thread, or with manual progress the
+ * next ulnet_progress()), which writes the queue in one sendmsg. */
 #ifndef KSOCK_COALESCE_NS
 #define KSOCK_COALESCE_NS 5000u
 #endif
@@ -407,9 +424,10 @@ void ksock_flush_deferred(struct ksock_net *net)
 	net->in_defer_flush = true;
 	more = lnet_ni_tx_waiting(net->ni);
 	while (net->defer_conns) {
-		struct ksock_done done = { 0 };
+		struct ksock_done done;
 		uint64_t now = ksock_now(net);
 
+		ksock_done_init(&done);
 		while ((c = net->defer_conns)) {
 			ksock_conn_undefer_locked(c);
 			c->tx_last_write = now;
@@ -447,14 +465,17 @@ static void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx, bo
 		}
 		return;
 	}
-	if (!c->tx_held && lnet_ni_has_progress_thread(c->net->ni)) {
+	if (!c->tx_held) {
 		struct ksock_net *net = c->net;
+		bool in_turn = ul_loop_in_turn(net->loop);
 
-		if (net->in_defer_flush && ksock_on_loop(net)) {
+		if (net->in_defer_flush && in_turn) {
 			ksock_conn_defer_locked(c);   /* the flush's next round */
 			return;
 		}
-		if (!ksock_on_loop(net)) {
+		/* an application's send (not the loop's ACKs/REPLYs); with
+		 * manual progress the kick runs in its next ulnet_progress() */
+		if (!in_turn) {
 			uint64_t now = ksock_now(net);
 
 			if (now - c->tx_last_write < KSOCK_COALESCE_NS) {
@@ -478,11 +499,12 @@ void ksock_conn_tx_forget_locked(struct ksock_conn *c)
 void ksock_flush(struct lnet_ni *ni, bool more)
 {
 	struct ksock_net *net = lnet_ni_data(ni);
-	struct ksock_done done = { 0 };
+	struct ksock_done done;
 	struct ksock_conn *c;
 
 	if (!net)
 		return;
+	ksock_done_init(&done);
 	ksock_lock(net);
 	while ((c = net->held_conns)) {
 		ksock_conn_unhold_locked(c);
@@ -498,7 +520,7 @@ void ksock_flush(struct lnet_ni *ni, bool more)
 void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct ksock_tx *tx,
 			 bool hold, struct ksock_done *done)
 {
-	struct ksock_conn *c = ksock_find_conn_locked(peer, tx);
+	struct ksock_conn *c = ksock_find_conn_locked(net, peer, tx);
 	int rc;
 
 	if (!c) {
@@ -513,7 +535,7 @@ void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct 
 		lnet_ni_log(net->ni, ULNET_LOG_ERROR, "peer %s: can't encode message for %s: %s",
 			    ksock_nidstr(&peer->nid, nb), c->proto->name, strerror(-rc));
 		if (tx->msg)
-			ksock_done_add(done, tx, rc);
+			ksock_done_add(net, done, tx, rc);
 		else
 			ksock_tx_free(net, tx);
 		return;
@@ -525,12 +547,13 @@ void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
 {
 	struct ksock_net *net = lnet_ni_data(ni);
 	ulnet_process_id_t target = lnet_msg_target(msg);
-	struct ksock_done done = { 0 };
+	struct ksock_done done;
 	struct ksock_peer *peer;
 	struct ksock_tx *tx;
 	bool hold = lnet_ni_batch_hold(ni);
 	int err = 0;
 
+	ksock_done_init(&done);
 	ksock_lock(net);
 	if (net->shutdown) {
 		err = -ESHUTDOWN;
@@ -577,7 +600,7 @@ void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done)
 		*pp = tx->next;
 		if (ksock_conn_queue_locked(c, tx) < 0) {
 			if (tx->msg)
-				ksock_done_add(done, tx, -EPROTO);
+				ksock_done_add(net, done, tx, -EPROTO);
 			else
 				ksock_tx_free(net, tx);
 			continue;
@@ -621,7 +644,7 @@ static void ksock_send_noop_locked(struct ksock_net *net, struct ksock_peer *pee
 	tx->nonblk = c1 == KSOCK_KEEPALIVE_COOKIE || net->tun.nonblk_zcack;
 	tx->noop_cookies[0] = c0;
 	tx->noop_cookies[1] = c1;
-	c = ksock_find_conn_locked(peer, tx);
+	c = ksock_find_conn_locked(net, peer, tx);
 	if (c && c0 == 0 && ksock_conn_merge_zcack_locked(c, c1)) {
 		ksock_tx_free(net, tx);    /* rides on a NOOP still queued */
 		return;
@@ -667,7 +690,7 @@ int ksock_handle_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, ui
 
 		if (ksock_zcack_covers(&z, tx->zc_cookie)) {
 			*pp = tx->next;
-			ksock_done_add(done, tx, 0);
+			ksock_done_add(net, done, tx, 0);
 			count--;
 			continue;
 		}

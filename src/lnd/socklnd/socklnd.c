@@ -39,11 +39,6 @@ const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE])
 /* once per thread, not a gettid() per loop callback */
 static _Thread_local int ksock_tid;
 
-bool ksock_on_loop(const struct ksock_net *net)
-{
-	return ksock_tid && ksock_tid == __atomic_load_n(&net->loop_tid, __ATOMIC_RELAXED);
-}
-
 void ksock_loop_enter(struct ksock_net *net)
 {
 	int tid = ksock_tid;
@@ -55,12 +50,18 @@ void ksock_loop_enter(struct ksock_net *net)
 
 /* --- finalize lists ---------------------------------------------------------- */
 
-void ksock_done_add(struct ksock_done *d, struct ksock_tx *tx, int status)
+void ksock_done_add(struct ksock_net *net, struct ksock_done *d, struct ksock_tx *tx, int status)
 {
+	/* in order: completions (SEND events) as the bytes left */
+	if (!d->head && d->n < KSOCK_DONE_INLINE) {
+		d->msgs[d->n] = tx->msg;
+		d->status[d->n++] = status;
+		ksock_tx_free(net, tx);
+		return;
+	}
 	/* the status rides in `deadline` once the tx is off every queue */
 	tx->deadline = (uint64_t)(int64_t)status;
 	tx->next = NULL;
-	/* in order: completions (SEND events) as the bytes left */
 	if (d->head)
 		d->tail->next = tx;
 	else
@@ -84,11 +85,15 @@ void ksock_done_notify(struct ksock_done *d, const ulnet_nid_t *nid, int err)
 void ksock_done_run(struct ksock_net *net, struct ksock_done *d)
 {
 	struct ksock_tx *tx = d->head, *next;
+	unsigned ninline = d->n;
 
 	d->head = NULL;
+	d->n = 0;
 	for (unsigned i = 0; i < d->nnotify; i++)
 		lnet_notify_peer_ni(net->ni, &d->notify_nid[i], d->notify_err[i]);
 	d->nnotify = 0;
+	if (ninline)
+		lnet_finalize_many(d->msgs, d->status, ninline);
 	while (tx) {
 		/* free a batch of txs under one lock, then finalize them */
 		struct lnet_msg *msgs[32];
@@ -300,7 +305,7 @@ static void ksock_reap_peer_locked(struct ksock_net *net, struct ksock_peer *pee
 			}
 			lnet_ni_log(net->ni, ULNET_LOG_WARN, "peer %s: message timed out waiting for a connection",
 				    ksock_nidstr(&peer->nid, nidbuf));
-			ksock_done_add(done, tx, -ETIMEDOUT);
+			ksock_done_add(net, done, tx, -ETIMEDOUT);
 			continue;
 		}
 		pp = &tx->next;
@@ -495,6 +500,10 @@ static void ksock_shutdown_now(struct ksock_net *net)
 
 	ksock_acceptor_stop(net);
 	ul_timer_stop(net->loop, &net->reaper);
+	/* what the coalescing deferred was accepted by send(): write it (and
+	 * push what MSG_MORE kept) before the conns close, as a direct write
+	 * would have (manual progress: nobody may have turned the loop since) */
+	ksock_flush_deferred(net);
 	ksock_lock(net);
 	net->shutdown = true;
 	while (net->hs_conns)
@@ -506,14 +515,14 @@ static void ksock_shutdown_now(struct ksock_net *net)
 			struct ksock_tx *tx = p->txq_head;
 
 			p->txq_head = tx->next;
-			ksock_done_add(&done, tx, -ESHUTDOWN);
+			ksock_done_add(net, &done, tx, -ESHUTDOWN);
 		}
 		p->txq_tail = NULL;
 		while (p->zc_head) {
 			struct ksock_tx *tx = p->zc_head;
 
 			p->zc_head = tx->next;
-			ksock_done_add(&done, tx, -ESHUTDOWN);
+			ksock_done_add(net, &done, tx, -ESHUTDOWN);
 		}
 	}
 	ksock_unlock(net);
