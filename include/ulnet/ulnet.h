@@ -61,7 +61,10 @@ typedef void (*ulnet_log_fn)(void *arg, enum ulnet_log_level level, const char *
 typedef uint64_t (*ulnet_clock_fn)(void *arg);   /* monotonic nanoseconds */
 
 enum ulnet_opt_flags {
-	/* Start no thread; the application calls ulnet_progress(). */
+	/* Start no thread; the application calls ulnet_progress(). A send
+	 * that follows another to the same peer within a few microseconds may
+	 * be queued and leave on the next ulnet_progress() call (so that a
+	 * burst leaves in a few TCP segments); a lone send leaves at once. */
 	ULNET_OPT_MANUAL_PROGRESS = 1u << 0,
 	/* Do not add the implicit 0@lo NI (tests of the bare core). */
 	ULNET_OPT_NO_LOOPBACK = 1u << 1,
@@ -96,7 +99,9 @@ void ulnet_destroy(ulnet_t *ln);
 /*
  * Run I/O and timers once, waiting at most `timeout_ms` (0: do not wait, -1:
  * until something happens). Needed only with ULNET_OPT_MANUAL_PROGRESS; with
- * a progress thread it returns -EBUSY. Returns the number of events handled.
+ * a progress thread it returns -EBUSY. Also writes sends queued since the
+ * last call (see ULNET_OPT_MANUAL_PROGRESS). Returns the number of events
+ * handled.
  */
 int ulnet_progress(ulnet_t *ln, int timeout_ms);
 
