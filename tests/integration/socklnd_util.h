@@ -98,16 +98,25 @@ static inline uint64_t st_skewed_clock(void *arg)
 	       __atomic_load_n((uint64_t *)arg, __ATOMIC_ACQUIRE);
 }
 
-static inline int st_node_start_clock(struct st_node *n, const char *nid, uint16_t port,
-				      const char *accept, uint64_t *skew);
+static inline int st_node_start_opts(struct st_node *n, const char *nid, uint16_t port,
+				     const char *accept, ulnet_clock_fn clock, void *clock_arg,
+				     unsigned flags);
 
 static inline int st_node_start(struct st_node *n, const char *nid, uint16_t port, const char *accept)
 {
-	return st_node_start_clock(n, nid, port, accept, NULL);
+	return st_node_start_opts(n, nid, port, accept, NULL, NULL, 0);
 }
 
 static inline int st_node_start_clock(struct st_node *n, const char *nid, uint16_t port,
 				      const char *accept, uint64_t *skew)
+{
+	return st_node_start_opts(n, nid, port, accept, skew ? st_skewed_clock : NULL, skew, 0);
+}
+
+/* A node with its own clock (NULL: real time) and ulnet_opts flags. */
+static inline int st_node_start_opts(struct st_node *n, const char *nid, uint16_t port,
+				     const char *accept, ulnet_clock_fn clock, void *clock_arg,
+				     unsigned flags)
 {
 	struct ulnet_opts o = { 0 };
 	struct ulnet_ni_conf c = { 0 };
@@ -120,10 +129,9 @@ static inline int st_node_start_clock(struct st_node *n, const char *nid, uint16
 	o.log = st_log_cb;
 	o.log_arg = n;
 	o.log_level = ULNET_LOG_DEBUG;
-	if (skew) {
-		o.clock = st_skewed_clock;
-		o.clock_arg = skew;
-	}
+	o.clock = clock;
+	o.clock_arg = clock_arg;
+	o.flags = flags;
 	rc = ulnet_create(&o, &n->ln);
 	if (rc)
 		return rc;

@@ -83,30 +83,8 @@ static int sends(void)
 
 static int start_manual(struct st_node *n, const char *nid, uint16_t port)
 {
-	struct ulnet_opts o = { 0 };
-	struct ulnet_ni_conf c = { 0 };
-	int rc;
-
-	memset(n, 0, sizeof(*n));
-	pthread_mutex_init(&n->mu, NULL);
-	pthread_cond_init(&n->cv, NULL);
-	n->log = calloc(1, ST_LOG_MAX);
-	o.log = st_log_cb;
-	o.log_arg = n;
-	o.log_level = ULNET_LOG_DEBUG;
-	o.flags = ULNET_OPT_MANUAL_PROGRESS;
-	o.clock = slow_clock;
-	rc = ulnet_create(&o, &n->ln);
-	if (rc)
-		return rc;
-	rc = ulnet_nid_parse(nid, &c.nid, NULL);
-	if (rc)
-		return rc;
-	n->nid = c.nid;
-	c.accept_port = port;
-	c.tun.tos = -1;
-	snprintf(c.accept, sizeof(c.accept), "all");
-	return ulnet_ni_add(n->ln, &c);
+	return st_node_start_opts(n, nid, port, "all", slow_clock, NULL,
+				  ULNET_OPT_MANUAL_PROGRESS);
 }
 
 /* Drive a's loop until `pred` holds or 15 s pass. */
@@ -135,41 +113,56 @@ static bool wait_rx(int want)
 	return true;
 }
 
-static void test_manual_coalescing(void **state)
+/* a (manual progress) and b (own thread) on `port`; b's MD counts PUTs
+ * (rx_handler), a's 64-byte MD counts SENDs (tx_handler). The first PUT
+ * (hdr_data 0) connects; returns once b has it. */
+static void pair_start(struct st_node *a, struct st_node *b, uint16_t port, ulnet_handle_t *amd,
+		       ulnet_process_id_t *target)
 {
 	static uint8_t src[64], dst[64];
-	struct st_node a, b;
 	struct ulnet_md md = { 0 };
-	ulnet_handle_t me, bmd, amd;
-	ulnet_process_id_t target;
-	uint16_t port = st_port();
-	int i, n;
+	ulnet_handle_t me, bmd;
 
-	(void)state;
-	assert_int_equal(start_manual(&a, "127.0.0.2@tcp", port), 0);
-	assert_int_equal(st_node_start(&b, "127.0.0.3@tcp", port, "all"), 0);
-	assert_int_equal(ulnet_me_attach(b.ln, PORTAL, st_any_id(), MB, 0, ULNET_RETAIN,
+	pthread_mutex_lock(&rx_mu);
+	rx_n = rx_err = 0;
+	pthread_mutex_unlock(&rx_mu);
+	tx_sends = tx_errs = 0;
+	assert_int_equal(start_manual(a, "127.0.0.2@tcp", port), 0);
+	assert_int_equal(st_node_start(b, "127.0.0.3@tcp", port, "all"), 0);
+	assert_int_equal(ulnet_me_attach(b->ln, PORTAL, st_any_id(), MB, 0, ULNET_RETAIN,
 					 ULNET_INS_AFTER, &me), 0);
 	md.start = dst;
 	md.length = sizeof(dst);
 	md.threshold = ULNET_MD_THRESH_INF;
 	md.options = ULNET_MD_OP_PUT | ULNET_MD_MANAGE_REMOTE | ULNET_MD_TRUNCATE;
 	md.handler = rx_handler;
-	assert_int_equal(ulnet_md_attach(b.ln, me, &md, ULNET_RETAIN, &bmd), 0);
+	assert_int_equal(ulnet_md_attach(b->ln, me, &md, ULNET_RETAIN, &bmd), 0);
 	memset(&md, 0, sizeof(md));
 	memset(src, 0x5a, sizeof(src));
 	md.start = src;
 	md.length = sizeof(src);
 	md.threshold = ULNET_MD_THRESH_INF;
 	md.handler = tx_handler;
-	assert_int_equal(ulnet_md_bind(a.ln, &md, ULNET_RETAIN, &amd), 0);
-	target.nid = b.nid;
-	target.pid = ulnet_pid(b.ln);
+	assert_int_equal(ulnet_md_bind(a->ln, &md, ULNET_RETAIN, amd), 0);
+	target->nid = b->nid;
+	target->pid = ulnet_pid(b->ln);
 
 	/* connect: the first PUT waits for the handshake, a's loop drives it */
-	assert_int_equal(ulnet_put(a.ln, NULL, amd, ULNET_NOACK_REQ, target, PORTAL, MB, 0, 0), 0);
-	assert_true(progress_until(&a, sends, 1));
+	assert_int_equal(ulnet_put(a->ln, NULL, *amd, ULNET_NOACK_REQ, *target, PORTAL, MB, 0, 0),
+			 0);
+	assert_true(progress_until(a, sends, 1));
 	assert_true(wait_rx(1));
+}
+
+static void test_manual_coalescing(void **state)
+{
+	struct st_node a, b;
+	ulnet_handle_t amd;
+	ulnet_process_id_t target;
+	int i, n;
+
+	(void)state;
+	pair_start(&a, &b, st_port(), &amd, &target);
 
 	/* a lone PUT after a pause: written by ulnet_put() itself */
 	usleep(PAUSE_US);
@@ -220,41 +213,13 @@ static void test_manual_coalescing(void **state)
  * when each was written by its ulnet_put()). */
 static void test_manual_destroy_writes_deferred(void **state)
 {
-	static uint8_t src[64], dst[64];
 	struct st_node a, b;
-	struct ulnet_md md = { 0 };
-	ulnet_handle_t me, bmd, amd;
+	ulnet_handle_t amd;
 	ulnet_process_id_t target;
-	uint16_t port = (uint16_t)(st_port() + 1);
 	int i;
 
 	(void)state;
-	pthread_mutex_lock(&rx_mu);
-	rx_n = rx_err = 0;
-	pthread_mutex_unlock(&rx_mu);
-	tx_sends = tx_errs = 0;
-	assert_int_equal(start_manual(&a, "127.0.0.2@tcp", port), 0);
-	assert_int_equal(st_node_start(&b, "127.0.0.3@tcp", port, "all"), 0);
-	assert_int_equal(ulnet_me_attach(b.ln, PORTAL, st_any_id(), MB, 0, ULNET_RETAIN,
-					 ULNET_INS_AFTER, &me), 0);
-	md.start = dst;
-	md.length = sizeof(dst);
-	md.threshold = ULNET_MD_THRESH_INF;
-	md.options = ULNET_MD_OP_PUT | ULNET_MD_MANAGE_REMOTE | ULNET_MD_TRUNCATE;
-	md.handler = rx_handler;
-	assert_int_equal(ulnet_md_attach(b.ln, me, &md, ULNET_RETAIN, &bmd), 0);
-	memset(&md, 0, sizeof(md));
-	md.start = src;
-	md.length = sizeof(src);
-	md.threshold = ULNET_MD_THRESH_INF;
-	md.handler = tx_handler;
-	assert_int_equal(ulnet_md_bind(a.ln, &md, ULNET_RETAIN, &amd), 0);
-	target.nid = b.nid;
-	target.pid = ulnet_pid(b.ln);
-
-	assert_int_equal(ulnet_put(a.ln, NULL, amd, ULNET_NOACK_REQ, target, PORTAL, MB, 0, 0), 0);
-	assert_true(progress_until(&a, sends, 1));
-	assert_true(wait_rx(1));
+	pair_start(&a, &b, (uint16_t)(st_port() + 1), &amd, &target);
 	usleep(PAUSE_US);
 	/* 1 + 7: the peer credits (8) hold them all in the LND */
 	for (i = 1; i <= 8; i++)
