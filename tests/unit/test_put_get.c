@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "memlnd.h"
 #include "ulnet/ulnet.h"
@@ -876,6 +877,126 @@ static void test_threaded_concurrent(void **state)
 	}
 }
 
+/* One MD, its events on two threads at once (SEND events on B's loop, where
+ * memlnd completes A's sends, ACK events on A's): handlers of one MD never
+ * overlap, every event comes once, and an unlink made while a handler runs
+ * waits for it: the UNLINK event comes last. The handler's thread ends its
+ * turn without the lock, so this also checks that a waiter is woken. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int in, overlaps, sends, acks, errors, unlinks, after_unlink;
+	int slow;            /* the next SEND handler sleeps (an unlink comes meanwhile) */
+	int slow_in, slow_done;
+} om = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void om_handler(const struct ulnet_event *ev)
+{
+	bool slow = false;
+
+	if (__atomic_add_fetch(&om.in, 1, __ATOMIC_SEQ_CST) != 1)
+		__atomic_add_fetch(&om.overlaps, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&om.mu);
+	if (om.unlinks)
+		om.after_unlink++;
+	if (ev->status && ev->type != ULNET_EVENT_UNLINK)
+		om.errors++;
+	if (ev->type == ULNET_EVENT_UNLINK)
+		om.unlinks++;
+	if (ev->type == ULNET_EVENT_SEND && om.slow) {
+		om.slow = 0;
+		om.slow_in = 1;
+		slow = true;
+		pthread_cond_broadcast(&om.cv);
+	}
+	pthread_mutex_unlock(&om.mu);
+	if (slow) {
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);   /* the unlink arrives meanwhile */
+	}
+	for (int i = 0; i < 200; i++)   /* widen the window for an overlap */
+		__asm__ volatile("" ::: "memory");
+	pthread_mutex_lock(&om.mu);
+	if (ev->type == ULNET_EVENT_SEND)
+		om.sends++;
+	else if (ev->type == ULNET_EVENT_ACK)
+		om.acks++;
+	if (slow)
+		om.slow_done = 1;
+	pthread_cond_broadcast(&om.cv);
+	pthread_mutex_unlock(&om.mu);
+	__atomic_sub_fetch(&om.in, 1, __ATOMIC_SEQ_CST);
+}
+
+static void om_wait(int sends, int acks)
+{
+	pthread_mutex_lock(&om.mu);
+	while (om.sends < sends || om.acks < acks)
+		pthread_cond_wait(&om.cv, &om.mu);
+	pthread_mutex_unlock(&om.mu);
+}
+
+static void test_threaded_one_md_handlers(void **state)
+{
+	(void)state;
+	enum { N = 2000, WINDOW = 16 };
+	struct memlnd_net *net = memlnd_net_create();
+	struct ulnet_opts o = { .log = capture_log };
+	static uint8_t sink[64], src[64];
+	struct ulnet_md smd = { .start = sink, .length = sizeof(sink),
+				.threshold = ULNET_MD_THRESH_INF,
+				.options = ULNET_MD_OP_PUT | ULNET_MD_MANAGE_REMOTE };
+	struct ulnet_md md = { .start = src, .length = sizeof(src), .threshold = ULNET_MD_THRESH_INF,
+			       .handler = om_handler };
+	ulnet_handle_t meh, mdh;
+	ulnet_process_id_t t = { .pid = 12345 };
+	ulnet_t *a, *b;
+	int i;
+
+	assert_int_equal(ulnet_create(&o, &a), 0);
+	assert_int_equal(ulnet_create(&o, &b), 0);
+	memlnd_set_auto(net, true);
+	assert_int_equal(memlnd_add_ni(net, a, 1, NULL), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 2, &t.nid), 0);
+	assert_int_equal(ulnet_me_attach(b, 41, any_id, 0, 0, ULNET_RETAIN, ULNET_INS_AFTER, &meh), 0);
+	assert_int_equal(ulnet_md_attach(b, meh, &smd, ULNET_RETAIN, &mdh), 0);
+	assert_int_equal(ulnet_md_bind(a, &md, ULNET_RETAIN, &mdh), 0);
+
+	for (i = 0; i < N; i++) {
+		if (i >= WINDOW)
+			om_wait(i - WINDOW + 1, i - WINDOW + 1);
+		assert_int_equal(ulnet_put(a, NULL, mdh, ULNET_ACK_REQ, t, 41, 0, 0, 0), 0);
+	}
+	om_wait(N, N);
+
+	/* one more, no ACK (the MD is idle once it is sent), whose SEND
+	 * handler is slow: unlink while it runs */
+	pthread_mutex_lock(&om.mu);
+	om.slow = 1;
+	pthread_mutex_unlock(&om.mu);
+	assert_int_equal(ulnet_put(a, NULL, mdh, ULNET_NOACK_REQ, t, 41, 0, 0, 0), 0);
+	pthread_mutex_lock(&om.mu);
+	while (!om.slow_in)
+		pthread_cond_wait(&om.cv, &om.mu);
+	pthread_mutex_unlock(&om.mu);
+	assert_int_equal(ulnet_md_unlink(a, mdh), 0);
+	/* the UNLINK event was delivered, after the slow handler ended */
+	pthread_mutex_lock(&om.mu);
+	assert_int_equal(om.slow_done, 1);
+	assert_int_equal(om.unlinks, 1);
+	assert_int_equal(om.after_unlink, 0);
+	assert_int_equal(om.sends, N + 1);
+	assert_int_equal(om.acks, N);
+	assert_int_equal(om.errors, 0);
+	pthread_mutex_unlock(&om.mu);
+	assert_int_equal(__atomic_load_n(&om.overlaps, __ATOMIC_SEQ_CST), 0);
+
+	ulnet_destroy(a);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -895,6 +1016,7 @@ int main(void)
 		cmocka_unit_test(test_self_nid_uses_loopback),
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_threaded_concurrent),
+		cmocka_unit_test(test_threaded_one_md_handlers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
