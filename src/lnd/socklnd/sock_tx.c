@@ -269,7 +269,7 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 	while (c->txq_head) {
 		struct msghdr mh = { 0 };
 		unsigned n = 0;
-		size_t total = 0;
+		size_t total = 0, wrote;
 		ssize_t w;
 
 		/* the first tx may be clipped to the iovec budget; later ones
@@ -296,7 +296,8 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 				return 0;
 			return -errno;
 		}
-		c->tx_queued -= (size_t)w;
+		wrote = (size_t)w;
+		c->tx_queued -= wrote;
 		/* the clock only matters while bytes wait (the reaper) */
 		if (c->tx_queued)
 			c->tx_last_progress = ksock_now(c->net);
@@ -315,7 +316,8 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 				c->txq_tail = NULL;
 			ksock_tx_sent_locked(c, tx, done);
 		}
-		if ((size_t)w < total)
+		/* (w was used up above: compare what the call wrote) */
+		if (wrote < total)
 			return 0;  /* short write: the socket is full, EPOLLOUT resumes */
 		/* bytes went out: with MSG_MORE they may wait in the kernel */
 		if (!more)

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_socklnd_gather.c - a connection's queue longer than one sendmsg().
+ *
+ * One sendmsg() gathers at most 512 iovecs (and 1 MiB) of a connection's
+ * queue. A PUT from an MD of 256 one-byte fragments takes 258 of them, so
+ * three such PUTs queued together (a batch) leave in three calls. The
+ * write loop must go on after a call that wrote all it was given: only a
+ * short write means the socket is full (then EPOLLOUT resumes it). Here
+ * nothing comes back from the peer (no ACK, no ZC-ACK for such small
+ * payloads), so a queue left behind would wait for the reaper's timeout.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <cmocka.h>
+
+#include "socklnd_util.h"
+
+#define PORTAL 21
+#define MB 0x5eed
+#define NFRAG ULNET_MAX_IOV
+#define NPUT 3
+
+static void test_queue_longer_than_one_sendmsg(void **state)
+{
+	static uint8_t src[NFRAG], dst[NFRAG];
+	static struct iovec frags[NFRAG];
+	struct st_node a, b;
+	struct st_md am, bm;
+	struct ulnet_md md = { 0 };
+	ulnet_process_id_t target;
+	uint16_t port = st_port();
+
+	(void)state;
+	st_md_init(&am);
+	st_md_init(&bm);
+	assert_int_equal(st_node_start(&a, "127.0.0.2@tcp", port, "all"), 0);
+	assert_int_equal(st_node_start(&b, "127.0.0.3@tcp", port, "all"), 0);
+	assert_int_equal(st_target(&b, PORTAL, MB, dst, sizeof(dst), &bm), 0);
+	st_fill(src, sizeof(src), 7);
+	for (int i = 0; i < NFRAG; i++) {
+		frags[i].iov_base = &src[i];
+		frags[i].iov_len = 1;
+	}
+	md.start = frags;
+	md.length = NFRAG;
+	md.threshold = ULNET_MD_THRESH_INF;
+	md.options = ULNET_MD_IOVEC;
+	md.user_ptr = &am;
+	md.handler = st_md_handler;
+	assert_int_equal(ulnet_md_bind(a.ln, &md, ULNET_RETAIN, &am.h), 0);
+	target.nid = b.nid;
+	target.pid = ulnet_pid(b.ln);
+
+	/* connected and idle first */
+	assert_int_equal(ulnet_put(a.ln, NULL, am.h, ULNET_NOACK_REQ, target, PORTAL, MB, 0, 0), 0);
+	assert_true(st_md_wait(&bm, ULNET_EVENT_PUT, 1));
+
+	/* NPUT PUTs queued on the conn together, written at the batch end */
+	assert_int_equal(ulnet_batch_begin(a.ln), 0);
+	for (int i = 1; i <= NPUT; i++)
+		assert_int_equal(ulnet_put(a.ln, NULL, am.h, ULNET_NOACK_REQ, target, PORTAL, MB, 0,
+					   (uint64_t)i), 0);
+	assert_int_equal(ulnet_batch_end(a.ln), 0);
+
+	assert_true(st_md_wait(&bm, ULNET_EVENT_PUT, 1 + NPUT));
+	assert_true(st_md_wait(&am, ULNET_EVENT_SEND, 1 + NPUT));
+	assert_int_equal(am.nerr, 0);
+	assert_int_equal(bm.nerr, 0);
+	assert_true(st_check(dst, sizeof(dst), 7));
+
+	st_md_release(&a, &am);
+	st_md_release(&b, &bm);
+	st_node_stop(&a);
+	st_node_stop(&b);
+	st_md_fini(&am);
+	st_md_fini(&bm);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_queue_longer_than_one_sendmsg),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
