@@ -98,9 +98,16 @@ static inline uint64_t st_skewed_clock(void *arg)
 	       __atomic_load_n((uint64_t *)arg, __ATOMIC_ACQUIRE);
 }
 
+static inline int st_node_start_conf(struct st_node *n, const char *nid, uint16_t port,
+				     const char *accept, ulnet_clock_fn clock, void *clock_arg,
+				     unsigned flags, void (*tweak)(struct ulnet_ni_conf *));
+
 static inline int st_node_start_opts(struct st_node *n, const char *nid, uint16_t port,
 				     const char *accept, ulnet_clock_fn clock, void *clock_arg,
-				     unsigned flags);
+				     unsigned flags)
+{
+	return st_node_start_conf(n, nid, port, accept, clock, clock_arg, flags, NULL);
+}
 
 static inline int st_node_start(struct st_node *n, const char *nid, uint16_t port, const char *accept)
 {
@@ -113,10 +120,11 @@ static inline int st_node_start_clock(struct st_node *n, const char *nid, uint16
 	return st_node_start_opts(n, nid, port, accept, skew ? st_skewed_clock : NULL, skew, 0);
 }
 
-/* A node with its own clock (NULL: real time) and ulnet_opts flags. */
-static inline int st_node_start_opts(struct st_node *n, const char *nid, uint16_t port,
+/* A node with its own clock (NULL: real time) and ulnet_opts flags;
+ * `tweak` (may be NULL) adjusts the NI's conf (tunables) before it is added. */
+static inline int st_node_start_conf(struct st_node *n, const char *nid, uint16_t port,
 				     const char *accept, ulnet_clock_fn clock, void *clock_arg,
-				     unsigned flags)
+				     unsigned flags, void (*tweak)(struct ulnet_ni_conf *))
 {
 	struct ulnet_opts o = { 0 };
 	struct ulnet_ni_conf c = { 0 };
@@ -146,6 +154,8 @@ static inline int st_node_start_opts(struct st_node *n, const char *nid, uint16_
 	c.accept_port = port;
 	c.tun.tos = -1;
 	snprintf(c.accept, sizeof(c.accept), "%s", accept);
+	if (tweak)
+		tweak(&c);
 	return ulnet_ni_add(n->ln, &c);
 }
 

@@ -12,6 +12,9 @@
  * a's clock runs 10000x slower than real time, so "closely" (within
  * KSOCK_COALESCE_NS, 5 us, of the last write: 50 ms real) holds even on a
  * slow (sanitized, loaded) machine, and a 100 ms pause is past it.
+ *
+ * Last, 1 MiB PUTs that pile up on one conn all leave while a makes
+ * progress (a write that took its whole 1 MiB gather goes on with the rest).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -236,11 +239,100 @@ static void test_manual_destroy_writes_deferred(void **state)
 	st_node_stop(&b);
 }
 
+/* Several 1 MiB PUTs queued on one conn: one sendmsg() gathers at most
+ * 1 MiB of the queue (KSOCK_TX_GATHER_MAX). When the socket takes all of
+ * it, the write must go on with the rest at once: the socket was never
+ * full, so no EPOLLOUT edge will come, and nothing arrives on that conn to
+ * bring one (NOACK PUTs, no ZC-ACKs requested). The rest used to wait until
+ * the reaper closed the conn (sock_timeout, never on a's slow clock). */
+#define BIG_LEN (1u << 20)
+#define BIG_BURST 8        /* the peer credits: all in the LND at once */
+#define BIG_MB 0x78
+
+static void no_zc(struct ulnet_ni_conf *c)
+{
+	c->sock.zc_min_payload = -1;   /* a PUT completes once written */
+}
+
+static int md_count(struct st_md *m, enum ulnet_event_kind kind)
+{
+	int n;
+
+	pthread_mutex_lock(&m->mu);
+	n = m->n[kind];
+	pthread_mutex_unlock(&m->mu);
+	return n;
+}
+
+/* Drive a's loop until `m` saw `want` SEND events or 15 s pass. */
+static bool progress_sends(struct st_node *a, struct st_md *m, int want)
+{
+	uint64_t end = st_now_ms() + ST_WAIT_MS;
+
+	while (md_count(m, ULNET_EVENT_SEND) < want) {
+		if (st_now_ms() > end)
+			return false;
+		ulnet_progress(a->ln, 1);
+	}
+	return true;
+}
+
+static void test_manual_big_queue_drains(void **state)
+{
+	static uint8_t src[BIG_LEN], dst[BIG_LEN];
+	uint16_t port = (uint16_t)(st_port() + 2);
+	struct st_node a, b;
+	struct st_md sm, dm;
+	ulnet_process_id_t target;
+	uint64_t end;
+	int i;
+
+	(void)state;
+	st_md_init(&sm);
+	st_md_init(&dm);
+	st_fill(src, sizeof(src), 7);
+	assert_int_equal(st_node_start_conf(&a, "127.0.0.2@tcp", port, "all", slow_clock, NULL,
+					    ULNET_OPT_MANUAL_PROGRESS, no_zc), 0);
+	assert_int_equal(st_node_start(&b, "127.0.0.3@tcp", port, "all"), 0);
+	assert_int_equal(st_target(&b, PORTAL, BIG_MB, dst, sizeof(dst), &dm), 0);
+	assert_int_equal(st_bind(&a, src, sizeof(src), ULNET_MD_THRESH_INF, &sm), 0);
+	target.nid = b.nid;
+	target.pid = ulnet_pid(b.ln);
+
+	/* connect; then let the other conns (BULK_IN, BULK_OUT) come up */
+	assert_int_equal(ulnet_put(a.ln, NULL, sm.h, ULNET_NOACK_REQ, target, PORTAL, BIG_MB, 0, 0),
+			 0);
+	assert_true(progress_sends(&a, &sm, 1));
+	end = st_now_ms() + 200;
+	while (st_now_ms() < end)
+		ulnet_progress(a.ln, 1);
+
+	/* back to back: they pile up on one conn (deferred, or behind a
+	 * short write); every one leaves while a makes progress */
+	for (i = 1; i <= BIG_BURST; i++)
+		assert_int_equal(ulnet_put(a.ln, NULL, sm.h, ULNET_NOACK_REQ, target, PORTAL,
+					   BIG_MB, 0, (uint64_t)i), 0);
+	assert_true(progress_sends(&a, &sm, BIG_BURST + 1));
+	assert_true(st_md_wait(&dm, ULNET_EVENT_PUT, BIG_BURST + 1));
+	assert_int_equal(sm.nerr, 0);
+	assert_int_equal(dm.nerr, 0);
+	assert_int_equal(dm.last_mlength, BIG_LEN);
+	assert_true(st_check(dst, sizeof(dst), 7));
+
+	st_md_release(&a, &sm);
+	st_node_stop(&a);
+	st_md_release(&b, &dm);
+	st_node_stop(&b);
+	st_md_fini(&sm);
+	st_md_fini(&dm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_manual_coalescing),
 		cmocka_unit_test(test_manual_destroy_writes_deferred),
+		cmocka_unit_test(test_manual_big_queue_drains),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
