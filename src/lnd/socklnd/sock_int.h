@@ -232,6 +232,14 @@ enum ksock_rx_state {
 #define KSOCK_RX_BUF 8192
 #define KSOCK_RX_COPY_MAX (KSOCK_RX_BUF / 2)
 
+/* Sets of conns with txs waiting for a particular writer (conn->cset). */
+enum ksock_cset { KSOCK_CSET_HELD, KSOCK_CSET_CORKED, KSOCK_CSET_DEFER, KSOCK_CSET_N };
+
+struct ksock_clink {
+	bool on;
+	struct ksock_conn *next;
+};
+
 struct ksock_conn {
 	struct ksock_net *net;
 	struct ksock_peer *peer;          /* set once the HELLO is admitted */
@@ -274,20 +282,17 @@ struct ksock_conn {
 	uint64_t tx_last_progress;
 	uint64_t tx_seq;                  /* when it was last chosen (round robin) */
 	bool tx_ready;                    /* EPOLLOUT seen since the last EAGAIN */
-	/* the queue holds txs of a batch (lnet_ni_batch_hold) that no write
-	 * has tried yet, so no EPOLLOUT will drain them: the next send to
-	 * this conn, or ksock_flush(), writes them */
-	bool tx_held;
-	struct ksock_conn *held_next;     /* net->held_conns while tx_held */
-	/* the last write had MSG_MORE (a batch with more to come): the
-	 * kernel may keep a partial segment until we push */
-	bool tx_corked;
-	struct ksock_conn *cork_next;     /* net->corked_conns while tx_corked */
-	/* coalescing: a caller's send shortly after the last write is queued
-	 * and the loop writes the queue (one sendmsg for several) */
+	/* The conn's queue waits to be written by someone in particular; one
+	 * flag and link per reason (enum ksock_cset), the lists in net->cset:
+	 * - HELD: txs of a batch (lnet_ni_batch_hold) that no write has tried
+	 *   yet, so no EPOLLOUT will drain them: the next send to this conn,
+	 *   or ksock_flush(), writes them;
+	 * - CORKED: the last write had MSG_MORE (more to come): the kernel
+	 *   may keep a partial segment until we push;
+	 * - DEFER: coalescing: a caller's send shortly after the last write
+	 *   is queued and the loop writes the queue (one sendmsg for several). */
+	struct ksock_clink cset[KSOCK_CSET_N];
 	uint64_t tx_last_write;           /* ns of the last direct/loop write */
-	bool tx_deferred;
-	struct ksock_conn *defer_next;    /* net->defer_conns while tx_deferred */
 
 	/* rx (loop thread; the recv() handoff under net->lock) */
 	enum ksock_rx_state rx_state;
@@ -370,10 +375,8 @@ struct ksock_net {
 	struct ksock_peer *peers;
 	struct ksock_conn *hs_conns;      /* handshaking conns */
 	struct ksock_tx *tx_free;
-	struct ksock_conn *held_conns;    /* conns with tx_held set */
-	struct ksock_conn *corked_conns;  /* conns with tx_corked set */
-	struct ksock_conn *defer_conns;   /* conns with tx_deferred set */
-	bool in_defer_flush;              /* the loop is writing defer_conns */
+	struct ksock_conn *cset[KSOCK_CSET_N];   /* conns on each set (conn->cset) */
+	bool in_defer_flush;              /* the loop is writing the DEFER set */
 	struct ksock_txblock *txblocks;
 	bool shutdown;
 

@@ -219,20 +219,37 @@ static void ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx, stru
 static void ksock_conn_unhold_locked(struct ksock_conn *c);
 static void ksock_conn_undefer_locked(struct ksock_conn *c);
 
-static void ksock_conn_uncork_locked(struct ksock_conn *c)
+/* conn sets (sock_int.h, enum ksock_cset): short singly linked lists */
+static void ksock_cset_add(struct ksock_conn *c, enum ksock_cset s)
+{
+	if (c->cset[s].on)
+		return;
+	c->cset[s].on = true;
+	c->cset[s].next = c->net->cset[s];
+	c->net->cset[s] = c;
+}
+
+/* false if c was not on s */
+static bool ksock_cset_del(struct ksock_conn *c, enum ksock_cset s)
 {
 	struct ksock_conn **pp;
 
-	if (!c->tx_corked)
-		return;
-	c->tx_corked = false;
-	for (pp = &c->net->corked_conns; *pp; pp = &(*pp)->cork_next) {
+	if (!c->cset[s].on)
+		return false;
+	c->cset[s].on = false;
+	for (pp = &c->net->cset[s]; *pp; pp = &(*pp)->cset[s].next) {
 		if (*pp == c) {
-			*pp = c->cork_next;
+			*pp = c->cset[s].next;
 			break;
 		}
 	}
-	c->cork_next = NULL;
+	c->cset[s].next = NULL;
+	return true;
+}
+
+static void ksock_conn_uncork_locked(struct ksock_conn *c)
+{
+	ksock_cset_del(c, KSOCK_CSET_CORKED);
 }
 
 /* Push what MSG_MORE left in the kernel on every corked connection
@@ -242,7 +259,7 @@ static void ksock_uncork_all_locked(struct ksock_net *net)
 	static const int off = 0;
 	struct ksock_conn *c;
 
-	while ((c = net->corked_conns)) {
+	while ((c = net->cset[KSOCK_CSET_CORKED])) {
 		ksock_conn_uncork_locked(c);
 		(void)setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
 	}
@@ -322,11 +339,8 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 		/* bytes went out: with MSG_MORE they may wait in the kernel */
 		if (!more)
 			ksock_conn_uncork_locked(c);
-		else if (!c->tx_corked) {
-			c->tx_corked = true;
-			c->cork_next = c->net->corked_conns;
-			c->net->corked_conns = c;
-		}
+		else
+			ksock_cset_add(c, KSOCK_CSET_CORKED);
 	}
 	return 0;
 }
@@ -359,18 +373,7 @@ static void ksock_conn_kick_tx_locked(struct ksock_conn *c, struct ksock_done *d
 
 static void ksock_conn_unhold_locked(struct ksock_conn *c)
 {
-	struct ksock_conn **pp;
-
-	if (!c->tx_held)
-		return;
-	c->tx_held = false;
-	for (pp = &c->net->held_conns; *pp; pp = &(*pp)->held_next) {
-		if (*pp == c) {
-			*pp = c->held_next;
-			break;
-		}
-	}
-	c->held_next = NULL;
+	ksock_cset_del(c, KSOCK_CSET_HELD);
 }
 
 /* Coalescing: a caller's send within this long of the conn's last write
@@ -384,29 +387,16 @@ static void ksock_conn_unhold_locked(struct ksock_conn *c)
 
 static void ksock_conn_undefer_locked(struct ksock_conn *c)
 {
-	struct ksock_conn **pp;
-
-	if (!c->tx_deferred)
-		return;
-	c->tx_deferred = false;
-	for (pp = &c->net->defer_conns; *pp; pp = &(*pp)->defer_next) {
-		if (*pp == c) {
-			*pp = c->defer_next;
-			break;
-		}
-	}
-	c->defer_next = NULL;
+	ksock_cset_del(c, KSOCK_CSET_DEFER);
 }
 
 static void ksock_conn_defer_locked(struct ksock_conn *c)
 {
 	struct ksock_net *net = c->net;
 
-	if (c->tx_deferred)
+	if (c->cset[KSOCK_CSET_DEFER].on)
 		return;
-	c->tx_deferred = true;
-	c->defer_next = net->defer_conns;
-	net->defer_conns = c;
+	ksock_cset_add(c, KSOCK_CSET_DEFER);
 	if (!net->in_defer_flush)
 		ksock_kick(net);
 }
@@ -419,18 +409,18 @@ void ksock_flush_deferred(struct ksock_net *net)
 	bool more;
 
 	ksock_lock(net);
-	if (!net->defer_conns) {
+	if (!net->cset[KSOCK_CSET_DEFER]) {
 		ksock_unlock(net);
 		return;
 	}
 	net->in_defer_flush = true;
 	more = lnet_ni_tx_waiting(net->ni);
-	while (net->defer_conns) {
+	while (net->cset[KSOCK_CSET_DEFER]) {
 		struct ksock_done done;
 		uint64_t now = ksock_now(net);
 
 		ksock_done_init(&done);
-		while ((c = net->defer_conns)) {
+		while ((c = net->cset[KSOCK_CSET_DEFER])) {
 			ksock_conn_undefer_locked(c);
 			c->tx_last_write = now;
 			ksock_conn_kick_tx_more_locked(c, more, &done);
@@ -454,20 +444,16 @@ static void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx, bo
 {
 	/* a non-empty queue is being drained (EPOLLOUT resumes it), or the
 	 * loop writes it soon (deferred) */
-	if (c->txq_head != tx && !c->tx_held) {
-		if (c->tx_deferred && !hold && c->tx_queued >= KSOCK_COALESCE_MAX)
+	if (c->txq_head != tx && !c->cset[KSOCK_CSET_HELD].on) {
+		if (c->cset[KSOCK_CSET_DEFER].on && !hold && c->tx_queued >= KSOCK_COALESCE_MAX)
 			ksock_conn_kick_tx_locked(c, done);
 		return;
 	}
 	if (hold && c->tx_queued < KSOCK_TX_HOLD_MAX) {
-		if (!c->tx_held) {
-			c->tx_held = true;
-			c->held_next = c->net->held_conns;
-			c->net->held_conns = c;
-		}
+		ksock_cset_add(c, KSOCK_CSET_HELD);
 		return;
 	}
-	if (!c->tx_held) {
+	if (!c->cset[KSOCK_CSET_HELD].on) {
 		struct ksock_net *net = c->net;
 		bool in_turn = ul_loop_in_turn(net->loop);
 
@@ -508,7 +494,7 @@ void ksock_flush(struct lnet_ni *ni, bool more)
 		return;
 	ksock_done_init(&done);
 	ksock_lock(net);
-	while ((c = net->held_conns)) {
+	while ((c = net->cset[KSOCK_CSET_HELD])) {
 		ksock_conn_unhold_locked(c);
 		ksock_conn_kick_tx_more_locked(c, more, &done);
 	}
