@@ -102,54 +102,90 @@ out:
 	return rc;
 }
 
-/* Many PUTs in flight at once from one thread: every fourth is 64 KiB (a
- * ZC request, completed by the peer's ZC-ACK), the others 4 KiB. */
+/* PUTs from a to one target MD of b, every fourth of them 64 KiB (a ZC
+ * request, completed by the peer's ZC-ACK), the others `small` bytes. */
+struct mix {
+	size_t big, small;
+	uint8_t *src, *dst;
+	struct st_md tmd, bmd, smd;
+	int nbig, nsmall;
+	uint64_t mb;
+	unsigned seed;
+};
+
+/* 0 or the line that failed */
+static int mix_start(struct mix *m, struct st_node *a, struct st_node *b, size_t small,
+		     uint64_t mb, unsigned seed)
+{
+	memset(m, 0, sizeof(*m));
+	m->big = 64 * 1024;
+	m->small = small;
+	m->mb = mb;
+	m->seed = seed;
+	m->src = malloc(m->big);
+	m->dst = malloc(m->big);
+	st_md_init(&m->tmd);
+	st_md_init(&m->bmd);
+	st_md_init(&m->smd);
+	st_fill(m->src, m->big, seed);
+	if (st_target(b, PORTAL, mb, m->dst, m->big, &m->tmd) ||
+	    st_bind(a, m->src, m->big, ULNET_MD_THRESH_INF, &m->bmd) ||
+	    st_bind(a, m->src, m->small, ULNET_MD_THRESH_INF, &m->smd))
+		return __LINE__;
+	return 0;
+}
+
+/* PUT number i of the mix; 0 or the line that failed */
+static int mix_put(struct mix *m, struct st_node *a, struct st_node *b, int i)
+{
+	bool isbig = i % 4 == 0;
+
+	if (ulnet_put(a->ln, NULL, isbig ? m->bmd.h : m->smd.h, ULNET_ACK_REQ, st_target_id(b),
+		      PORTAL, m->mb, 0, (uint64_t)i))
+		return __LINE__;
+	if (isbig)
+		m->nbig++;
+	else
+		m->nsmall++;
+	return 0;
+}
+
+/* Unless rc already says a line failed: every PUT sent and ACKed, every one
+ * arrived, the data intact. Then release everything; returns rc or the line
+ * that failed. */
+static int mix_finish(struct mix *m, struct st_node *a, struct st_node *b, int rc)
+{
+	if (rc)
+		;
+	else if (!st_md_wait(&m->bmd, ULNET_EVENT_ACK, m->nbig) ||
+		 !st_md_wait(&m->smd, ULNET_EVENT_ACK, m->nsmall) ||
+		 !st_md_wait(&m->bmd, ULNET_EVENT_SEND, m->nbig) ||
+		 !st_md_wait(&m->smd, ULNET_EVENT_SEND, m->nsmall) ||
+		 !st_md_wait(&m->tmd, ULNET_EVENT_PUT, m->nbig + m->nsmall) || m->bmd.nerr ||
+		 m->smd.nerr || m->tmd.nerr)
+		rc = __LINE__;
+	else if (!st_check(m->dst, m->big, m->seed))
+		rc = __LINE__;
+	st_md_release(a, &m->bmd);
+	st_md_release(a, &m->smd);
+	st_md_release(b, &m->tmd);
+	st_md_fini(&m->tmd);
+	st_md_fini(&m->bmd);
+	st_md_fini(&m->smd);
+	free(m->src);
+	free(m->dst);
+	return rc;
+}
+
+/* Many PUTs in flight at once from one thread (4 KiB and 64 KiB). */
 static int pipeline(struct st_node *a, struct st_node *b, int count)
 {
-	size_t big = 64 * 1024, small = 4096;
-	uint8_t *src = malloc(big), *dst = malloc(big);
-	struct st_md tmd, bmd, smd;
-	int rc = 0, nbig = 0, nsmall = 0;
+	struct mix m;
+	int rc = mix_start(&m, a, b, 4096, MB_DATA + 1, 99);
 
-	st_md_init(&tmd);
-	st_md_init(&bmd);
-	st_md_init(&smd);
-	st_fill(src, big, 99);
-	if (st_target(b, PORTAL, MB_DATA + 1, dst, big, &tmd) ||
-	    st_bind(a, src, big, ULNET_MD_THRESH_INF, &bmd) ||
-	    st_bind(a, src, small, ULNET_MD_THRESH_INF, &smd)) {
-		rc = __LINE__;
-		goto out;
-	}
-	for (int i = 0; i < count; i++) {
-		bool isbig = i % 4 == 0;
-
-		if (ulnet_put(a->ln, NULL, isbig ? bmd.h : smd.h, ULNET_ACK_REQ, st_target_id(b),
-			      PORTAL, MB_DATA + 1, 0, (uint64_t)i)) {
-			rc = __LINE__;
-			break;
-		}
-		if (isbig)
-			nbig++;
-		else
-			nsmall++;
-	}
-	if (!st_md_wait(&bmd, ULNET_EVENT_ACK, nbig) || !st_md_wait(&smd, ULNET_EVENT_ACK, nsmall) ||
-	    !st_md_wait(&bmd, ULNET_EVENT_SEND, nbig) || !st_md_wait(&smd, ULNET_EVENT_SEND, nsmall) ||
-	    !st_md_wait(&tmd, ULNET_EVENT_PUT, nbig + nsmall) || bmd.nerr || smd.nerr || tmd.nerr)
-		rc = rc ? rc : __LINE__;
-	else if (!st_check(dst, big, 99))
-		rc = __LINE__;
-out:
-	st_md_release(a, &bmd);
-	st_md_release(a, &smd);
-	st_md_release(b, &tmd);
-	st_md_fini(&tmd);
-	st_md_fini(&bmd);
-	st_md_fini(&smd);
-	free(src);
-	free(dst);
-	return rc;
+	for (int i = 0; i < count && !rc; i++)
+		rc = mix_put(&m, a, b, i);
+	return mix_finish(&m, a, b, rc);
 }
 
 /* ulnet_batch_begin/end: the API's errors, then `count` PUTs (every fourth
@@ -157,66 +193,31 @@ out:
  * one batch: all complete, the data arrives. Returns 0 or a line number. */
 static int batched(struct st_node *a, struct st_node *b, int count)
 {
-	size_t big = 64 * 1024, small = 64;
-	uint8_t *src = malloc(big), *dst = malloc(big);
-	struct st_md tmd, bmd, smd;
-	int rc = 0, nbig = 0, nsmall = 0;
+	struct mix m;
+	int rc = 0, start;
 
-	st_md_init(&tmd);
-	st_md_init(&bmd);
-	st_md_init(&smd);
 	if (ulnet_batch_begin(NULL) != -EINVAL || ulnet_batch_end(a->ln) != -EINVAL)
 		rc = __LINE__;
 	else if (ulnet_batch_begin(a->ln) || ulnet_batch_begin(b->ln) != -EBUSY ||
 		 ulnet_batch_end(b->ln) != -EINVAL || ulnet_batch_end(a->ln) ||
 		 ulnet_batch_end(a->ln) != -EINVAL)
 		rc = __LINE__;
-	st_fill(src, big, 77);
-	if (rc || st_target(b, PORTAL, MB_DATA + 2, dst, big, &tmd) ||
-	    st_bind(a, src, big, ULNET_MD_THRESH_INF, &bmd) ||
-	    st_bind(a, src, small, ULNET_MD_THRESH_INF, &smd)) {
-		rc = rc ? rc : __LINE__;
-		goto out;
-	}
-	if (ulnet_batch_begin(a->ln)) {
-		rc = __LINE__;
-		goto out;
-	}
+	start = mix_start(&m, a, b, 64, MB_DATA + 2, 77);
+	rc = rc ? rc : start;
+	if (rc)
+		return mix_finish(&m, a, b, rc);
+	if (ulnet_batch_begin(a->ln))
+		return mix_finish(&m, a, b, __LINE__);
 	for (int i = 0; i < count && !rc; i++) {
-		bool isbig = i % 4 == 0;
-
 		if (i == count / 2 && ulnet_batch_begin(a->ln))   /* nested */
 			rc = __LINE__;
-		if (ulnet_put(a->ln, NULL, isbig ? bmd.h : smd.h, ULNET_ACK_REQ, st_target_id(b),
-			      PORTAL, MB_DATA + 2, 0, (uint64_t)i))
-			rc = __LINE__;
+		rc = rc ? rc : mix_put(&m, a, b, i);
 		if (i == count / 2 && ulnet_batch_end(a->ln))
-			rc = __LINE__;
-		if (isbig)
-			nbig++;
-		else
-			nsmall++;
+			rc = rc ? rc : __LINE__;
 	}
 	if (ulnet_batch_end(a->ln))
 		rc = rc ? rc : __LINE__;
-	if (rc)
-		goto out;
-	if (!st_md_wait(&bmd, ULNET_EVENT_ACK, nbig) || !st_md_wait(&smd, ULNET_EVENT_ACK, nsmall) ||
-	    !st_md_wait(&bmd, ULNET_EVENT_SEND, nbig) || !st_md_wait(&smd, ULNET_EVENT_SEND, nsmall) ||
-	    !st_md_wait(&tmd, ULNET_EVENT_PUT, nbig + nsmall) || bmd.nerr || smd.nerr || tmd.nerr)
-		rc = __LINE__;
-	else if (!st_check(dst, big, 77))
-		rc = __LINE__;
-out:
-	st_md_release(a, &bmd);
-	st_md_release(a, &smd);
-	st_md_release(b, &tmd);
-	st_md_fini(&tmd);
-	st_md_fini(&bmd);
-	st_md_fini(&smd);
-	free(src);
-	free(dst);
-	return rc;
+	return mix_finish(&m, a, b, rc);
 }
 
 /* The whole scenario; returns 0 or the line that failed. */
