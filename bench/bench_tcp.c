@@ -23,6 +23,8 @@
  *      BENCH_MANUAL=1 (both nodes ULNET_OPT_MANUAL_PROGRESS: no progress thread;
  *      each process's one thread spins on ulnet_progress(ln, 0) while it waits,
  *      the model of ucx_perftest, whose worker is progressed by its caller),
+ *      BENCH_WAIT_MS=n (with BENCH_MANUAL: wait in ulnet_progress(ln, n), not
+ *      spin; bench/instr.py uses 1 so that callgrind counts no empty polls),
  *      BENCH_DISTINCT_BUFS=1 (bw/rate: the W MDs of the window each cover their
  *      own buffer; default: all cover one buffer, as ucx_perftest and iperf3
  *      send from one buffer; the server always receives into one)
@@ -62,6 +64,7 @@ static void die(const char *what, int rc)
 static unsigned node_flags;   /* ULNET_OPT_BUSY_POLL from BENCH_BUSY_POLL */
 static int onebuf = 1;        /* every window MD over one buffer; BENCH_DISTINCT_BUFS=1: not */
 static int manual;            /* BENCH_MANUAL=1: ULNET_OPT_MANUAL_PROGRESS, callers spin */
+static int wait_ms;           /* BENCH_WAIT_MS: manual mode waits in ulnet_progress(ln, this) */
 
 static ulnet_t *make_node(uint32_t ip, uint16_t port)
 {
@@ -132,7 +135,7 @@ static void run_server(uint16_t port, int ready_fd, int stop_fd)
 		unsigned turn = 0;
 
 		for (;;) {
-			ulnet_progress(ln, 0);
+			ulnet_progress(ln, wait_ms);
 			if ((++turn & 1023) == 0 && poll(&pfd, 1, 0) > 0 && read(stop_fd, &b, 1) <= 0)
 				break;
 		}
@@ -193,7 +196,7 @@ static void wait_until(int (*pred)(void), int timeout_s)
 		unsigned turn = 0;
 
 		while (!pred()) {
-			ulnet_progress(C.ln, 0);
+			ulnet_progress(C.ln, wait_ms);
 			if ((++turn & 1023) == 0 && now_ns() > deadline) {
 				fprintf(stderr, "bench_tcp: timed out waiting\n");
 				exit(1);
@@ -449,6 +452,8 @@ int main(int argc, char **argv)
 	if (getenv("BENCH_MANUAL") && atoi(getenv("BENCH_MANUAL"))) {
 		manual = 1;
 		node_flags |= ULNET_OPT_MANUAL_PROGRESS;
+		if (getenv("BENCH_WAIT_MS"))
+			wait_ms = atoi(getenv("BENCH_WAIT_MS"));
 	}
 	if (pipe(ready) || pipe(stop))
 		return 1;
