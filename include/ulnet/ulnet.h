@@ -102,6 +102,12 @@ void ulnet_destroy(ulnet_t *ln);
  * a progress thread it returns -EBUSY. Also writes sends queued since the
  * last call (see ULNET_OPT_MANUAL_PROGRESS). Returns the number of events
  * handled.
+ * A caller that spins on ulnet_progress(ln, 0) is served as a busy poller:
+ * while it comes back within 20 us, connections that had input lately are
+ * read directly (one recv() instead of epoll_wait() + recv()), with a full
+ * epoll turn every 16th call; a call after a longer pause always makes a
+ * full turn. Timers run on every call.
+ * Errors: -EINVAL (ln NULL), -EBUSY (progress thread), or epoll's -errno.
  */
 int ulnet_progress(ulnet_t *ln, int timeout_ms);
 

@@ -365,6 +365,9 @@ int ulnet_progress(ulnet_t *ln, int timeout_ms)
 		return -EINVAL;
 	if (ln->ln_has_thread)
 		return -EBUSY;
+	/* a zero timeout is how a spinning caller polls: see ulnet.h */
+	if (timeout_ms == 0)
+		return ul_loop_spin_once(ln->ln_loop);
 	return ul_loop_run_once(ln->ln_loop, timeout_ms);
 }
 

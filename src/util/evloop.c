@@ -18,6 +18,9 @@
 #define UL_LOOP_HOT_IDLE 4096
 /* busy turns between two full epoll turns (a power of two) */
 #define UL_LOOP_EPOLL_EVERY 16
+/* ul_loop_spin_once(): a caller back within this long of the last full
+ * turn is spinning, and may poll the hot ios alone */
+#define UL_LOOP_SPIN_FULL_NS 20000ULL
 
 struct ul_loop {
 	int epfd;
@@ -39,6 +42,7 @@ struct ul_loop {
 	/* busy-poll (loop thread only): ios polled directly, see ul_loop_busy_once */
 	bool busy;
 	unsigned busy_turn;
+	uint64_t last_full;         /* loop clock at ul_loop_spin_once()'s last full turn */
 	int nhot;
 	struct ul_io *hot[UL_LOOP_MAX_HOT];
 };
@@ -313,15 +317,13 @@ void ul_timer_stop(struct ul_loop *loop, struct ul_timer *t)
 	pthread_mutex_unlock(&loop->lock);
 }
 
-/* Run posted work and expired timers; returns how many ran. */
-static int run_ready(struct ul_loop *loop)
+/* Run posted work and timers expired at `now`; returns how many ran. */
+static int run_ready_at(struct ul_loop *loop, uint64_t now)
 {
 	int n = 0;
-	uint64_t now;
 
 	/* unlocked peek: anything queued by another thread after this is
 	 * seen on the next turn (it sets or finds `sleeping`) */
-	now = ul_loop_now(loop);
 	if (!__atomic_load_n(&loop->has_work, __ATOMIC_RELAXED) &&
 	    __atomic_load_n(&loop->next_due, __ATOMIC_RELAXED) > now)
 		return 0;
@@ -358,6 +360,11 @@ static int run_ready(struct ul_loop *loop)
 		n++;
 	}
 	return n;
+}
+
+static int run_ready(struct ul_loop *loop)
+{
+	return run_ready_at(loop, ul_loop_now(loop));
 }
 
 static int loop_turn(struct ul_loop *loop, int timeout_ms, bool timers)
@@ -417,19 +424,11 @@ int ul_loop_run_once(struct ul_loop *loop, int timeout_ms)
 	return loop_turn(loop, timeout_ms, true);
 }
 
-int ul_loop_busy_once(struct ul_loop *loop)
+/* Poll each hot io once; returns how many got something. */
+static int poll_hot(struct ul_loop *loop)
 {
-	struct ul_loop *prev;
 	int ran = 0;
 
-	bool full = (++loop->busy_turn & (UL_LOOP_EPOLL_EVERY - 1)) == 0;
-
-	loop->busy = true;
-	/* timers (a clock read) on every 16th turn or after activity */
-	if (loop->nhot == 0 || full)
-		return loop_turn(loop, 0, full);
-	prev = ul_cur_loop;
-	ul_cur_loop = loop;
 	for (int i = 0; i < loop->nhot;) {
 		struct ul_io *io = loop->hot[i];
 		bool got = io->poll(io);
@@ -447,10 +446,52 @@ int ul_loop_busy_once(struct ul_loop *loop)
 		}
 		i++;
 	}
+	return ran;
+}
+
+int ul_loop_busy_once(struct ul_loop *loop)
+{
+	struct ul_loop *prev;
+	int ran;
+
+	bool full = (++loop->busy_turn & (UL_LOOP_EPOLL_EVERY - 1)) == 0;
+
+	loop->busy = true;
+	/* timers (a clock read) on every 16th turn or after activity */
+	if (loop->nhot == 0 || full)
+		return loop_turn(loop, 0, full);
+	prev = ul_cur_loop;
+	ul_cur_loop = loop;
+	ran = poll_hot(loop);
 	/* posted work only; timers wait for the next epoll turn (no clock
 	 * read per spin) */
 	if (__atomic_load_n(&loop->has_work, __ATOMIC_RELAXED))
 		ran += run_ready(loop);
+	ul_cur_loop = prev;
+	return ran;
+}
+
+int ul_loop_spin_once(struct ul_loop *loop)
+{
+	struct ul_loop *prev;
+	uint64_t now = ul_loop_now(loop);
+	int ran;
+
+	loop->busy = true;
+	/* a full turn when nothing is hot, every 16th turn, and for a caller
+	 * that was away: whoever polls now and then must not find the other
+	 * fds waiting behind the hot set */
+	if (loop->nhot == 0 || now - loop->last_full >= UL_LOOP_SPIN_FULL_NS ||
+	    (++loop->busy_turn & (UL_LOOP_EPOLL_EVERY - 1)) == 0) {
+		loop->last_full = now;
+		return loop_turn(loop, 0, true);
+	}
+	prev = ul_cur_loop;
+	ul_cur_loop = loop;
+	ran = poll_hot(loop);
+	/* we have the clock: work and due timers (the LND's "right after
+	 * this batch" kicks among them) run now, not on the 16th turn */
+	ran += run_ready_at(loop, now);
 	ul_cur_loop = prev;
 	return ran;
 }

@@ -59,6 +59,14 @@ int ul_loop_run_once(struct ul_loop *loop, int timeout_ms);
  * how many callbacks/polls did something. */
 int ul_loop_busy_once(struct ul_loop *loop);
 
+/* A never-blocking turn for a caller that spins on it (manual progress
+ * with a zero timeout): like ul_loop_busy_once, the hot ios are polled
+ * directly, but it reads the clock each turn, runs due timers and posted
+ * work every turn, and makes a full epoll turn whenever the last one is
+ * 20 us old or more, so a caller that comes only now and then always gets
+ * a full turn. Returns how many callbacks/polls did something. */
+int ul_loop_spin_once(struct ul_loop *loop);
+
 /* The calling thread is inside a turn of `loop` (one of its callbacks, or
  * code they call): true on the progress thread and, with manual progress,
  * inside ulnet_progress(); false for an application's own calls. */

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* test_evloop.c - the event loop: timers in order, posted work, fd readiness. */
+/* test_evloop.c - the event loop: timers in order, posted work, fd readiness,
+ * the busy-poll and spinning turns. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "util/evloop.h"
@@ -90,12 +93,190 @@ static void test_fd_readiness(void **state)
 	ul_loop_destroy(loop);
 }
 
+/* --- busy polling: a "hot" io read by its poll op, no epoll_wait ---------- */
+
+struct pio {
+	struct ul_io io;
+	int wfd;
+	int cbs, polls, got;   /* epoll callbacks, poll calls, bytes read by polls */
+};
+
+static struct pio *pio_of(struct ul_io *io) { return (struct pio *)((char *)io - offsetof(struct pio, io)); }
+
+static void pio_cb(struct ul_io *io, uint32_t ev)
+{
+	char c;
+	(void)ev;
+	while (read(io->fd, &c, 1) == 1)
+		;
+	pio_of(io)->cbs++;
+}
+
+static bool pio_poll(struct ul_io *io)
+{
+	struct pio *p = pio_of(io);
+	char c;
+	bool any = false;
+
+	p->polls++;
+	while (read(io->fd, &c, 1) == 1) {
+		p->got++;
+		any = true;
+	}
+	return any;
+}
+
+static void pio_open(struct ul_loop *loop, struct pio *p, bool pollable)
+{
+	int fds[2];
+
+	memset(p, 0, sizeof(*p));
+	assert_int_equal(pipe2(fds, O_NONBLOCK), 0);
+	ul_io_init(&p->io, fds[0], pio_cb);
+	if (pollable)
+		p->io.poll = pio_poll;
+	p->wfd = fds[1];
+	assert_int_equal(ul_io_start(loop, &p->io, EPOLLIN), 0);
+}
+
+static void pio_close(struct ul_loop *loop, struct pio *p)
+{
+	ul_io_stop(loop, &p->io);
+	close(p->io.fd);
+	close(p->wfd);
+}
+
+static void pio_send(struct pio *p) { assert_int_equal(write(p->wfd, "x", 1), 1); }
+
+/* Make `p` hot: a full turn sees its input and puts it in the hot set. */
+static void make_hot(struct ul_loop *loop, struct pio *p, int (*turn)(struct ul_loop *))
+{
+	pio_send(p);
+	turn(loop);
+	assert_int_equal(p->cbs, 1);
+}
+
+static void test_spin_polls_the_hot_io_directly(void **state)
+{
+	(void)state;
+	struct ul_loop *loop = ul_loop_create(fake_clock, NULL);
+	struct pio hot;
+
+	fake_now = 1000000;
+	pio_open(loop, &hot, true);
+	make_hot(loop, &hot, ul_loop_spin_once);
+	/* back within 20 us: its input comes through the poll op, not epoll */
+	fake_now += 500;
+	pio_send(&hot);
+	assert_int_equal(ul_loop_spin_once(loop), 1);
+	assert_int_equal(hot.got, 1);
+	assert_int_equal(hot.cbs, 1);
+	/* after a pause, a full epoll turn (which also finds nothing to do) */
+	fake_now += 25000;
+	hot.polls = 0;
+	pio_send(&hot);
+	ul_loop_spin_once(loop);
+	assert_int_equal(hot.polls, 0);
+	assert_int_equal(hot.cbs, 2);
+	pio_close(loop, &hot);
+	ul_loop_destroy(loop);
+}
+
+static void test_spin_serves_other_fds_within_16_calls(void **state)
+{
+	(void)state;
+	struct ul_loop *loop = ul_loop_create(fake_clock, NULL);
+	struct pio hot, cold;
+	int calls = 0;
+
+	fake_now = 1000000;
+	pio_open(loop, &hot, true);
+	pio_open(loop, &cold, false);
+	make_hot(loop, &hot, ul_loop_spin_once);
+	pio_send(&cold);
+	/* a caller spinning fast (100 ns a call) whose hot io always has input */
+	while (cold.cbs == 0 && calls < 64) {
+		fake_now += 100;
+		pio_send(&hot);
+		ul_loop_spin_once(loop);
+		calls++;
+	}
+	assert_int_equal(cold.cbs, 1);
+	assert_in_range(calls, 1, 16);
+	assert_true(hot.got > 0);   /* the calls before it were hot polls */
+	pio_close(loop, &hot);
+	pio_close(loop, &cold);
+	ul_loop_destroy(loop);
+}
+
+static int spin_timer_hits;
+static void spin_timer_cb(struct ul_timer *t) { (void)t; spin_timer_hits++; }
+
+static void test_spin_runs_due_timers_on_hot_turns(void **state)
+{
+	(void)state;
+	struct ul_loop *loop = ul_loop_create(fake_clock, NULL);
+	struct pio hot, cold;
+	struct ul_timer t;
+
+	fake_now = 1000000;
+	pio_open(loop, &hot, true);
+	pio_open(loop, &cold, false);
+	make_hot(loop, &hot, ul_loop_spin_once);
+	ul_timer_init(&t, spin_timer_cb);
+	spin_timer_hits = 0;
+	assert_int_equal(ul_timer_start(loop, &t, 0), 0);   /* due now: a kick */
+	pio_send(&cold);   /* left for the next full turn: this one is hot only */
+	fake_now += 100;
+	ul_loop_spin_once(loop);
+	assert_int_equal(spin_timer_hits, 1);
+	assert_int_equal(cold.cbs, 0);
+	assert_int_equal(hot.polls, 1);
+	pio_close(loop, &hot);
+	pio_close(loop, &cold);
+	ul_loop_destroy(loop);
+}
+
+static void test_busy_once_full_turn_every_16th(void **state)
+{
+	(void)state;
+	struct ul_loop *loop = ul_loop_create(fake_clock, NULL);
+	struct pio hot, cold;
+	int calls = 0;
+
+	fake_now = 1000000;
+	pio_open(loop, &hot, true);
+	pio_open(loop, &cold, false);
+	/* nothing hot yet: full turns until the hot io is seen */
+	pio_send(&hot);
+	while (hot.cbs == 0 && calls++ < 32)
+		ul_loop_busy_once(loop);
+	assert_int_equal(hot.cbs, 1);
+	pio_send(&cold);
+	calls = 0;
+	while (cold.cbs == 0 && calls < 64) {
+		pio_send(&hot);
+		ul_loop_busy_once(loop);
+		calls++;
+	}
+	assert_int_equal(cold.cbs, 1);
+	assert_in_range(calls, 1, 16);
+	assert_true(hot.got > 0);
+	pio_close(loop, &hot);
+	pio_close(loop, &cold);
+	ul_loop_destroy(loop);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_timers_fire_in_deadline_order),
 		cmocka_unit_test(test_posted_work_runs_once),
 		cmocka_unit_test(test_fd_readiness),
+		cmocka_unit_test(test_spin_polls_the_hot_io_directly),
+		cmocka_unit_test(test_spin_serves_other_fds_within_16_calls),
+		cmocka_unit_test(test_spin_runs_due_timers_on_hot_turns),
+		cmocka_unit_test(test_busy_once_full_turn_every_16th),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
