@@ -174,7 +174,7 @@ static void hot_remove(struct ul_loop *loop, struct ul_io *io)
 static void hot_add(struct ul_loop *loop, struct ul_io *io)
 {
 	io->hot_idle = 0;
-	if (io->hot)
+	if (io->hot || io->cold)
 		return;
 	if (loop->nhot == UL_LOOP_MAX_HOT) {
 		int worst = 0;
@@ -431,7 +431,13 @@ static int poll_hot(struct ul_loop *loop)
 
 	for (int i = 0; i < loop->nhot;) {
 		struct ul_io *io = loop->hot[i];
-		bool got = io->poll(io);
+		bool got;
+
+		if (io->cold) {   /* epoll turns serve it until it warms up */
+			hot_remove(loop, io);
+			continue;
+		}
+		got = io->poll(io);
 
 		if (got)
 			ran++;

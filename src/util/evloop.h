@@ -25,6 +25,10 @@ struct ul_io {
 	 * waiting; true if it got anything (see ul_loop_busy_once) */
 	bool (*poll)(struct ul_io *io);
 	uint32_t hot_idle;                       /* polls in a row that got nothing */
+	/* set by the owner, on the loop thread: leave this io to epoll for
+	 * now (a direct poll would mostly find nothing and, on a socket,
+	 * contend for its lock: it waits for EPOLLOUT or a large payload) */
+	bool cold;
 	bool hot;                                /* in the loop's hot set */
 	bool active;
 };

@@ -237,6 +237,42 @@ static void test_spin_runs_due_timers_on_hot_turns(void **state)
 	ul_loop_destroy(loop);
 }
 
+static void test_spin_leaves_cold_ios_to_epoll(void **state)
+{
+	(void)state;
+	struct ul_loop *loop = ul_loop_create(fake_clock, NULL);
+	struct pio hot;
+
+	fake_now = 1000000;
+	pio_open(loop, &hot, true);
+	make_hot(loop, &hot, ul_loop_spin_once);
+	/* its owner says a poll would find nothing (bulk streaming): the hot
+	 * turns leave it alone, full turns serve it through epoll */
+	hot.io.cold = true;
+	pio_send(&hot);
+	for (int i = 0; i < 16 && hot.cbs < 2; i++) {
+		fake_now += 100;
+		ul_loop_spin_once(loop);
+	}
+	assert_int_equal(hot.polls, 0);
+	assert_int_equal(hot.cbs, 2);
+	/* warm again: the next epoll event makes it hot */
+	hot.io.cold = false;
+	pio_send(&hot);
+	for (int i = 0; i < 16 && hot.cbs < 3; i++) {
+		fake_now += 100;
+		ul_loop_spin_once(loop);
+	}
+	assert_int_equal(hot.cbs, 3);
+	fake_now += 100;
+	pio_send(&hot);
+	ul_loop_spin_once(loop);
+	assert_int_equal(hot.polls, 1);
+	assert_int_equal(hot.got, 1);
+	pio_close(loop, &hot);
+	ul_loop_destroy(loop);
+}
+
 static void test_busy_once_full_turn_every_16th(void **state)
 {
 	(void)state;
@@ -276,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_spin_polls_the_hot_io_directly),
 		cmocka_unit_test(test_spin_serves_other_fds_within_16_calls),
 		cmocka_unit_test(test_spin_runs_due_timers_on_hot_turns),
+		cmocka_unit_test(test_spin_leaves_cold_ios_to_epoll),
 		cmocka_unit_test(test_busy_once_full_turn_every_16th),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -753,6 +753,7 @@ void ksock_conn_io(struct ul_io *io, uint32_t revents)
 			c->rx_ready = true;
 			ksock_conn_rx(c);
 		}
+		ksock_conn_note_cold(c);
 		break;
 	default:
 		break;

@@ -509,6 +509,7 @@ int ksock_handle_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, ui
 /* sock_rx.c */
 void ksock_conn_rx(struct ksock_conn *c);
 bool ksock_conn_poll(struct ul_io *io);
+void ksock_conn_note_cold(struct ksock_conn *c);
 void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
 		const struct iovec *iov, unsigned niov, size_t offset, size_t mlen, size_t rlen);
 

@@ -460,6 +460,20 @@ io_err:
 		ksock_rx_error(c, rc, "read error: %s", strerror(-rc));
 }
 
+/* Whether busy polls should leave this conn to epoll for now: while bulk
+ * streams (a large payload coming in, sends waiting for EPOLLOUT, or for
+ * a ZC-ACK that follows a large payload) a direct recv() mostly finds
+ * nothing and takes the socket lock the other side's softirq wants, and
+ * EPOLLOUT is seen only on a full epoll turn. (Unlocked peeks: a stale
+ * answer costs one turn of the wrong kind.) */
+void ksock_conn_note_cold(struct ksock_conn *c)
+{
+	c->io.cold = __atomic_load_n(&c->txq_head, __ATOMIC_RELAXED) != NULL ||
+		     (c->peer && __atomic_load_n(&c->peer->zc_head, __ATOMIC_RELAXED) != NULL) ||
+		     (c->rx_state == KSOCK_RX_PAYLOAD &&
+		      c->rx_mlen_left + c->rx_discard_left > KSOCK_RX_COPY_MAX);
+}
+
 /* ul_io poll op (busy-poll loops): read whatever the socket has, as an
  * EPOLLIN would, without asking epoll first. True if bytes came. */
 bool ksock_conn_poll(struct ul_io *io)
@@ -473,6 +487,7 @@ bool ksock_conn_poll(struct ul_io *io)
 	ksock_loop_enter(c->net);
 	c->rx_ready = true;
 	ksock_conn_rx(c);
+	ksock_conn_note_cold(c);
 	return c->rx_reads != reads;
 }
 
