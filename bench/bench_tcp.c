@@ -17,6 +17,8 @@
  *      BENCH_PEER_CREDITS (peer_credits tunable of both NIs, default 8),
  *      BENCH_CONNS (conns_per_peer of both NIs: parallel bulk streams, default 1),
  *      BENCH_SOCKBUF (tx/rx_buffer_size tunables of both NIs, default system),
+ *      BENCH_ZC_MIN (zc_min_payload tunable of both NIs; -1: no ZC-ACKs, a
+ *      PUT's SEND event then only means its bytes are in the socket),
  *      BENCH_NAGLE=1 (the nagle tunable on both NIs: Nagle left on),
  *      BENCH_BUSY_POLL=1 (both nodes' progress threads spin: ULNET_OPT_BUSY_POLL;
  *      the main thread still sleeps in its waiter, so two threads spin in all),
@@ -84,6 +86,10 @@ static ulnet_t *make_node(uint32_t ip, uint16_t port)
 		conf.sock.nagle = 1;
 	if (getenv("BENCH_CONNS"))          /* conns_per_peer: parallel bulk streams */
 		conf.tun.conns_per_peer = atoi(getenv("BENCH_CONNS"));
+	if (getenv("BENCH_ZC_MIN"))         /* zc_min_payload tunable; -1: no ZC-ACKs */
+		conf.sock.zc_min_payload = atoi(getenv("BENCH_ZC_MIN"));
+	if (getenv("BENCH_NONBLK_ZCACK"))   /* 0: ZC-ACK NOOPs on CONTROL, not BULK_IN */
+		conf.sock.nonblk_zcack = atoi(getenv("BENCH_NONBLK_ZCACK")) ? 1 : -1;
 	if (getenv("BENCH_SOCKBUF"))        /* SO_SNDBUF/SO_RCVBUF; default: system */
 		conf.sock.tx_buffer_size = conf.sock.rx_buffer_size = atoi(getenv("BENCH_SOCKBUF"));
 	strcpy(conf.accept, "all");

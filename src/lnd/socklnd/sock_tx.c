@@ -200,6 +200,17 @@ static void ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx, stru
 	struct ksock_peer *peer = c->peer;
 
 	if (!tx->msg) {
+		/* A ZC-ACK leaves just after the payload it answers came in:
+		 * to Linux TCP that is a reply, and after one (three before
+		 * 6.5) it takes the conn for interactive ("pingpong" mode)
+		 * and delays its ACKs of the incoming stream in the hope of
+		 * riding on our next reply. That starves the sender of window:
+		 * 1 MiB PUTs ran 25-40% slower. Ask for quick ACKs again. */
+		if (tx->noop_cookies[1] != KSOCK_KEEPALIVE_COOKIE) {
+			static const int one = 1;
+
+			(void)setsockopt(c->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+		}
 		ksock_tx_free(net, tx);
 	} else if (tx->zc_cookie) {
 		/* complete on the peer's ZC-ACK */
