@@ -120,7 +120,7 @@ static void *lnet_progress_main(void *arg)
 		 * switch, very slow on a VM whose idle vCPUs halt), which costs
 		 * the sender more than the spin costs us. */
 		if (busy) {
-			ul_loop_busy_once(ln->ln_loop);
+			ul_loop_spin_once(ln->ln_loop);
 			continue;
 		}
 		uint64_t now = ul_clock_monotonic(NULL);

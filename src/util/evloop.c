@@ -39,7 +39,7 @@ struct ul_loop {
 	 * read without it by run_ready() to skip the locks on a quiet turn */
 	uint64_t next_due;
 	bool has_work;              /* work_head != NULL, same rules */
-	/* busy-poll (loop thread only): ios polled directly, see ul_loop_busy_once */
+	/* busy-poll (loop thread only): ios polled directly, see ul_loop_spin_once */
 	bool busy;
 	unsigned busy_turn;
 	uint64_t last_full;         /* loop clock at ul_loop_spin_once()'s last full turn */
@@ -367,7 +367,7 @@ static int run_ready(struct ul_loop *loop)
 	return run_ready_at(loop, ul_loop_now(loop));
 }
 
-static int loop_turn(struct ul_loop *loop, int timeout_ms, bool timers)
+static int loop_turn(struct ul_loop *loop, int timeout_ms)
 {
 	struct epoll_event evs[UL_LOOP_MAX_EVENTS];
 	struct ul_loop *prev = ul_cur_loop;
@@ -413,15 +413,14 @@ static int loop_turn(struct ul_loop *loop, int timeout_ms, bool timers)
 			ran++;
 		}
 	}
-	if (timers || ran || __atomic_load_n(&loop->has_work, __ATOMIC_RELAXED))
-		ran += run_ready(loop);
+	ran += run_ready(loop);
 	ul_cur_loop = prev;
 	return ran;
 }
 
 int ul_loop_run_once(struct ul_loop *loop, int timeout_ms)
 {
-	return loop_turn(loop, timeout_ms, true);
+	return loop_turn(loop, timeout_ms);
 }
 
 /* Poll each hot io once; returns how many got something. */
@@ -455,28 +454,6 @@ static int poll_hot(struct ul_loop *loop)
 	return ran;
 }
 
-int ul_loop_busy_once(struct ul_loop *loop)
-{
-	struct ul_loop *prev;
-	int ran;
-
-	bool full = (++loop->busy_turn & (UL_LOOP_EPOLL_EVERY - 1)) == 0;
-
-	loop->busy = true;
-	/* timers (a clock read) on every 16th turn or after activity */
-	if (loop->nhot == 0 || full)
-		return loop_turn(loop, 0, full);
-	prev = ul_cur_loop;
-	ul_cur_loop = loop;
-	ran = poll_hot(loop);
-	/* posted work only; timers wait for the next epoll turn (no clock
-	 * read per spin) */
-	if (__atomic_load_n(&loop->has_work, __ATOMIC_RELAXED))
-		ran += run_ready(loop);
-	ul_cur_loop = prev;
-	return ran;
-}
-
 int ul_loop_spin_once(struct ul_loop *loop)
 {
 	struct ul_loop *prev;
@@ -490,7 +467,7 @@ int ul_loop_spin_once(struct ul_loop *loop)
 	if (loop->nhot == 0 || now - loop->last_full >= UL_LOOP_SPIN_FULL_NS ||
 	    (++loop->busy_turn & (UL_LOOP_EPOLL_EVERY - 1)) == 0) {
 		loop->last_full = now;
-		return loop_turn(loop, 0, true);
+		return loop_turn(loop, 0);
 	}
 	prev = ul_cur_loop;
 	ul_cur_loop = loop;

@@ -22,7 +22,7 @@ struct ul_io {
 	uint32_t events;                         /* EPOLLIN | EPOLLOUT ... */
 	void (*cb)(struct ul_io *io, uint32_t revents);
 	/* optional, busy-poll loops only: read what the fd has without
-	 * waiting; true if it got anything (see ul_loop_busy_once) */
+	 * waiting; true if it got anything (see ul_loop_spin_once) */
 	bool (*poll)(struct ul_io *io);
 	uint32_t hot_idle;                       /* polls in a row that got nothing */
 	/* set by the owner, on the loop thread: leave this io to epoll for
@@ -57,18 +57,14 @@ uint64_t ul_loop_now(const struct ul_loop *loop);
  * what is ready. Returns the number of callbacks run, or -errno. */
 int ul_loop_run_once(struct ul_loop *loop, int timeout_ms);
 
-/* One busy-poll turn (never blocks): ios with a `poll` op that had input
- * recently are polled directly (one recv() each instead of epoll_wait() +
- * recv()); every 16th turn, or when none is hot, a full epoll turn. Returns
- * how many callbacks/polls did something. */
-int ul_loop_busy_once(struct ul_loop *loop);
-
-/* A never-blocking turn for a caller that spins on it (manual progress
- * with a zero timeout): like ul_loop_busy_once, the hot ios are polled
- * directly, but it reads the clock each turn, runs due timers and posted
- * work every turn, and makes a full epoll turn whenever the last one is
- * 20 us old or more, so a caller that comes only now and then always gets
- * a full turn. Returns how many callbacks/polls did something. */
+/* A never-blocking turn for a caller that spins on it (a busy-polling
+ * progress thread, or manual progress with a zero timeout): ios with a
+ * `poll` op that had input lately ("hot") are polled directly, one recv()
+ * each instead of epoll_wait() + recv(); due timers and posted work run on
+ * every turn; a full epoll turn comes every 16th turn, whenever nothing is
+ * hot, and whenever the last one is 20 us old or more, so a caller that
+ * comes only now and then always gets one. Returns how many callbacks and
+ * polls did something. */
 int ul_loop_spin_once(struct ul_loop *loop);
 
 /* The calling thread is inside a turn of `loop` (one of its callbacks, or

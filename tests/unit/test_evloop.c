@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test_evloop.c - the event loop: timers in order, posted work, fd readiness,
- * the busy-poll and spinning turns. */
+ * the spinning (busy-poll) turns. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -273,36 +273,6 @@ static void test_spin_leaves_cold_ios_to_epoll(void **state)
 	ul_loop_destroy(loop);
 }
 
-static void test_busy_once_full_turn_every_16th(void **state)
-{
-	(void)state;
-	struct ul_loop *loop = ul_loop_create(fake_clock, NULL);
-	struct pio hot, cold;
-	int calls = 0;
-
-	fake_now = 1000000;
-	pio_open(loop, &hot, true);
-	pio_open(loop, &cold, false);
-	/* nothing hot yet: full turns until the hot io is seen */
-	pio_send(&hot);
-	while (hot.cbs == 0 && calls++ < 32)
-		ul_loop_busy_once(loop);
-	assert_int_equal(hot.cbs, 1);
-	pio_send(&cold);
-	calls = 0;
-	while (cold.cbs == 0 && calls < 64) {
-		pio_send(&hot);
-		ul_loop_busy_once(loop);
-		calls++;
-	}
-	assert_int_equal(cold.cbs, 1);
-	assert_in_range(calls, 1, 16);
-	assert_true(hot.got > 0);
-	pio_close(loop, &hot);
-	pio_close(loop, &cold);
-	ul_loop_destroy(loop);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,7 +283,6 @@ int main(void)
 		cmocka_unit_test(test_spin_serves_other_fds_within_16_calls),
 		cmocka_unit_test(test_spin_runs_due_timers_on_hot_turns),
 		cmocka_unit_test(test_spin_leaves_cold_ios_to_epoll),
-		cmocka_unit_test(test_busy_once_full_turn_every_16th),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
