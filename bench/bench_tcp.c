@@ -27,6 +27,7 @@
  *      the model of ucx_perftest, whose worker is progressed by its caller),
  *      BENCH_WAIT_MS=n (with BENCH_MANUAL: wait in ulnet_progress(ln, n), not
  *      spin; bench/instr.py uses 1 so that callgrind counts no empty polls),
+ *      BENCH_LAT_HIST=1 (lat: print deciles and the tail as comments),
  *      BENCH_DISTINCT_BUFS=1 (bw/rate: the W MDs of the window each cover their
  *      own buffer; default: all cover one buffer, as ucx_perftest and iperf3
  *      send from one buffer; the server always receives into one)
@@ -386,7 +387,16 @@ static void bench_lat(double secs)
 	qsort(C.lat_samples, n, sizeof(uint64_t), cmp_u64);
 	printf("ulnet_put_ack_rtt_8B_avg %.2f us\n", n ? sum / (double)n / 1000.0 : 0.0);
 	printf("ulnet_put_ack_rtt_8B_p50 %.2f us\n", n ? C.lat_samples[n / 2] / 1000.0 : 0.0);
+	printf("ulnet_put_ack_rtt_8B_p90 %.2f us\n", n ? C.lat_samples[n * 90 / 100] / 1000.0 : 0.0);
 	printf("ulnet_put_ack_rtt_8B_p99 %.2f us\n", n ? C.lat_samples[n * 99 / 100] / 1000.0 : 0.0);
+	if (getenv("BENCH_LAT_HIST")) {   /* deciles and the tail: where the average goes */
+		static const int pm[] = { 100, 200, 300, 400, 500, 600, 700, 800, 900, 950, 990, 995, 999 };
+
+		for (size_t k = 0; k < sizeof(pm) / sizeof(pm[0]) && n; k++)
+			printf("# p%g %.2f us\n", pm[k] / 10.0, C.lat_samples[n * pm[k] / 1000] / 1000.0);
+		if (n)
+			printf("# max %.2f us\n", C.lat_samples[n - 1] / 1000.0);
+	}
 	ulnet_md_unlink(C.ln, C.lat_md);
 	free(C.lat_samples);
 }
