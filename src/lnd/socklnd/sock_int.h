@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -396,6 +397,15 @@ struct ksock_net {
 	bool shutdown_started, shutdown_done, shutdown_abandoned;
 	int loop_tid;                     /* thread that ran our callbacks last */
 };
+
+/* ulnet_nid_same() without its two encodes: the host form has no padding,
+ * so its 20 bytes compare as the wire form does (one inline memcmp on the
+ * per-send peer lookup). */
+_Static_assert(sizeof(ulnet_nid_t) == 20, "ulnet_nid_t has no padding");
+static inline bool ksock_nid_same(const ulnet_nid_t *a, const ulnet_nid_t *b)
+{
+	return memcmp(a, b, sizeof(*a)) == 0;
+}
 
 /* socklnd.c */
 void ksock_lock(struct ksock_net *net);

@@ -547,7 +547,11 @@ void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		err = -ESHUTDOWN;
 		goto fail;
 	}
-	peer = ksock_peer_find_or_create(net, &target.nid, target.pid);
+	/* the lookup inline: a call per send for a short list costs more */
+	for (peer = net->peers; peer && !ksock_nid_same(&peer->nid, &target.nid); peer = peer->next)
+		;
+	if (!peer)
+		peer = ksock_peer_find_or_create(net, &target.nid, target.pid);
 	tx = peer ? ksock_tx_alloc(net) : NULL;
 	if (!tx) {
 		err = -ENOMEM;

@@ -149,7 +149,7 @@ void ksock_tx_free(struct ksock_net *net, struct ksock_tx *tx)
 struct ksock_peer *ksock_peer_find(struct ksock_net *net, const ulnet_nid_t *nid)
 {
 	for (struct ksock_peer *p = net->peers; p; p = p->next)
-		if (ulnet_nid_same(&p->nid, nid))
+		if (ksock_nid_same(&p->nid, nid))
 			return p;
 	return NULL;
 }
