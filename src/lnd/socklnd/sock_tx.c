@@ -70,30 +70,37 @@ static struct ksock_conn *ksock_find_conn_locked(struct ksock_net *net, struct k
 	return best;
 }
 
+_Static_assert(sizeof(((struct ksock_tx *)0)->hdr) >= KSOCK_MSG_HDR_SIZE + LNET_HDR_MAX_SIZE,
+	       "tx->hdr holds both headers");
+
 /* Fix the header bytes for the conn the tx is going out on. */
 static int ksock_tx_build_locked(struct ksock_conn *c, struct ksock_tx *tx)
 {
 	struct ksock_net *net = c->net;
 	struct ksock_peer *peer = c->peer;
-	struct ksock_msg_hdr kh = { 0 };
+	uint64_t c0, c1;
+	uint32_t type;
 	ssize_t n, k;
 
 	if (!tx->msg) {
-		kh.type = KSOCK_MSG_NOOP;
-		kh.zc_cookies[0] = tx->noop_cookies[0];
-		kh.zc_cookies[1] = tx->noop_cookies[1];
+		type = KSOCK_MSG_NOOP;
+		c0 = tx->noop_cookies[0];
+		c1 = tx->noop_cookies[1];
 	} else {
-		kh.type = KSOCK_MSG_LNET;
+		type = KSOCK_MSG_LNET;
+		c0 = c1 = 0;
 		if (c->proto->zc && net->tun.zc_min_payload && tx->plen >= net->tun.zc_min_payload) {
 			tx->zc_cookie = ksock_cookie_next(&peer->zc_next);
-			kh.zc_cookies[0] = tx->zc_cookie;
+			c0 = tx->zc_cookie;
 		}
 		if (c->proto->zc && peer->nacks)   /* piggyback an ACK we owe */
-			kh.zc_cookies[1] = peer->acks[--peer->nacks];
+			c1 = peer->acks[--peer->nacks];
 	}
-	k = c->proto->khdr_encode(&kh, tx->hdr, sizeof(tx->hdr));
-	if (k < 0)
-		return (int)k;
+	/* what proto->khdr_encode writes (always little-endian; V1 has no
+	 * ksock header), without a call and a struct per message */
+	k = (ssize_t)c->proto->khdr_size;
+	if (k)
+		ksock_msg_hdr_put_le(tx->hdr, type, 0, c0, c1);
 	if (tx->msg) {
 		const struct lnet_hdr *hp = lnet_msg_hdr(tx->msg);
 		struct lnet_hdr h;
