@@ -195,7 +195,6 @@ struct ksock_tx {
 	struct lnet_msg *msg;             /* NULL for a NOOP */
 	struct ksock_conn *conn;          /* the conn it went out on */
 	bool nonblk;                      /* ZC-ACK / keepalive NOOP */
-	bool built;                       /* header bytes are final */
 	uint64_t noop_cookies[2];         /* NOOP: the ACK it carries */
 	uint64_t zc_cookie;               /* our ZC request, 0 if none */
 	uint64_t deadline;                /* queued-without-conn / ZC-ACK deadline */
@@ -413,8 +412,26 @@ void ksock_unlock(struct ksock_net *net);
 struct ksock_peer *ksock_peer_find(struct ksock_net *net, const ulnet_nid_t *nid);
 struct ksock_peer *ksock_peer_find_or_create(struct ksock_net *net, const ulnet_nid_t *nid,
 					     ulnet_pid_t pid);
+/* A tx with every field but hdr[] zeroed. */
 struct ksock_tx *ksock_tx_alloc(struct ksock_net *net);
+/* Back to the pool (msg and conn cleared). */
 void ksock_tx_free(struct ksock_net *net, struct ksock_tx *tx);
+
+/* A tx for an LNET message (send() fills msg and the payload fields, the
+ * build the header ones): only what a message tx reads before setting it
+ * is cleared, not the whole descriptor. */
+static inline struct ksock_tx *ksock_tx_alloc_msg(struct ksock_net *net)
+{
+	struct ksock_tx *tx = net->tx_free;
+
+	if (!tx)
+		return ksock_tx_alloc(net);
+	net->tx_free = tx->next;
+	/* msg and conn: cleared by ksock_tx_free */
+	tx->nonblk = false;
+	tx->zc_cookie = 0;
+	return tx;
+}
 uint64_t ksock_now(const struct ksock_net *net);
 const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
 /* Record the loop thread (every loop callback calls it). */

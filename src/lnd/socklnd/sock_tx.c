@@ -121,7 +121,6 @@ static int ksock_tx_build_locked(struct ksock_conn *c, struct ksock_tx *tx)
 							 tx->poff, tx->msg ? tx->plen : 0));
 	tx->nob = tx->hdr_len + tx->plen;
 	tx->sent = 0;
-	tx->built = true;
 	tx->conn = c;
 	return 0;
 }
@@ -559,7 +558,7 @@ void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		;
 	if (!peer)
 		peer = ksock_peer_find_or_create(net, &target.nid, target.pid);
-	tx = peer ? ksock_tx_alloc(net) : NULL;
+	tx = peer ? ksock_tx_alloc_msg(net) : NULL;
 	if (!tx) {
 		err = -ENOMEM;
 		goto fail;
