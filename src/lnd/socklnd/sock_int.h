@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "core/lnd.h"
 #include "core/lnet_hdr.h"
 #include "lnd/socklnd/sock_wire.h"
 #include "ulnet/nid.h"
@@ -415,7 +416,13 @@ struct ksock_peer *ksock_peer_find_or_create(struct ksock_net *net, const ulnet_
 /* A tx with every field but hdr[] zeroed. */
 struct ksock_tx *ksock_tx_alloc(struct ksock_net *net);
 /* Back to the pool (msg and conn cleared). */
-void ksock_tx_free(struct ksock_net *net, struct ksock_tx *tx);
+static inline void ksock_tx_free(struct ksock_net *net, struct ksock_tx *tx)
+{
+	tx->msg = NULL;
+	tx->conn = NULL;
+	tx->next = net->tx_free;
+	net->tx_free = tx;
+}
 
 /* A tx for an LNET message (send() fills msg and the payload fields, the
  * build the header ones): only what a message tx reads before setting it
@@ -465,10 +472,36 @@ static inline void ksock_done_init(struct ksock_done *d)
 	d->nnotify = 0;
 }
 void ksock_done_notify(struct ksock_done *d, const ulnet_nid_t *nid, int err);
-/* Under net->lock. */
-void ksock_done_add(struct ksock_net *net, struct ksock_done *d, struct ksock_tx *tx,
-		    int status);
-void ksock_done_run(struct ksock_net *net, struct ksock_done *d);
+/* The overflow list and the notifications (out of line, rare). */
+void ksock_done_add_slow(struct ksock_net *net, struct ksock_done *d, struct ksock_tx *tx,
+			 int status);
+void ksock_done_run_slow(struct ksock_net *net, struct ksock_done *d);
+
+/* Under net->lock. Inline: one completion per message on the hot paths. */
+static inline void ksock_done_add(struct ksock_net *net, struct ksock_done *d,
+				  struct ksock_tx *tx, int status)
+{
+	/* in order: completions (SEND events) as the bytes left */
+	if (!d->head && d->n < KSOCK_DONE_INLINE) {
+		d->msgs[d->n] = tx->msg;
+		d->status[d->n++] = status;
+		ksock_tx_free(net, tx);
+		return;
+	}
+	ksock_done_add_slow(net, d, tx, status);
+}
+
+static inline void ksock_done_run(struct ksock_net *net, struct ksock_done *d)
+{
+	unsigned n = d->n;
+
+	if (d->head || d->nnotify) {
+		ksock_done_run_slow(net, d);
+	} else if (n) {
+		d->n = 0;
+		lnet_finalize_many(d->msgs, d->status, n);
+	}
+}
 
 /* sock_acceptor.c */
 int ksock_acceptor_start(struct ksock_net *net);
