@@ -546,10 +546,6 @@ void ksock_socket_bufs(struct ksock_net *net, int fd);
 
 /* sock_tx.c */
 void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg);
-/* Put a tx on the best conn of its peer, or on the peer's queue; `hold`: a
- * batch is open (lnet_ni_batch_hold), the tx may wait for ksock_flush(). */
-void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct ksock_tx *tx,
-			 bool hold, struct ksock_done *done);
 /* A conn just came up: move the peer's waiting txs that fit it. */
 void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done);
 /* Write what a batch held (the LND's flush op). */

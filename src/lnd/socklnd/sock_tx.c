@@ -511,11 +511,20 @@ void ksock_flush(struct lnet_ni *ni, bool more)
 	ksock_done_run(net, &done);
 }
 
-void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct ksock_tx *tx,
-			 bool hold, struct ksock_done *done)
+/* Put a message's tx on the best conn of its peer, or on the peer's queue;
+ * `hold`: a batch is open (lnet_ni_batch_hold), the tx may wait for
+ * ksock_flush(). */
+static inline void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer,
+				       struct ksock_tx *tx, bool hold, struct ksock_done *done)
 {
-	struct ksock_conn *c = ksock_find_conn_locked(net, peer, tx);
+	/* ksock_find_conn_locked()'s hint, without the call */
+	struct ksock_conn *c = peer->conn_hint[ksock_tx_match_nob(tx) < net->tun.min_bulk ? 0 : 1];
 	int rc;
+
+	if (c && c->state == KSOCK_CS_UP)
+		c->tx_seq = ++net->tx_seq;
+	else
+		c = ksock_find_conn_locked(net, peer, tx);
 
 	if (!c) {
 		ksock_peer_enqueue_locked(net, peer, tx);
