@@ -412,8 +412,12 @@ void ksock_conn_rx(struct ksock_conn *c)
 				size_t k = c->proto->khdr_size, hl = k + c->proto->codec->size;
 				const uint8_t *p;
 
-				if (!ksock_rx_buffered(c) && c->rx_ready) {
-					ssize_t got = ksock_rx_fill(c);
+				if (!ksock_rx_buffered(c)) {
+					ssize_t got;
+
+					if (!c->rx_ready)
+						return;   /* drained: EPOLLIN brings more */
+					got = ksock_rx_fill(c);
 
 					if (got == 0)
 						return;

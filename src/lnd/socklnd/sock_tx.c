@@ -126,7 +126,7 @@ static int ksock_tx_build_locked(struct ksock_conn *c, struct ksock_tx *tx)
 }
 
 /* Queue on `c`; the caller flushes. */
-static int ksock_conn_queue_locked(struct ksock_conn *c, struct ksock_tx *tx)
+static inline int ksock_conn_queue_locked(struct ksock_conn *c, struct ksock_tx *tx)
 {
 	int rc = ksock_tx_build_locked(c, tx);
 
@@ -445,7 +445,7 @@ void ksock_flush_deferred(struct ksock_net *net)
 /* `tx` was just queued on `c`: write now, hold it (a batch), leave it to
  * the loop (coalescing), or leave it to EPOLLOUT (the queue was already
  * waiting for it). */
-static void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx, bool hold,
+static inline void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx, bool hold,
 				   struct ksock_done *done)
 {
 	/* a non-empty queue is being drained (EPOLLOUT resumes it), or the
