@@ -530,8 +530,8 @@ bool ksock_conn_poll(struct ul_io *io)
 void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
 		const struct iovec *iov, unsigned niov, size_t offset, size_t mlen, size_t rlen)
 {
-	struct ksock_net *net = lnet_ni_data(ni);
 	struct ksock_conn *c = rx_private;
+	struct ksock_net *net = c->net;      /* lnet_ni_data(ni), without the call */
 	/* called by the loop thread from inside its lnet_parse() of this
 	 * conn: nobody else touches these fields now */
 	bool sync = ksock_rx_parsing == c;
@@ -539,6 +539,7 @@ void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
 	size_t left = mlen;
 	bool dead;
 
+	(void)ni;
 	if (!sync)
 		ksock_lock(net);
 	/* the fragments, starting `offset` in, covering `mlen` */

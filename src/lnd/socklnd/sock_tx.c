@@ -356,17 +356,24 @@ int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
 	return ksock_conn_write_locked(c, false, done);
 }
 
-static void ksock_conn_kick_tx_more_locked(struct ksock_conn *c, bool more, struct ksock_done *done)
+static __attribute__((noinline, cold)) void ksock_conn_write_failed_locked(struct ksock_conn *c,
+									    int rc,
+									    struct ksock_done *done)
+{
+	char desc[160];
+
+	ksock_conn_describe(c, desc, sizeof(desc));
+	lnet_ni_log(c->net->ni, ULNET_LOG_ERROR, "%s: write error: %s", desc, strerror(-rc));
+	ksock_conn_close_locked(c, rc, true, done);
+}
+
+static inline void ksock_conn_kick_tx_more_locked(struct ksock_conn *c, bool more,
+						  struct ksock_done *done)
 {
 	int rc = ksock_conn_write_locked(c, more, done);
 
-	if (rc < 0) {
-		char desc[160];
-
-		ksock_conn_describe(c, desc, sizeof(desc));
-		lnet_ni_log(c->net->ni, ULNET_LOG_ERROR, "%s: write error: %s", desc, strerror(-rc));
-		ksock_conn_close_locked(c, rc, true, done);
-	}
+	if (rc < 0)
+		ksock_conn_write_failed_locked(c, rc, done);
 }
 
 static void ksock_conn_kick_tx_locked(struct ksock_conn *c, struct ksock_done *done)
