@@ -159,9 +159,11 @@ static void ksock_peer_enqueue_locked(struct ksock_net *net, struct ksock_peer *
 }
 
 /* Gather the unsent part of `tx` into `iov` (header rest + payload);
- * *bytes gets what those iovecs cover (less than the rest if clipped). */
-static unsigned ksock_tx_iov(const struct ksock_tx *tx, struct iovec *iov, unsigned max,
-			     size_t *bytes)
+ * *bytes gets what those iovecs cover (less than the rest if clipped).
+ * Always inline, as ksock_tx_sent_locked(): with two callers in the writer
+ * GCC would otherwise call both out of line from its per-tx loop. */
+static inline __attribute__((always_inline)) unsigned
+ksock_tx_iov(const struct ksock_tx *tx, struct iovec *iov, unsigned max, size_t *bytes)
 {
 	unsigned n = 0;
 	size_t skip, left, got = 0;
@@ -200,7 +202,8 @@ static unsigned ksock_tx_iov(const struct ksock_tx *tx, struct iovec *iov, unsig
 }
 
 /* The tx is on the wire (or in the kernel's buffer). */
-static void ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx, struct ksock_done *done)
+static inline __attribute__((always_inline)) void
+ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx, struct ksock_done *done)
 {
 	struct ksock_net *net = c->net;
 	struct ksock_peer *peer = c->peer;
@@ -288,6 +291,38 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 		rc = ksock_hs_flush(c);
 		if (rc <= 0)
 			return rc;
+	}
+	/* The usual direct write (an ACK, a lone PUT): one tx not started,
+	 * its header and every fragment in one sendmsg; what the loop below
+	 * does for it, without the gather and completion bookkeeping. */
+	if (c->txq_head && !c->txq_head->next && !c->txq_head->sent &&
+	    c->txq_head->pniov < KSOCK_TX_IOV) {
+		struct ksock_tx *tx = c->txq_head;
+		struct msghdr mh = { .msg_iov = iov };
+		size_t got;
+		ssize_t w;
+
+		mh.msg_iovlen = ksock_tx_iov(tx, iov, KSOCK_TX_IOV, &got);
+		do {
+			w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT | (more ? MSG_MORE : 0));
+		} while (w < 0 && errno == EINTR);
+		if (w < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+		c->tx_queued -= (size_t)w;
+		if ((size_t)w < tx->nob) {
+			/* short write: the socket is full, EPOLLOUT resumes */
+			tx->sent = (size_t)w;
+			c->tx_last_progress = ksock_now(c->net);
+			return 0;
+		}
+		tx->sent = tx->nob;
+		c->txq_head = c->txq_tail = NULL;
+		ksock_tx_sent_locked(c, tx, done);
+		if (!more)
+			ksock_conn_uncork_locked(c);
+		else
+			ksock_cset_add(c, KSOCK_CSET_CORKED);
+		return 0;
 	}
 	while (c->txq_head) {
 		struct msghdr mh = { 0 };
