@@ -9,7 +9,8 @@
  * payload_length over 1 MiB, a message cut mid-payload, and (accept=secure)
  * an unprivileged source port. Not hostile but odd: headers that arrive in
  * pieces (the receiver decodes whole headers in place, pieces through its
- * header buffer) must still be delivered.
+ * header buffer) must still be delivered; a message held in a batch after
+ * a long idle time is not taken for a stalled send.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -464,6 +465,45 @@ static void test_keepalive_and_stall(void **state)
 	assert_true(healthy_put_ok());
 }
 
+static bool victim_logged(const char *needle)
+{
+	bool found;
+
+	pthread_mutex_lock(&W.victim.mu);
+	found = strstr(W.victim.log, needle) != NULL;
+	pthread_mutex_unlock(&W.victim.mu);
+	return found;
+}
+
+/* A queue's "timed out sending" clock starts when it stops being empty,
+ * not at the conn's last queuing: after 45 s (instance clock) of idle
+ * conns, a message the victim holds in a batch is not overdue 10 s later;
+ * it leaves at the batch end. */
+static void test_held_queue_not_overdue(void **state)
+{
+	uint8_t src[64];
+	struct st_md smd;
+
+	(void)state;
+	memset(src, 0x5a, sizeof(src));
+	st_md_init(&smd);
+	assert_int_equal(st_bind(&W.victim, src, sizeof(src), 1, &smd), 0);
+	__atomic_add_fetch(&W.skew, 45ULL * 1000000000ULL, __ATOMIC_RELEASE);
+	usleep(1500 * 1000);                  /* the reaper's turns at that time */
+	assert_int_equal(ulnet_batch_begin(W.victim.ln), 0);
+	assert_int_equal(ulnet_put(W.victim.ln, NULL, smd.h, ULNET_NOACK_REQ, id_of(&W.healthy),
+				   PORTAL, 1, 0, 0), 0);
+	__atomic_add_fetch(&W.skew, 10ULL * 1000000000ULL, __ATOMIC_RELEASE);
+	usleep(2000 * 1000);                  /* the reaper looks at the held queue */
+	assert_false(victim_logged("timed out sending"));
+	assert_int_equal(ulnet_batch_end(W.victim.ln), 0);
+	assert_true(st_md_wait(&smd, ULNET_EVENT_SEND, 1));
+	assert_int_equal(smd.nerr, 0);
+	st_md_release(&W.victim, &smd);
+	st_md_fini(&smd);
+	assert_true(healthy_put_ok());
+}
+
 /* accept=secure: a source port above 1023 is refused before any byte. */
 static void test_insecure_port(void **state)
 {
@@ -499,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_dialled_peer_lies),
 		cmocka_unit_test(test_insecure_port),
 		cmocka_unit_test(test_keepalive_and_stall),
+		cmocka_unit_test(test_held_queue_not_overdue),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

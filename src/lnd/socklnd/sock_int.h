@@ -281,6 +281,10 @@ struct ksock_conn {
 	struct ksock_tx *txq_head, *txq_tail;
 	size_t tx_queued;                 /* bytes not yet written */
 	uint64_t tx_last_progress;
+	/* The queue went non-empty and tx_last_progress is not set for it yet:
+	 * whoever queued stamps it before unlocking if bytes still wait (most
+	 * sends write at once: no clock read). */
+	bool tx_stamp_due;
 	uint64_t tx_seq;                  /* when it was last chosen (round robin) */
 	bool tx_ready;                    /* EPOLLOUT seen since the last EAGAIN */
 	/* The conn's queue waits to be written by someone in particular; one

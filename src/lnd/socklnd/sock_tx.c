@@ -139,9 +139,21 @@ static inline int ksock_conn_queue_locked(struct ksock_conn *c, struct ksock_tx 
 		c->txq_head = tx;
 	c->txq_tail = tx;
 	if (!c->tx_queued)
-		c->tx_last_progress = ksock_now(c->net);
+		c->tx_stamp_due = true;   /* ksock_conn_stamp_settle() */
 	c->tx_queued += tx->nob;
 	return 0;
+}
+
+/* After queuing (and maybe writing), before the lock is dropped: the
+ * reaper's "timed out sending" clock of a queue starts when it stopped
+ * being empty; read the clock only if this send left bytes waiting. */
+static inline void ksock_conn_stamp_settle(struct ksock_conn *c)
+{
+	if (c->tx_stamp_due) {
+		c->tx_stamp_due = false;
+		if (c->tx_queued)
+			c->tx_last_progress = ksock_now(c->net);
+	}
 }
 
 static void ksock_peer_enqueue_locked(struct ksock_net *net, struct ksock_peer *peer,
@@ -313,6 +325,7 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 			/* short write: the socket is full, EPOLLOUT resumes */
 			tx->sent = (size_t)w;
 			c->tx_last_progress = ksock_now(c->net);
+			c->tx_stamp_due = false;
 			return 0;
 		}
 		tx->sent = tx->nob;
@@ -357,8 +370,10 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 		wrote = (size_t)w;
 		c->tx_queued -= wrote;
 		/* the clock only matters while bytes wait (the reaper) */
-		if (c->tx_queued)
+		if (c->tx_queued) {
 			c->tx_last_progress = ksock_now(c->net);
+			c->tx_stamp_due = false;
+		}
 		while (w > 0) {
 			struct ksock_tx *tx = c->txq_head;
 			size_t rest = tx->nob - tx->sent;
@@ -586,6 +601,7 @@ static inline void ksock_launch_locked(struct ksock_net *net, struct ksock_peer 
 		return;
 	}
 	ksock_conn_push_locked(c, tx, hold, done);
+	ksock_conn_stamp_settle(c);
 }
 
 void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
@@ -679,6 +695,7 @@ void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done)
 	}
 	if (queued)
 		ksock_conn_kick_tx_locked(c, done);
+	ksock_conn_stamp_settle(c);
 }
 
 static void ksock_send_noop_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t c0,
@@ -705,6 +722,7 @@ static void ksock_send_noop_locked(struct ksock_net *net, struct ksock_peer *pee
 		return;
 	}
 	ksock_conn_push_locked(c, tx, lnet_ni_batch_hold(net->ni), done);
+	ksock_conn_stamp_settle(c);
 }
 
 void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie,
