@@ -184,6 +184,10 @@ int ksock_tun_resolve(const struct ulnet_ni_conf *conf, int family, struct ksock
 uint32_t ksock_csum_msg(const uint8_t *hdr, size_t hdr_len, const struct iovec *iov,
 			unsigned niov, size_t off, size_t plen);
 
+/* For the per-message helpers that have two callers on the hot paths (a
+ * fast and a general one): GCC would call them out of line from both. */
+#define KSOCK_ALWAYS_INLINE inline __attribute__((always_inline))
+
 /* --- runtime structures -------------------------------------------------- */
 
 struct ksock_net;

@@ -128,7 +128,7 @@ static void ksock_rx_advance(struct ksock_conn *c, size_t got)
 
 /* Copy what the read-ahead buffer holds of the payload, then drop what it
  * holds of the excess. */
-static void ksock_rx_payload_from_buf(struct ksock_conn *c)
+static KSOCK_ALWAYS_INLINE void ksock_rx_payload_from_buf(struct ksock_conn *c)
 {
 	size_t avail = ksock_rx_buffered(c);
 
@@ -256,7 +256,7 @@ static bool ksock_rx_csum_ok(struct ksock_conn *c)
 /* The ksock header is in (its bytes at `kb`: rx_hbuf, or in place in
  * rx_buf): NOOP handled here; LNET goes on to its header.
  * Returns 0 to go on, <0 after closing. */
-static int ksock_rx_khdr_done(struct ksock_conn *c, const uint8_t *kb)
+static KSOCK_ALWAYS_INLINE int ksock_rx_khdr_done(struct ksock_conn *c, const uint8_t *kb)
 {
 	struct ksock_net *net = c->net;
 	ssize_t n = c->proto->khdr_decode(kb, c->proto->khdr_size, &c->rx_khdr);
@@ -313,7 +313,7 @@ static int ksock_rx_khdr_done(struct ksock_conn *c, const uint8_t *kb)
 
 /* LNet header in (its bytes at `lb`): hand it to the core. Returns 1 if
  * the payload can be read now, 0 to wait for recv(), <0 after closing. */
-static int ksock_rx_lhdr_done(struct ksock_conn *c, const uint8_t *lb)
+static KSOCK_ALWAYS_INLINE int ksock_rx_lhdr_done(struct ksock_conn *c, const uint8_t *lb)
 {
 	struct ksock_net *net = c->net;
 	ssize_t n = c->proto->codec->decode(lb, c->proto->codec->size, &c->rx_lhdr);

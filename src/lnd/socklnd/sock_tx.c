@@ -171,11 +171,9 @@ static void ksock_peer_enqueue_locked(struct ksock_net *net, struct ksock_peer *
 }
 
 /* Gather the unsent part of `tx` into `iov` (header rest + payload);
- * *bytes gets what those iovecs cover (less than the rest if clipped).
- * Always inline, as ksock_tx_sent_locked(): with two callers in the writer
- * GCC would otherwise call both out of line from its per-tx loop. */
-static inline __attribute__((always_inline)) unsigned
-ksock_tx_iov(const struct ksock_tx *tx, struct iovec *iov, unsigned max, size_t *bytes)
+ * *bytes gets what those iovecs cover (less than the rest if clipped). */
+static KSOCK_ALWAYS_INLINE unsigned ksock_tx_iov(const struct ksock_tx *tx, struct iovec *iov,
+						 unsigned max, size_t *bytes)
 {
 	unsigned n = 0;
 	size_t skip, left, got = 0;
@@ -214,8 +212,8 @@ ksock_tx_iov(const struct ksock_tx *tx, struct iovec *iov, unsigned max, size_t 
 }
 
 /* The tx is on the wire (or in the kernel's buffer). */
-static inline __attribute__((always_inline)) void
-ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx, struct ksock_done *done)
+static KSOCK_ALWAYS_INLINE void ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx,
+						     struct ksock_done *done)
 {
 	struct ksock_net *net = c->net;
 	struct ksock_peer *peer = c->peer;
