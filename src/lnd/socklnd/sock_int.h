@@ -416,8 +416,15 @@ static inline bool ksock_nid_same(const ulnet_nid_t *a, const ulnet_nid_t *b)
 }
 
 /* socklnd.c */
-void ksock_lock(struct ksock_net *net);
-void ksock_unlock(struct ksock_net *net);
+static inline void ksock_lock(struct ksock_net *net)
+{
+	pthread_mutex_lock(&net->lock);
+}
+
+static inline void ksock_unlock(struct ksock_net *net)
+{
+	pthread_mutex_unlock(&net->lock);
+}
 struct ksock_peer *ksock_peer_find(struct ksock_net *net, const ulnet_nid_t *nid);
 struct ksock_peer *ksock_peer_find_or_create(struct ksock_net *net, const ulnet_nid_t *nid,
 					     ulnet_pid_t pid);
@@ -447,7 +454,11 @@ static inline struct ksock_tx *ksock_tx_alloc_msg(struct ksock_net *net)
 	tx->zc_cookie = 0;
 	return tx;
 }
-uint64_t ksock_now(const struct ksock_net *net);
+/* The instance's clock (ns). */
+static inline uint64_t ksock_now(const struct ksock_net *net)
+{
+	return lnet_ni_now(net->ni);
+}
 const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
 /* Record the loop thread (every loop callback calls it). */
 void ksock_loop_enter(struct ksock_net *net);

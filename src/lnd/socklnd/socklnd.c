@@ -16,21 +16,6 @@
 
 static void ksock_startup_fail_free(struct ksock_net *net);
 
-void ksock_lock(struct ksock_net *net)
-{
-	pthread_mutex_lock(&net->lock);
-}
-
-void ksock_unlock(struct ksock_net *net)
-{
-	pthread_mutex_unlock(&net->lock);
-}
-
-uint64_t ksock_now(const struct ksock_net *net)
-{
-	return lnet_ni_now(net->ni);
-}
-
 const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE])
 {
 	return ulnet_nid_str(nid, buf);
