@@ -500,8 +500,8 @@ void ksock_flush_deferred(struct ksock_net *net)
 /* `tx` was just queued on `c`: write now, hold it (a batch), leave it to
  * the loop (coalescing), or leave it to EPOLLOUT (the queue was already
  * waiting for it). */
-static inline void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx, bool hold,
-				   struct ksock_done *done)
+static KSOCK_ALWAYS_INLINE void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx,
+						       bool hold, struct ksock_done *done)
 {
 	/* a non-empty queue is being drained (EPOLLOUT resumes it), or the
 	 * loop writes it soon (deferred) */
