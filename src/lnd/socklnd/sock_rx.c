@@ -51,7 +51,7 @@ static void ksock_rx_reset(struct ksock_conn *c)
  * (-ECONNRESET: EOF). A short read means the socket was drained: with
  * edge-triggered epoll any later byte brings a new EPOLLIN, so rx_ready
  * drops without the extra recv() that would only say EAGAIN. */
-static ssize_t ksock_rx_fill(struct ksock_conn *c)
+static KSOCK_ALWAYS_INLINE ssize_t ksock_rx_fill(struct ksock_conn *c)
 {
 	for (;;) {
 		ssize_t n = recv(c->fd, c->rx_buf, sizeof(c->rx_buf), MSG_DONTWAIT);
