@@ -425,6 +425,7 @@ static inline void ksock_unlock(struct ksock_net *net)
 {
 	pthread_mutex_unlock(&net->lock);
 }
+
 struct ksock_peer *ksock_peer_find(struct ksock_net *net, const ulnet_nid_t *nid);
 struct ksock_peer *ksock_peer_find_or_create(struct ksock_net *net, const ulnet_nid_t *nid,
 					     ulnet_pid_t pid);
@@ -454,11 +455,13 @@ static inline struct ksock_tx *ksock_tx_alloc_msg(struct ksock_net *net)
 	tx->zc_cookie = 0;
 	return tx;
 }
+
 /* The instance's clock (ns). */
 static inline uint64_t ksock_now(const struct ksock_net *net)
 {
 	return lnet_ni_now(net->ni);
 }
+
 const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
 /* Record the loop thread (every loop callback calls it). */
 void ksock_loop_enter(struct ksock_net *net);

@@ -116,7 +116,6 @@ struct ksock_tx *ksock_tx_alloc(struct ksock_net *net)
 	return tx;
 }
 
-
 /* --- peers ---------------------------------------------------------------------- */
 
 struct ksock_peer *ksock_peer_find(struct ksock_net *net, const ulnet_nid_t *nid)
