@@ -9,6 +9,10 @@
  * short write means the socket is full (then EPOLLOUT resumes it). Here
  * nothing comes back from the peer (no ACK, no ZC-ACK for such small
  * payloads), so a queue left behind would wait for the reaper's timeout.
+ *
+ * Also: a lone message (the writer's one-tx direct path) larger than the
+ * socket buffers: the first write is short, EPOLLOUT writes the rest from
+ * where it stopped, and the message completes once, intact.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -81,10 +85,59 @@ static void test_queue_longer_than_one_sendmsg(void **state)
 	st_md_fini(&bm);
 }
 
+/* socket buffers far below the 1 MiB message (tinier ones make loopback
+ * TCP crawl: tiny windows against delayed ACKs) */
+static void small_bufs(struct ulnet_ni_conf *c)
+{
+	c->sock.tx_buffer_size = 64 << 10;
+	c->sock.rx_buffer_size = 64 << 10;
+}
+
+static void test_lone_message_longer_than_the_socket(void **state)
+{
+	static uint8_t src[1u << 20], dst[1u << 20];
+	struct st_node a, b;
+	struct st_md am, bm;
+	ulnet_process_id_t target;
+	uint16_t port = (uint16_t)(st_port() + 1);
+
+	(void)state;
+	st_md_init(&am);
+	st_md_init(&bm);
+	assert_int_equal(st_node_start_conf(&a, "127.0.0.2@tcp", port, "all", NULL, NULL, 0,
+					    small_bufs), 0);
+	assert_int_equal(st_node_start_conf(&b, "127.0.0.3@tcp", port, "all", NULL, NULL, 0,
+					    small_bufs), 0);
+	assert_int_equal(st_target(&b, PORTAL, MB, dst, sizeof(dst), &bm), 0);
+	assert_int_equal(st_bind(&a, src, sizeof(src), ULNET_MD_THRESH_INF, &am), 0);
+	target.nid = b.nid;
+	target.pid = ulnet_pid(b.ln);
+	/* the first one waits for the connection, the second finds it idle */
+	for (int i = 1; i <= 2; i++) {
+		st_fill(src, sizeof(src), (unsigned)(40 + i));
+		assert_int_equal(ulnet_put(a.ln, NULL, am.h, ULNET_NOACK_REQ, target, PORTAL, MB, 0,
+					   (uint64_t)i), 0);
+		assert_true(st_md_wait(&bm, ULNET_EVENT_PUT, i));
+		assert_true(st_md_wait(&am, ULNET_EVENT_SEND, i));
+		assert_true(st_check(dst, sizeof(dst), (unsigned)(40 + i)));
+	}
+	assert_int_equal(am.nerr, 0);
+	assert_int_equal(bm.nerr, 0);
+	assert_int_equal(am.n[ULNET_EVENT_SEND], 2);
+
+	st_md_release(&a, &am);
+	st_md_release(&b, &bm);
+	st_node_stop(&a);
+	st_node_stop(&b);
+	st_md_fini(&am);
+	st_md_fini(&bm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_queue_longer_than_one_sendmsg),
+		cmocka_unit_test(test_lone_message_longer_than_the_socket),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

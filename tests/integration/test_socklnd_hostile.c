@@ -7,7 +7,10 @@
  * close, an acceptor request for another NID, a dialled peer whose HELLO
  * claims another NID, an unknown HELLO version, an unknown ZC-ACK cookie,
  * payload_length over 1 MiB, a message cut mid-payload, and (accept=secure)
- * an unprivileged source port.
+ * an unprivileged source port. Not hostile but odd: headers that arrive in
+ * pieces (the receiver decodes whole headers in place, pieces through its
+ * header buffer) must still be delivered; a message held in a batch after
+ * a long idle time is not taken for a stalled send.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +19,7 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -192,6 +196,36 @@ static size_t put_hdr(uint8_t *buf, uint32_t payload_length)
 	return KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE;
 }
 
+/* A PUT of `len` bytes (seed `seed`) to the victim's target MD. */
+static size_t put_to_target(uint8_t *buf, uint32_t len, unsigned seed)
+{
+	struct ksock_msg_hdr k = { .type = KSOCK_MSG_LNET };
+	struct lnet_hdr h;
+
+	memset(&h, 0, sizeof(h));
+	assert_int_equal(ulnet_nid_parse(VICTIM_NID, &h.dest_nid, NULL), 0);
+	assert_int_equal(ulnet_nid_parse(ATTACKER_NID, &h.src_nid, NULL), 0);
+	h.dest_pid = ULNET_PID_LUSTRE;
+	h.src_pid = ULNET_PID_LUSTRE;
+	h.type = ULNET_MSG_PUT;
+	h.payload_length = len;
+	h.msg.put.ack_wmd = LNET_WIRE_HANDLE_NONE;
+	h.msg.put.ptl_index = PORTAL;
+	h.msg.put.match_bits = 1;
+	assert_int_equal(ksock_msg_hdr_encode(&k, false, buf, KSOCK_MSG_HDR_SIZE), KSOCK_MSG_HDR_SIZE);
+	assert_int_equal(lnet_hdr_encode_nid4(&h, buf + KSOCK_MSG_HDR_SIZE, LNET_HDR_NID4_SIZE),
+			 LNET_HDR_NID4_SIZE);
+	st_fill(buf + KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE, len, seed);
+	return KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE + len;
+}
+
+/* Send [from, to) of buf as its own segment, and let the node read it. */
+static void send_piece(int fd, const uint8_t *buf, size_t from, size_t to)
+{
+	assert_int_equal(send(fd, buf + from, to - from, 0), (ssize_t)(to - from));
+	usleep(20 * 1000);
+}
+
 static void expect_refused(int fd, const char *reason)
 {
 	assert_true(closed_by_node(fd));
@@ -305,6 +339,51 @@ static void test_cut_mid_payload(void **state)
 	assert_true(healthy_put_ok());
 }
 
+/* Headers cut at every kind of place: inside the ksock header, between the
+ * two headers, inside the LNet header, a NOOP cut short; and whole ones
+ * behind a payload. Every PUT lands intact, the conn stays up. */
+static void test_split_headers(void **state)
+{
+	struct ksock_msg_hdr k = { .type = KSOCK_MSG_NOOP, .zc_cookies = { 0, KSOCK_KEEPALIVE_COOKIE } };
+	const size_t hl = KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE;
+	uint8_t buf[3 * (KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE + 100)];
+	uint8_t noop[KSOCK_MSG_HDR_SIZE];
+	int fd = handshake(), one = 1;
+	size_t n1, n2, n3;
+
+	(void)state;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	assert_int_equal(ksock_msg_hdr_encode(&k, false, noop, sizeof(noop)), KSOCK_MSG_HDR_SIZE);
+	/* a keepalive NOOP in two pieces */
+	send_piece(fd, noop, 0, 10);
+	send_piece(fd, noop, 10, sizeof(noop));
+	/* PUT 1: cut inside the ksock header, then inside the LNet header */
+	n1 = put_to_target(buf, 100, 101);
+	send_piece(fd, buf, 0, 10);
+	send_piece(fd, buf, 10, KSOCK_MSG_HDR_SIZE + 30);
+	send_piece(fd, buf, KSOCK_MSG_HDR_SIZE + 30, n1);
+	assert_true(st_md_wait(&W.tmd, ULNET_EVENT_PUT, ++W.nput));
+	assert_true(st_check(W.buf, 100, 101));
+	/* PUT 2 cut right after its ksock header; PUT 3 whole behind PUT 2's
+	 * payload, with a NOOP and a piece of PUT 4's header after it */
+	n2 = put_to_target(buf, 100, 102);
+	send_piece(fd, buf, 0, KSOCK_MSG_HDR_SIZE);
+	send_piece(fd, buf, KSOCK_MSG_HDR_SIZE, n2 - 1);
+	n3 = put_to_target(buf + n2, 50, 103);
+	memcpy(buf + n2 + n3, noop, sizeof(noop));
+	put_to_target(buf + n2 + n3 + sizeof(noop), 60, 104);
+	send_piece(fd, buf, n2 - 1, n2 + n3 + sizeof(noop) + hl - 5);
+	W.nput += 2;
+	assert_true(st_md_wait(&W.tmd, ULNET_EVENT_PUT, W.nput));
+	assert_true(st_check(W.buf, 50, 103));
+	send_piece(fd, buf, n2 + n3 + sizeof(noop) + hl - 5, n2 + n3 + sizeof(noop) + hl + 60);
+	assert_true(st_md_wait(&W.tmd, ULNET_EVENT_PUT, ++W.nput));
+	assert_true(st_check(W.buf, 60, 104));
+	assert_int_equal(W.tmd.nerr, 0);
+	close(fd);
+	assert_true(healthy_put_ok());
+}
+
 /* The victim dials us: our HELLO claims another NID than the one it dialled. */
 static void test_dialled_peer_lies(void **state)
 {
@@ -386,6 +465,45 @@ static void test_keepalive_and_stall(void **state)
 	assert_true(healthy_put_ok());
 }
 
+static bool victim_logged(const char *needle)
+{
+	bool found;
+
+	pthread_mutex_lock(&W.victim.mu);
+	found = strstr(W.victim.log, needle) != NULL;
+	pthread_mutex_unlock(&W.victim.mu);
+	return found;
+}
+
+/* A queue's "timed out sending" clock starts when it stops being empty,
+ * not at the conn's last queuing: after 45 s (instance clock) of idle
+ * conns, a message the victim holds in a batch is not overdue 10 s later;
+ * it leaves at the batch end. */
+static void test_held_queue_not_overdue(void **state)
+{
+	uint8_t src[64];
+	struct st_md smd;
+
+	(void)state;
+	memset(src, 0x5a, sizeof(src));
+	st_md_init(&smd);
+	assert_int_equal(st_bind(&W.victim, src, sizeof(src), 1, &smd), 0);
+	__atomic_add_fetch(&W.skew, 45ULL * 1000000000ULL, __ATOMIC_RELEASE);
+	usleep(1500 * 1000);                  /* the reaper's turns at that time */
+	assert_int_equal(ulnet_batch_begin(W.victim.ln), 0);
+	assert_int_equal(ulnet_put(W.victim.ln, NULL, smd.h, ULNET_NOACK_REQ, id_of(&W.healthy),
+				   PORTAL, 1, 0, 0), 0);
+	__atomic_add_fetch(&W.skew, 10ULL * 1000000000ULL, __ATOMIC_RELEASE);
+	usleep(2000 * 1000);                  /* the reaper looks at the held queue */
+	assert_false(victim_logged("timed out sending"));
+	assert_int_equal(ulnet_batch_end(W.victim.ln), 0);
+	assert_true(st_md_wait(&smd, ULNET_EVENT_SEND, 1));
+	assert_int_equal(smd.nerr, 0);
+	st_md_release(&W.victim, &smd);
+	st_md_fini(&smd);
+	assert_true(healthy_put_ok());
+}
+
 /* accept=secure: a source port above 1023 is refused before any byte. */
 static void test_insecure_port(void **state)
 {
@@ -417,9 +535,11 @@ int main(void)
 		cmocka_unit_test(test_unknown_zcack),
 		cmocka_unit_test(test_payload_too_big),
 		cmocka_unit_test(test_cut_mid_payload),
+		cmocka_unit_test(test_split_headers),
 		cmocka_unit_test(test_dialled_peer_lies),
 		cmocka_unit_test(test_insecure_port),
 		cmocka_unit_test(test_keepalive_and_stall),
+		cmocka_unit_test(test_held_queue_not_overdue),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

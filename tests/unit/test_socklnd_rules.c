@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lnd/socklnd/sock_int.h"
@@ -71,6 +72,75 @@ static void test_khdr_by_order(void **state)
 	assert_int_equal(v1->khdr_decode(buf, 0, &out), 0);
 	assert_int_equal(out.type, KSOCK_MSG_LNET);
 	assert_int_equal(out.zc_cookies[0], 0);
+}
+
+/* The tx build writes the ksock header with ksock_msg_hdr_put_le() instead
+ * of calling proto->khdr_encode: every table with a ksock header must write
+ * exactly those bytes (and ksock_msg_hdr_encode with be = false too); the
+ * inline LE decode reads them back and rejects what the runtime one does. */
+static void test_khdr_le_inline(void **state)
+{
+	struct ksock_msg_hdr m = { .type = KSOCK_MSG_NOOP, .csum = 0,
+				   .zc_cookies = { 0x0102030405060708ULL, 0x1112131415161718ULL } };
+	struct ksock_msg_hdr out;
+	uint8_t a[KSOCK_MSG_HDR_SIZE], b[KSOCK_MSG_HDR_SIZE];
+
+	(void)state;
+	ksock_msg_hdr_put_le(a, m.type, 0, m.zc_cookies[0], m.zc_cookies[1]);
+	assert_int_equal(ksock_msg_hdr_encode(&m, false, b, sizeof(b)), KSOCK_MSG_HDR_SIZE);
+	assert_memory_equal(a, b, sizeof(a));
+	for (unsigned v = KSOCK_PROTO_V1; v <= KSOCK_PROTO_V4; v++) {
+		for (int be = 0; be < 2; be++) {
+			const struct ksock_proto *p = ksock_proto_find(v, be);
+
+			memset(b, 0xee, sizeof(b));
+			assert_int_equal(p->khdr_encode(&m, b, sizeof(b)), (ssize_t)p->khdr_size);
+			if (p->khdr_size)
+				assert_memory_equal(a, b, sizeof(a));
+		}
+	}
+	assert_int_equal(ksock_msg_hdr_decode_le(a, sizeof(a), &out), KSOCK_MSG_HDR_SIZE);
+	assert_int_equal(out.type, KSOCK_MSG_NOOP);
+	assert_true(out.zc_cookies[0] == m.zc_cookies[0] && out.zc_cookies[1] == m.zc_cookies[1]);
+	assert_int_equal(ksock_msg_hdr_decode_le(a, sizeof(a) - 1, &out), -EMSGSIZE);
+	a[0] = 0xc2;
+	assert_int_equal(ksock_msg_hdr_decode_le(a, sizeof(a), &out), -EPROTO);
+	assert_int_equal(ksock_msg_hdr_decode(a, sizeof(a), false, &out), -EPROTO);
+}
+
+/* ksock_tx_alloc_msg() clears only what a message tx reads before setting
+ * it: a recycled NOOP or ZC tx must not pass on its nonblk flag (it would
+ * steer the message to the BULK_IN conn) or its ZC cookie (the message
+ * would wait for an ACK that never comes). */
+static void test_tx_alloc_msg(void **state)
+{
+	struct ksock_net *net = calloc(1, sizeof(*net));
+	struct ksock_tx *tx, *tx2;
+
+	(void)state;
+	assert_non_null(net);
+	tx = ksock_tx_alloc(net);
+	assert_non_null(tx);
+	assert_false(tx->nonblk);
+	tx->nonblk = true;
+	tx->zc_cookie = 42;
+	tx->conn = (struct ksock_conn *)net;      /* any non-NULL pointer */
+	tx->msg = (struct lnet_msg *)net;
+	ksock_tx_free(net, tx);
+	tx2 = ksock_tx_alloc_msg(net);
+	assert_ptr_equal(tx2, tx);
+	assert_false(tx2->nonblk);
+	assert_int_equal(tx2->zc_cookie, 0);
+	assert_null(tx2->conn);
+	assert_null(tx2->msg);
+	ksock_tx_free(net, tx2);
+	while (net->txblocks) {
+		struct ksock_txblock *b = net->txblocks;
+
+		net->txblocks = b->next;
+		free(b);
+	}
+	free(net);
 }
 
 static void test_match_v3(void **state)
@@ -474,6 +544,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_proto_tables),
 		cmocka_unit_test(test_khdr_by_order),
+		cmocka_unit_test(test_khdr_le_inline),
+		cmocka_unit_test(test_tx_alloc_msg),
 		cmocka_unit_test(test_match_v3),
 		cmocka_unit_test(test_match_v2),
 		cmocka_unit_test(test_invert),

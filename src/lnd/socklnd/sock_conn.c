@@ -697,6 +697,29 @@ void ksock_hs_readable(struct ksock_conn *c)
 		ksock_hs_passive(c, h);
 }
 
+/* EPOLLOUT (or an error) on an UP conn with something queued: drain it.
+ * Out of line: it keeps its completion list and log buffer off the stack
+ * frame of every EPOLLIN. */
+static __attribute__((noinline)) void ksock_conn_io_drain(struct ksock_conn *c)
+{
+	struct ksock_net *net = c->net;
+	struct ksock_done done;
+	int rc;
+
+	ksock_done_init(&done);
+	ksock_lock(net);
+	rc = c->state == KSOCK_CS_UP ? ksock_conn_flush_locked(c, &done) : 0;
+	if (rc < 0) {
+		char desc[160];
+
+		ksock_conn_describe(c, desc, sizeof(desc));
+		lnet_ni_log(net->ni, ULNET_LOG_ERROR, "%s: write error: %s", desc, strerror(-rc));
+		ksock_conn_close_locked(c, rc, true, &done);
+	}
+	ksock_unlock(net);
+	ksock_done_run(net, &done);
+}
+
 void ksock_conn_io(struct ul_io *io, uint32_t revents)
 {
 	struct ksock_conn *c = (struct ksock_conn *)((char *)io - offsetof(struct ksock_conn, io));
@@ -731,23 +754,8 @@ void ksock_conn_io(struct ul_io *io, uint32_t revents)
 		 * a sender queuing now writes or kicks it itself. */
 		if ((revents & (EPOLLERR | EPOLLHUP)) ||
 		    ((revents & EPOLLOUT) && (__atomic_load_n(&c->txq_head, __ATOMIC_RELAXED) ||
-					     __atomic_load_n(&c->hs_out_len, __ATOMIC_RELAXED)))) {
-			struct ksock_done done = { 0 };
-			int rc;
-
-			ksock_lock(net);
-			rc = c->state == KSOCK_CS_UP ? ksock_conn_flush_locked(c, &done) : 0;
-			if (rc < 0) {
-				char desc[160];
-
-				ksock_conn_describe(c, desc, sizeof(desc));
-				lnet_ni_log(net->ni, ULNET_LOG_ERROR, "%s: write error: %s", desc,
-					    strerror(-rc));
-				ksock_conn_close_locked(c, rc, true, &done);
-			}
-			ksock_unlock(net);
-			ksock_done_run(net, &done);
-		}
+					     __atomic_load_n(&c->hs_out_len, __ATOMIC_RELAXED))))
+			ksock_conn_io_drain(c);
 		if (c->state == KSOCK_CS_UP &&
 		    (revents & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
 			c->rx_ready = true;

@@ -22,9 +22,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "core/lnd.h"
 #include "core/lnet_hdr.h"
 #include "lnd/socklnd/sock_wire.h"
 #include "ulnet/nid.h"
@@ -182,6 +184,10 @@ int ksock_tun_resolve(const struct ulnet_ni_conf *conf, int family, struct ksock
 uint32_t ksock_csum_msg(const uint8_t *hdr, size_t hdr_len, const struct iovec *iov,
 			unsigned niov, size_t off, size_t plen);
 
+/* For the per-message helpers that have two callers on the hot paths (a
+ * fast and a general one): GCC would call them out of line from both. */
+#define KSOCK_ALWAYS_INLINE inline __attribute__((always_inline))
+
 /* --- runtime structures -------------------------------------------------- */
 
 struct ksock_net;
@@ -194,7 +200,6 @@ struct ksock_tx {
 	struct lnet_msg *msg;             /* NULL for a NOOP */
 	struct ksock_conn *conn;          /* the conn it went out on */
 	bool nonblk;                      /* ZC-ACK / keepalive NOOP */
-	bool built;                       /* header bytes are final */
 	uint64_t noop_cookies[2];         /* NOOP: the ACK it carries */
 	uint64_t zc_cookie;               /* our ZC request, 0 if none */
 	uint64_t deadline;                /* queued-without-conn / ZC-ACK deadline */
@@ -280,6 +285,10 @@ struct ksock_conn {
 	struct ksock_tx *txq_head, *txq_tail;
 	size_t tx_queued;                 /* bytes not yet written */
 	uint64_t tx_last_progress;
+	/* The queue went non-empty and tx_last_progress is not set for it yet:
+	 * whoever queued stamps it before unlocking if bytes still wait (most
+	 * sends write at once: no clock read). */
+	bool tx_stamp_due;
 	uint64_t tx_seq;                  /* when it was last chosen (round robin) */
 	bool tx_ready;                    /* EPOLLOUT seen since the last EAGAIN */
 	/* The conn's queue waits to be written by someone in particular; one
@@ -397,15 +406,62 @@ struct ksock_net {
 	int loop_tid;                     /* thread that ran our callbacks last */
 };
 
+/* ulnet_nid_same() without its two encodes: the host form has no padding,
+ * so its 20 bytes compare as the wire form does (one inline memcmp on the
+ * per-send peer lookup). */
+_Static_assert(sizeof(ulnet_nid_t) == 20, "ulnet_nid_t has no padding");
+static inline bool ksock_nid_same(const ulnet_nid_t *a, const ulnet_nid_t *b)
+{
+	return memcmp(a, b, sizeof(*a)) == 0;
+}
+
 /* socklnd.c */
-void ksock_lock(struct ksock_net *net);
-void ksock_unlock(struct ksock_net *net);
+static inline void ksock_lock(struct ksock_net *net)
+{
+	pthread_mutex_lock(&net->lock);
+}
+
+static inline void ksock_unlock(struct ksock_net *net)
+{
+	pthread_mutex_unlock(&net->lock);
+}
+
 struct ksock_peer *ksock_peer_find(struct ksock_net *net, const ulnet_nid_t *nid);
 struct ksock_peer *ksock_peer_find_or_create(struct ksock_net *net, const ulnet_nid_t *nid,
 					     ulnet_pid_t pid);
+/* A tx with every field but hdr[] zeroed. */
 struct ksock_tx *ksock_tx_alloc(struct ksock_net *net);
-void ksock_tx_free(struct ksock_net *net, struct ksock_tx *tx);
-uint64_t ksock_now(const struct ksock_net *net);
+/* Back to the pool (msg and conn cleared). */
+static inline void ksock_tx_free(struct ksock_net *net, struct ksock_tx *tx)
+{
+	tx->msg = NULL;
+	tx->conn = NULL;
+	tx->next = net->tx_free;
+	net->tx_free = tx;
+}
+
+/* A tx for an LNET message (send() fills msg and the payload fields, the
+ * build the header ones): only what a message tx reads before setting it
+ * is cleared, not the whole descriptor. */
+static inline struct ksock_tx *ksock_tx_alloc_msg(struct ksock_net *net)
+{
+	struct ksock_tx *tx = net->tx_free;
+
+	if (!tx)
+		return ksock_tx_alloc(net);
+	net->tx_free = tx->next;
+	/* msg and conn: cleared by ksock_tx_free */
+	tx->nonblk = false;
+	tx->zc_cookie = 0;
+	return tx;
+}
+
+/* The instance's clock (ns). */
+static inline uint64_t ksock_now(const struct ksock_net *net)
+{
+	return lnet_ni_now(net->ni);
+}
+
 const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
 /* Record the loop thread (every loop callback calls it). */
 void ksock_loop_enter(struct ksock_net *net);
@@ -438,10 +494,36 @@ static inline void ksock_done_init(struct ksock_done *d)
 	d->nnotify = 0;
 }
 void ksock_done_notify(struct ksock_done *d, const ulnet_nid_t *nid, int err);
-/* Under net->lock. */
-void ksock_done_add(struct ksock_net *net, struct ksock_done *d, struct ksock_tx *tx,
-		    int status);
-void ksock_done_run(struct ksock_net *net, struct ksock_done *d);
+/* The overflow list and the notifications (out of line, rare). */
+void ksock_done_add_slow(struct ksock_net *net, struct ksock_done *d, struct ksock_tx *tx,
+			 int status);
+void ksock_done_run_slow(struct ksock_net *net, struct ksock_done *d);
+
+/* Under net->lock. Inline: one completion per message on the hot paths. */
+static inline void ksock_done_add(struct ksock_net *net, struct ksock_done *d,
+				  struct ksock_tx *tx, int status)
+{
+	/* in order: completions (SEND events) as the bytes left */
+	if (!d->head && d->n < KSOCK_DONE_INLINE) {
+		d->msgs[d->n] = tx->msg;
+		d->status[d->n++] = status;
+		ksock_tx_free(net, tx);
+		return;
+	}
+	ksock_done_add_slow(net, d, tx, status);
+}
+
+static inline void ksock_done_run(struct ksock_net *net, struct ksock_done *d)
+{
+	unsigned n = d->n;
+
+	if (d->head || d->nnotify) {
+		ksock_done_run_slow(net, d);
+	} else if (n) {
+		d->n = 0;
+		lnet_finalize_many(d->msgs, d->status, n);
+	}
+}
 
 /* sock_acceptor.c */
 int ksock_acceptor_start(struct ksock_net *net);
@@ -486,10 +568,6 @@ void ksock_socket_bufs(struct ksock_net *net, int fd);
 
 /* sock_tx.c */
 void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg);
-/* Put a tx on the best conn of its peer, or on the peer's queue; `hold`: a
- * batch is open (lnet_ni_batch_hold), the tx may wait for ksock_flush(). */
-void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct ksock_tx *tx,
-			 bool hold, struct ksock_done *done);
 /* A conn just came up: move the peer's waiting txs that fit it. */
 void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done);
 /* Write what a batch held (the LND's flush op). */

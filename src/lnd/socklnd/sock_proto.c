@@ -14,7 +14,7 @@
 
 static ssize_t khdr_decode_le(const uint8_t *buf, size_t len, struct ksock_msg_hdr *m)
 {
-	return ksock_msg_hdr_decode(buf, len, false, m);
+	return ksock_msg_hdr_decode_le(buf, len, m);
 }
 
 static ssize_t khdr_decode_be(const uint8_t *buf, size_t len, struct ksock_msg_hdr *m)
@@ -24,7 +24,10 @@ static ssize_t khdr_decode_be(const uint8_t *buf, size_t len, struct ksock_msg_h
 
 static ssize_t khdr_encode_le(const struct ksock_msg_hdr *m, uint8_t *buf, size_t len)
 {
-	return ksock_msg_hdr_encode(m, false, buf, len);
+	if (len < KSOCK_MSG_HDR_SIZE)
+		return -ENOSPC;
+	ksock_msg_hdr_put_le(buf, m->type, m->csum, m->zc_cookies[0], m->zc_cookies[1]);
+	return KSOCK_MSG_HDR_SIZE;
 }
 
 /* V1 has no ksock header: every message is an LNET one, no cookies. */

@@ -51,7 +51,7 @@ static void ksock_rx_reset(struct ksock_conn *c)
  * (-ECONNRESET: EOF). A short read means the socket was drained: with
  * edge-triggered epoll any later byte brings a new EPOLLIN, so rx_ready
  * drops without the extra recv() that would only say EAGAIN. */
-static ssize_t ksock_rx_fill(struct ksock_conn *c)
+static KSOCK_ALWAYS_INLINE ssize_t ksock_rx_fill(struct ksock_conn *c)
 {
 	for (;;) {
 		ssize_t n = recv(c->fd, c->rx_buf, sizeof(c->rx_buf), MSG_DONTWAIT);
@@ -128,19 +128,29 @@ static void ksock_rx_advance(struct ksock_conn *c, size_t got)
 
 /* Copy what the read-ahead buffer holds of the payload, then drop what it
  * holds of the excess. */
-static void ksock_rx_payload_from_buf(struct ksock_conn *c)
+static KSOCK_ALWAYS_INLINE void ksock_rx_payload_from_buf(struct ksock_conn *c)
 {
-	while (c->rx_mlen_left && ksock_rx_buffered(c) && c->rx_iov_idx < c->rx_niov) {
-		size_t avail = ksock_rx_buffered(c);
-		size_t rest = c->rx_iov[c->rx_iov_idx].iov_len - c->rx_iov_off;
+	size_t avail = ksock_rx_buffered(c);
+
+	while (c->rx_mlen_left && avail && c->rx_iov_idx < c->rx_niov) {
+		const struct iovec *v = &c->rx_iov[c->rx_iov_idx];
+		size_t rest = v->iov_len - c->rx_iov_off;
 		size_t n = avail < rest ? avail : rest;
 
 		if (n > c->rx_mlen_left)
 			n = c->rx_mlen_left;
-		memcpy((char *)c->rx_iov[c->rx_iov_idx].iov_base + c->rx_iov_off,
-		       c->rx_buf + c->rx_buf_off, n);
+		memcpy((char *)v->iov_base + c->rx_iov_off, c->rx_buf + c->rx_buf_off, n);
 		c->rx_buf_off += n;
-		ksock_rx_advance(c, n);
+		avail -= n;
+		c->rx_mlen_left -= n;
+		/* n <= rest: at most this fragment is done (ksock_rx_advance
+		 * without its loop) */
+		if (n == rest) {
+			c->rx_iov_idx++;
+			c->rx_iov_off = 0;
+		} else {
+			c->rx_iov_off += n;
+		}
 	}
 	if (!c->rx_mlen_left && c->rx_discard_left && ksock_rx_buffered(c)) {
 		size_t n = ksock_rx_buffered(c);
@@ -243,12 +253,13 @@ static bool ksock_rx_csum_ok(struct ksock_conn *c)
 	return crc == c->rx_khdr.csum;
 }
 
-/* The ksock header is in: NOOP handled here; LNET goes on to its header.
+/* The ksock header is in (its bytes at `kb`: rx_hbuf, or in place in
+ * rx_buf): NOOP handled here; LNET goes on to its header.
  * Returns 0 to go on, <0 after closing. */
-static int ksock_rx_khdr_done(struct ksock_conn *c)
+static KSOCK_ALWAYS_INLINE int ksock_rx_khdr_done(struct ksock_conn *c, const uint8_t *kb)
 {
 	struct ksock_net *net = c->net;
-	ssize_t n = c->proto->khdr_decode(c->rx_hbuf, c->rx_have, &c->rx_khdr);
+	ssize_t n = c->proto->khdr_decode(kb, c->proto->khdr_size, &c->rx_khdr);
 	struct ksock_msg_hdr *m = &c->rx_khdr;
 	int rc = 0;
 
@@ -266,7 +277,7 @@ static int ksock_rx_khdr_done(struct ksock_conn *c)
 
 		/* V2 covers the NOOP's own header; V3/V4 cover nothing, so any
 		 * non-zero value is a mismatch there */
-		memcpy(kh, c->rx_hbuf, sizeof(kh));
+		memcpy(kh, kb, sizeof(kh));
 		memset(kh + 4, 0, 4);
 		if (c->proto->csum_hdr)
 			crc = ksock_csum(crc, kh, sizeof(kh));
@@ -300,13 +311,12 @@ static int ksock_rx_khdr_done(struct ksock_conn *c)
 	return 0;
 }
 
-/* LNet header in: hand it to the core. Returns 1 if the payload can be
- * read now, 0 to wait for recv(), <0 after closing. */
-static int ksock_rx_lhdr_done(struct ksock_conn *c)
+/* LNet header in (its bytes at `lb`): hand it to the core. Returns 1 if
+ * the payload can be read now, 0 to wait for recv(), <0 after closing. */
+static KSOCK_ALWAYS_INLINE int ksock_rx_lhdr_done(struct ksock_conn *c, const uint8_t *lb)
 {
 	struct ksock_net *net = c->net;
-	size_t k = c->proto->khdr_size;
-	ssize_t n = c->proto->codec->decode(c->rx_hbuf + k, c->rx_have - k, &c->rx_lhdr);
+	ssize_t n = c->proto->codec->decode(lb, c->proto->codec->size, &c->rx_lhdr);
 	struct lnet_hdr *h = &c->rx_lhdr;
 	bool called;
 	int rc;
@@ -394,6 +404,47 @@ void ksock_conn_rx(struct ksock_conn *c)
 	while (c->state == KSOCK_CS_UP) {
 		switch (c->rx_state) {
 		case KSOCK_RX_KHDR:
+			/* Both headers whole in the read-ahead buffer (the usual
+			 * case): decode them in place, no copy to rx_hbuf. V2
+			 * checksums the header bytes after the payload, when the
+			 * buffer may have been refilled: it keeps the copy. */
+			if (c->rx_have == 0 && !c->proto->csum_hdr) {
+				size_t k = c->proto->khdr_size, hl = k + c->proto->codec->size;
+				const uint8_t *p;
+
+				if (!ksock_rx_buffered(c)) {
+					ssize_t got;
+
+					if (!c->rx_ready)
+						return;   /* drained: EPOLLIN brings more */
+					got = ksock_rx_fill(c);
+
+					if (got == 0)
+						return;
+					if (got < 0) {
+						rc = (int)got;
+						goto io_err;
+					}
+				}
+				if (ksock_rx_buffered(c) >= hl) {
+					p = c->rx_buf + c->rx_buf_off;
+					c->rx_started = true;
+					c->rx_buf_off += k;
+					if (ksock_rx_khdr_done(c, p) < 0)
+						return;
+					if (c->rx_state == KSOCK_RX_KHDR) {   /* a NOOP */
+						if (--budget == 0)
+							goto yield;
+						break;
+					}
+					c->rx_buf_off += hl - k;
+					rc = ksock_rx_lhdr_done(c, p + k);
+					if (rc <= 0)
+						return;
+					break;
+				}
+			}
+			/* fall through */
 		case KSOCK_RX_LHDR:
 			rc = ksock_rx_hdr(c);
 			if (rc == 0)
@@ -401,13 +452,13 @@ void ksock_conn_rx(struct ksock_conn *c)
 			if (rc < 0)
 				goto io_err;
 			if (c->rx_state == KSOCK_RX_KHDR) {
-				if (ksock_rx_khdr_done(c) < 0)
+				if (ksock_rx_khdr_done(c, c->rx_hbuf) < 0)
 					return;
 				if (c->rx_state == KSOCK_RX_KHDR && --budget == 0)
 					goto yield;
 				break;
 			}
-			rc = ksock_rx_lhdr_done(c);
+			rc = ksock_rx_lhdr_done(c, c->rx_hbuf + c->proto->khdr_size);
 			if (rc <= 0)
 				return;
 			break;
@@ -494,8 +545,8 @@ bool ksock_conn_poll(struct ul_io *io)
 void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
 		const struct iovec *iov, unsigned niov, size_t offset, size_t mlen, size_t rlen)
 {
-	struct ksock_net *net = lnet_ni_data(ni);
 	struct ksock_conn *c = rx_private;
+	struct ksock_net *net = c->net;      /* lnet_ni_data(ni), without the call */
 	/* called by the loop thread from inside its lnet_parse() of this
 	 * conn: nobody else touches these fields now */
 	bool sync = ksock_rx_parsing == c;
@@ -503,6 +554,7 @@ void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
 	size_t left = mlen;
 	bool dead;
 
+	(void)ni;
 	if (!sync)
 		ksock_lock(net);
 	/* the fragments, starting `offset` in, covering `mlen` */

@@ -70,30 +70,37 @@ static struct ksock_conn *ksock_find_conn_locked(struct ksock_net *net, struct k
 	return best;
 }
 
+_Static_assert(sizeof(((struct ksock_tx *)0)->hdr) >= KSOCK_MSG_HDR_SIZE + LNET_HDR_MAX_SIZE,
+	       "tx->hdr holds both headers");
+
 /* Fix the header bytes for the conn the tx is going out on. */
 static int ksock_tx_build_locked(struct ksock_conn *c, struct ksock_tx *tx)
 {
 	struct ksock_net *net = c->net;
 	struct ksock_peer *peer = c->peer;
-	struct ksock_msg_hdr kh = { 0 };
+	uint64_t c0, c1;
+	uint32_t type;
 	ssize_t n, k;
 
 	if (!tx->msg) {
-		kh.type = KSOCK_MSG_NOOP;
-		kh.zc_cookies[0] = tx->noop_cookies[0];
-		kh.zc_cookies[1] = tx->noop_cookies[1];
+		type = KSOCK_MSG_NOOP;
+		c0 = tx->noop_cookies[0];
+		c1 = tx->noop_cookies[1];
 	} else {
-		kh.type = KSOCK_MSG_LNET;
+		type = KSOCK_MSG_LNET;
+		c0 = c1 = 0;
 		if (c->proto->zc && net->tun.zc_min_payload && tx->plen >= net->tun.zc_min_payload) {
 			tx->zc_cookie = ksock_cookie_next(&peer->zc_next);
-			kh.zc_cookies[0] = tx->zc_cookie;
+			c0 = tx->zc_cookie;
 		}
 		if (c->proto->zc && peer->nacks)   /* piggyback an ACK we owe */
-			kh.zc_cookies[1] = peer->acks[--peer->nacks];
+			c1 = peer->acks[--peer->nacks];
 	}
-	k = c->proto->khdr_encode(&kh, tx->hdr, sizeof(tx->hdr));
-	if (k < 0)
-		return (int)k;
+	/* what proto->khdr_encode writes (always little-endian; V1 has no
+	 * ksock header), without a call and a struct per message */
+	k = (ssize_t)c->proto->khdr_size;
+	if (k)
+		ksock_msg_hdr_put_le(tx->hdr, type, 0, c0, c1);
 	if (tx->msg) {
 		const struct lnet_hdr *hp = lnet_msg_hdr(tx->msg);
 		struct lnet_hdr h;
@@ -114,13 +121,12 @@ static int ksock_tx_build_locked(struct ksock_conn *c, struct ksock_tx *tx)
 							 tx->poff, tx->msg ? tx->plen : 0));
 	tx->nob = tx->hdr_len + tx->plen;
 	tx->sent = 0;
-	tx->built = true;
 	tx->conn = c;
 	return 0;
 }
 
 /* Queue on `c`; the caller flushes. */
-static int ksock_conn_queue_locked(struct ksock_conn *c, struct ksock_tx *tx)
+static inline int ksock_conn_queue_locked(struct ksock_conn *c, struct ksock_tx *tx)
 {
 	int rc = ksock_tx_build_locked(c, tx);
 
@@ -133,9 +139,21 @@ static int ksock_conn_queue_locked(struct ksock_conn *c, struct ksock_tx *tx)
 		c->txq_head = tx;
 	c->txq_tail = tx;
 	if (!c->tx_queued)
-		c->tx_last_progress = ksock_now(c->net);
+		c->tx_stamp_due = true;   /* ksock_conn_stamp_settle() */
 	c->tx_queued += tx->nob;
 	return 0;
+}
+
+/* After queuing (and maybe writing), before the lock is dropped: the
+ * reaper's "timed out sending" clock of a queue starts when it stopped
+ * being empty; read the clock only if this send left bytes waiting. */
+static inline void ksock_conn_stamp_settle(struct ksock_conn *c)
+{
+	if (c->tx_stamp_due) {
+		c->tx_stamp_due = false;
+		if (c->tx_queued)
+			c->tx_last_progress = ksock_now(c->net);
+	}
 }
 
 static void ksock_peer_enqueue_locked(struct ksock_net *net, struct ksock_peer *peer,
@@ -154,8 +172,8 @@ static void ksock_peer_enqueue_locked(struct ksock_net *net, struct ksock_peer *
 
 /* Gather the unsent part of `tx` into `iov` (header rest + payload);
  * *bytes gets what those iovecs cover (less than the rest if clipped). */
-static unsigned ksock_tx_iov(const struct ksock_tx *tx, struct iovec *iov, unsigned max,
-			     size_t *bytes)
+static KSOCK_ALWAYS_INLINE unsigned ksock_tx_iov(const struct ksock_tx *tx, struct iovec *iov,
+						 unsigned max, size_t *bytes)
 {
 	unsigned n = 0;
 	size_t skip, left, got = 0;
@@ -194,7 +212,8 @@ static unsigned ksock_tx_iov(const struct ksock_tx *tx, struct iovec *iov, unsig
 }
 
 /* The tx is on the wire (or in the kernel's buffer). */
-static void ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx, struct ksock_done *done)
+static KSOCK_ALWAYS_INLINE void ksock_tx_sent_locked(struct ksock_conn *c, struct ksock_tx *tx,
+						     struct ksock_done *done)
 {
 	struct ksock_net *net = c->net;
 	struct ksock_peer *peer = c->peer;
@@ -294,6 +313,39 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 		if (rc <= 0)
 			return rc;
 	}
+	/* The usual direct write (an ACK, a lone PUT): one tx not started,
+	 * its header and every fragment in one sendmsg; what the loop below
+	 * does for it, without the gather and completion bookkeeping. */
+	if (c->txq_head && !c->txq_head->next && !c->txq_head->sent &&
+	    c->txq_head->pniov < KSOCK_TX_IOV) {
+		struct ksock_tx *tx = c->txq_head;
+		struct msghdr mh = { .msg_iov = iov };
+		size_t got;
+		ssize_t w;
+
+		mh.msg_iovlen = ksock_tx_iov(tx, iov, KSOCK_TX_IOV, &got);
+		do {
+			w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT | (more ? MSG_MORE : 0));
+		} while (w < 0 && errno == EINTR);
+		if (w < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+		c->tx_queued -= (size_t)w;
+		if ((size_t)w < tx->nob) {
+			/* short write: the socket is full, EPOLLOUT resumes */
+			tx->sent = (size_t)w;
+			c->tx_last_progress = ksock_now(c->net);
+			c->tx_stamp_due = false;
+			return 0;
+		}
+		tx->sent = tx->nob;
+		c->txq_head = c->txq_tail = NULL;
+		ksock_tx_sent_locked(c, tx, done);
+		if (!more)
+			ksock_conn_uncork_locked(c);
+		else
+			ksock_cset_add(c, KSOCK_CSET_CORKED);
+		return 0;
+	}
 	while (c->txq_head) {
 		struct msghdr mh = { 0 };
 		unsigned n = 0;
@@ -327,8 +379,10 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 		wrote = (size_t)w;
 		c->tx_queued -= wrote;
 		/* the clock only matters while bytes wait (the reaper) */
-		if (c->tx_queued)
+		if (c->tx_queued) {
 			c->tx_last_progress = ksock_now(c->net);
+			c->tx_stamp_due = false;
+		}
 		while (w > 0) {
 			struct ksock_tx *tx = c->txq_head;
 			size_t rest = tx->nob - tx->sent;
@@ -361,17 +415,24 @@ int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
 	return ksock_conn_write_locked(c, false, done);
 }
 
-static void ksock_conn_kick_tx_more_locked(struct ksock_conn *c, bool more, struct ksock_done *done)
+static __attribute__((noinline, cold)) void ksock_conn_write_failed_locked(struct ksock_conn *c,
+									    int rc,
+									    struct ksock_done *done)
+{
+	char desc[160];
+
+	ksock_conn_describe(c, desc, sizeof(desc));
+	lnet_ni_log(c->net->ni, ULNET_LOG_ERROR, "%s: write error: %s", desc, strerror(-rc));
+	ksock_conn_close_locked(c, rc, true, done);
+}
+
+static inline void ksock_conn_kick_tx_more_locked(struct ksock_conn *c, bool more,
+						  struct ksock_done *done)
 {
 	int rc = ksock_conn_write_locked(c, more, done);
 
-	if (rc < 0) {
-		char desc[160];
-
-		ksock_conn_describe(c, desc, sizeof(desc));
-		lnet_ni_log(c->net->ni, ULNET_LOG_ERROR, "%s: write error: %s", desc, strerror(-rc));
-		ksock_conn_close_locked(c, rc, true, done);
-	}
+	if (rc < 0)
+		ksock_conn_write_failed_locked(c, rc, done);
 }
 
 static void ksock_conn_kick_tx_locked(struct ksock_conn *c, struct ksock_done *done)
@@ -450,8 +511,8 @@ void ksock_flush_deferred(struct ksock_net *net)
 /* `tx` was just queued on `c`: write now, hold it (a batch), leave it to
  * the loop (coalescing), or leave it to EPOLLOUT (the queue was already
  * waiting for it). */
-static void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx, bool hold,
-				   struct ksock_done *done)
+static KSOCK_ALWAYS_INLINE void ksock_conn_push_locked(struct ksock_conn *c, struct ksock_tx *tx,
+						       bool hold, struct ksock_done *done)
 {
 	/* a non-empty queue is being drained (EPOLLOUT resumes it), or the
 	 * loop writes it soon (deferred) */
@@ -516,11 +577,20 @@ void ksock_flush(struct lnet_ni *ni, bool more)
 	ksock_done_run(net, &done);
 }
 
-void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct ksock_tx *tx,
-			 bool hold, struct ksock_done *done)
+/* Put a message's tx on the best conn of its peer, or on the peer's queue;
+ * `hold`: a batch is open (lnet_ni_batch_hold), the tx may wait for
+ * ksock_flush(). */
+static inline void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer,
+				       struct ksock_tx *tx, bool hold, struct ksock_done *done)
 {
-	struct ksock_conn *c = ksock_find_conn_locked(net, peer, tx);
+	/* ksock_find_conn_locked()'s hint, without the call */
+	struct ksock_conn *c = peer->conn_hint[ksock_tx_match_nob(tx) < net->tun.min_bulk ? 0 : 1];
 	int rc;
+
+	if (c && c->state == KSOCK_CS_UP)
+		c->tx_seq = ++net->tx_seq;
+	else
+		c = ksock_find_conn_locked(net, peer, tx);
 
 	if (!c) {
 		ksock_peer_enqueue_locked(net, peer, tx);
@@ -540,6 +610,7 @@ void ksock_launch_locked(struct ksock_net *net, struct ksock_peer *peer, struct 
 		return;
 	}
 	ksock_conn_push_locked(c, tx, hold, done);
+	ksock_conn_stamp_settle(c);
 }
 
 void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
@@ -558,8 +629,12 @@ void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		err = -ESHUTDOWN;
 		goto fail;
 	}
-	peer = ksock_peer_find_or_create(net, &target.nid, target.pid);
-	tx = peer ? ksock_tx_alloc(net) : NULL;
+	/* the lookup inline: a call per send for a short list costs more */
+	for (peer = net->peers; peer && !ksock_nid_same(&peer->nid, &target.nid); peer = peer->next)
+		;
+	if (!peer)
+		peer = ksock_peer_find_or_create(net, &target.nid, target.pid);
+	tx = peer ? ksock_tx_alloc_msg(net) : NULL;
 	if (!tx) {
 		err = -ENOMEM;
 		goto fail;
@@ -629,6 +704,7 @@ void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done)
 	}
 	if (queued)
 		ksock_conn_kick_tx_locked(c, done);
+	ksock_conn_stamp_settle(c);
 }
 
 static void ksock_send_noop_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t c0,
@@ -655,6 +731,7 @@ static void ksock_send_noop_locked(struct ksock_net *net, struct ksock_peer *pee
 		return;
 	}
 	ksock_conn_push_locked(c, tx, lnet_ni_batch_hold(net->ni), done);
+	ksock_conn_stamp_settle(c);
 }
 
 void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie,

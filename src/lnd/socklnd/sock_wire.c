@@ -104,16 +104,7 @@ _Static_assert(KSOCK_HELLO_V4_SIZE == HV4_OFF_NIPS + 4, "v4 is 80 bytes");
 _Static_assert(HELLO_PREFIX_SIZE == HV2_OFF_SRC_NID && HELLO_PREFIX_SIZE == HV4_OFF_SRC_NID &&
 	       HELLO_PREFIX_SIZE == HV1_OFF_SRC_NID, "8-byte prefix");
 
-/* ksock message header */
-#define KSM_OFF_TYPE		0
-#define KSM_OFF_CSUM		4
-#define KSM_OFF_ZC0		8
-#define KSM_OFF_ZC1		16
-
-_Static_assert(KSM_OFF_CSUM == KSM_OFF_TYPE + 4, "ksm csum");
-_Static_assert(KSM_OFF_ZC0 == KSM_OFF_CSUM + 4, "ksm cookie 0");
-_Static_assert(KSM_OFF_ZC1 == KSM_OFF_ZC0 + 8, "ksm cookie 1");
-_Static_assert(KSOCK_MSG_HDR_SIZE == KSM_OFF_ZC1 + 8, "ksm header is 24 bytes");
+/* ksock message header: KSM_OFF_* in sock_wire.h */
 
 /* ---- acceptor request ------------------------------------------------ */
 

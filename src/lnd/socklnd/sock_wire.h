@@ -16,12 +16,14 @@
 #ifndef ULNET_SOCKLND_SOCK_WIRE_H
 #define ULNET_SOCKLND_SOCK_WIRE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "ulnet/nid.h"
+#include "util/util_bytes.h"
 
 #define LNET_PROTO_ACCEPTOR_MAGIC 0xacce7100u
 #define LNET_PROTO_TCP_MAGIC 0xeebc0dedu     /* HELLO V1 */
@@ -92,6 +94,42 @@ struct ksock_msg_hdr {
 };
 ssize_t ksock_msg_hdr_encode(const struct ksock_msg_hdr *m, bool be, uint8_t *buf, size_t len);
 ssize_t ksock_msg_hdr_decode(const uint8_t *buf, size_t len, bool be, struct ksock_msg_hdr *m);
+
+#define KSM_OFF_TYPE		0
+#define KSM_OFF_CSUM		4
+#define KSM_OFF_ZC0		8
+#define KSM_OFF_ZC1		16
+
+_Static_assert(KSM_OFF_CSUM == KSM_OFF_TYPE + 4, "ksm csum");
+_Static_assert(KSM_OFF_ZC0 == KSM_OFF_CSUM + 4, "ksm cookie 0");
+_Static_assert(KSM_OFF_ZC1 == KSM_OFF_ZC0 + 8, "ksm cookie 1");
+_Static_assert(KSOCK_MSG_HDR_SIZE == KSM_OFF_ZC1 + 8, "ksm header is 24 bytes");
+
+/* The little-endian forms, inline for the per-message paths (the same
+ * bytes and checks as ksock_msg_hdr_encode/decode with be = false; the
+ * byte stores of ul_put_le* merge into plain word stores). We always send
+ * little-endian. The caller provides KSOCK_MSG_HDR_SIZE bytes. */
+static inline void ksock_msg_hdr_put_le(uint8_t *buf, uint32_t type, uint32_t csum, uint64_t c0,
+					uint64_t c1)
+{
+	ul_put_le32(buf + KSM_OFF_TYPE, type);
+	ul_put_le32(buf + KSM_OFF_CSUM, csum);
+	ul_put_le64(buf + KSM_OFF_ZC0, c0);
+	ul_put_le64(buf + KSM_OFF_ZC1, c1);
+}
+
+static inline ssize_t ksock_msg_hdr_decode_le(const uint8_t *buf, size_t len, struct ksock_msg_hdr *m)
+{
+	if (len < KSOCK_MSG_HDR_SIZE)
+		return -EMSGSIZE;
+	m->type = ul_get_le32(buf + KSM_OFF_TYPE);
+	if (m->type != KSOCK_MSG_NOOP && m->type != KSOCK_MSG_LNET)
+		return -EPROTO;		/* the kernel closes the connection */
+	m->csum = ul_get_le32(buf + KSM_OFF_CSUM);
+	m->zc_cookies[0] = ul_get_le64(buf + KSM_OFF_ZC0);
+	m->zc_cookies[1] = ul_get_le64(buf + KSM_OFF_ZC1);
+	return KSOCK_MSG_HDR_SIZE;
+}
 
 /* socklnd checksum: CRC-32 (reflected 0xEDB88320) seeded 0xffffffff, no final
  * inversion. Chain by passing the previous value as `crc`. */

@@ -16,21 +16,6 @@
 
 static void ksock_startup_fail_free(struct ksock_net *net);
 
-void ksock_lock(struct ksock_net *net)
-{
-	pthread_mutex_lock(&net->lock);
-}
-
-void ksock_unlock(struct ksock_net *net)
-{
-	pthread_mutex_unlock(&net->lock);
-}
-
-uint64_t ksock_now(const struct ksock_net *net)
-{
-	return lnet_ni_now(net->ni);
-}
-
 const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE])
 {
 	return ulnet_nid_str(nid, buf);
@@ -50,15 +35,10 @@ void ksock_loop_enter(struct ksock_net *net)
 
 /* --- finalize lists ---------------------------------------------------------- */
 
-void ksock_done_add(struct ksock_net *net, struct ksock_done *d, struct ksock_tx *tx, int status)
+void ksock_done_add_slow(struct ksock_net *net, struct ksock_done *d, struct ksock_tx *tx,
+			 int status)
 {
-	/* in order: completions (SEND events) as the bytes left */
-	if (!d->head && d->n < KSOCK_DONE_INLINE) {
-		d->msgs[d->n] = tx->msg;
-		d->status[d->n++] = status;
-		ksock_tx_free(net, tx);
-		return;
-	}
+	(void)net;
 	/* the status rides in `deadline` once the tx is off every queue */
 	tx->deadline = (uint64_t)(int64_t)status;
 	tx->next = NULL;
@@ -82,7 +62,7 @@ void ksock_done_notify(struct ksock_done *d, const ulnet_nid_t *nid, int err)
 
 /* Finalize (without the lock) every message collected under it, then
  * report failed peers to the core. */
-void ksock_done_run(struct ksock_net *net, struct ksock_done *d)
+void ksock_done_run_slow(struct ksock_net *net, struct ksock_done *d)
 {
 	struct ksock_tx *tx = d->head, *next;
 	unsigned ninline = d->n;
@@ -136,20 +116,12 @@ struct ksock_tx *ksock_tx_alloc(struct ksock_net *net)
 	return tx;
 }
 
-void ksock_tx_free(struct ksock_net *net, struct ksock_tx *tx)
-{
-	tx->msg = NULL;
-	tx->conn = NULL;
-	tx->next = net->tx_free;
-	net->tx_free = tx;
-}
-
 /* --- peers ---------------------------------------------------------------------- */
 
 struct ksock_peer *ksock_peer_find(struct ksock_net *net, const ulnet_nid_t *nid)
 {
 	for (struct ksock_peer *p = net->peers; p; p = p->next)
-		if (ulnet_nid_same(&p->nid, nid))
+		if (ksock_nid_same(&p->nid, nid))
 			return p;
 	return NULL;
 }
