@@ -121,7 +121,7 @@ static void lnet_peer_discovery_done_locked(ulnet_t *ln, struct lnet_peer *lp, i
 	}
 	lp->lp_dc_error = status;
 	lp->lp_dc_gen++;
-	pthread_cond_broadcast(&ln->ln_cond);
+	lnet_cond_broadcast(ln);
 	lnet_peer_release_pending_locked(ln, lp, status, q);
 	lnet_peer_decref_locked(ln, lp); /* the discovery's reference */
 }
@@ -133,7 +133,7 @@ void lnet_peer_cancel_discovery_locked(ulnet_t *ln, struct lnet_peer *lp)
 	lp->lp_state &= ~(LNET_PEER_DISCOVERING | LNET_PEER_PING_SENT | LNET_PEER_PUSH_SENT);
 	lp->lp_dc_error = -ENOENT;
 	lp->lp_dc_gen++;
-	pthread_cond_broadcast(&ln->ln_cond);
+	lnet_cond_broadcast(ln);
 	lnet_peer_decref_locked(ln, lp);
 }
 

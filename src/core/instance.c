@@ -166,7 +166,6 @@ static void lnet_globals_defaults(struct ulnet_globals *g)
 int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 {
 	ulnet_pid_t pid = ULNET_PID_LUSTRE;
-	pthread_condattr_t ca;
 	ulnet_t *ln;
 	size_t i;
 	int rc;
@@ -182,12 +181,8 @@ int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 	ln = calloc(1, sizeof(*ln));
 	if (!ln)
 		return -ENOMEM;
-	pthread_mutex_init(&ln->ln_lock, NULL);
+	/* ln_lock and ln_cond_seq: zero (calloc) is free and initial */
 	pthread_mutex_init(&ln->ln_api_lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&ln->ln_cond, &ca);
-	pthread_condattr_destroy(&ca);
 	ln->ln_state = LNET_STATE_RUNNING;
 	ln->ln_pid = pid;
 	ln->ln_flags = opts ? opts->flags : 0;
@@ -353,8 +348,6 @@ void ulnet_destroy(ulnet_t *ln)
 		ul_loop_destroy(ln->ln_loop);
 	free(ln->ln_ping_buf);
 	free(ln->ln_push_buf);
-	pthread_cond_destroy(&ln->ln_cond);
-	pthread_mutex_destroy(&ln->ln_lock);
 	pthread_mutex_destroy(&ln->ln_api_lock);
 	free(ln);
 }
@@ -388,7 +381,7 @@ int lnet_wait_locked(ulnet_t *ln, bool (*done)(void *arg), void *arg, int timeou
 			struct timespec ts = { .tv_sec = (time_t)(until / LNET_NSEC_PER_SEC),
 					       .tv_nsec = (long)(until % LNET_NSEC_PER_SEC) };
 
-			pthread_cond_timedwait(&ln->ln_cond, &ln->ln_lock, &ts);
+			lnet_cond_wait_locked(ln, &ts);
 		} else {
 			/* manual progress: the waiting caller drives the loop */
 			uint64_t left = (deadline - now) / 1000000ULL;

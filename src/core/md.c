@@ -137,7 +137,7 @@ bool lnet_md_wait_handling_locked(ulnet_t *ln, uint64_t cookie, struct lnet_libm
 		if (md->md_refcount == 0 && (md->md_flags & LNET_MD_FLAG_HANDLING) &&
 		    !pthread_equal(md->md_handling_thread, pthread_self())) {
 			ln->ln_handling_waiters++;
-			pthread_cond_wait(&ln->ln_cond, &ln->ln_lock);
+			lnet_cond_wait_locked(ln, NULL);
 			ln->ln_handling_waiters--;
 			continue;
 		}

@@ -432,7 +432,7 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 	while ((md->md_flags & LNET_MD_FLAG_HANDLING) &&
 	       !pthread_equal(md->md_handling_thread, pthread_self())) {
 		ln->ln_handling_waiters++;
-		pthread_cond_wait(&ln->ln_cond, &ln->ln_lock);
+		lnet_cond_wait_locked(ln, NULL);
 		ln->ln_handling_waiters--;
 	}
 
@@ -490,7 +490,7 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 			md->md_flags &= ~LNET_MD_FLAG_HANDLING;
 			/* waiters count themselves under the lock we hold */
 			if (ln->ln_handling_waiters)
-				pthread_cond_broadcast(&ln->ln_cond);
+				lnet_cond_broadcast(ln);
 			/* unlinked by its own handler: free it now */
 			if ((md->md_flags & LNET_MD_FLAG_ZOMBIE) && md->md_refcount == 0)
 				lnet_md_free_locked(ln, md);

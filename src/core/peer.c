@@ -269,7 +269,7 @@ static void lnet_peer_delete_locked(ulnet_t *ln, struct lnet_peer *lp, struct ln
 	lp->lp_removed = true;
 	ul_list_del(&lp->lp_list);
 	ln->ln_npeers--;
-	pthread_cond_broadcast(&ln->ln_cond);
+	lnet_cond_broadcast(ln);
 	lnet_peer_decref_locked(ln, lp);
 }
 
