@@ -285,20 +285,49 @@ static struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
 	return best;
 }
 
-int lnet_check_reachable_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *target)
+#define LNET_REACH_LOCAL  0   /* one of our NIDs: through 0@lo */
+#define LNET_REACH_REMOTE 1   /* on a net we have an NI on (from `self`) */
+
+/* lnet_check_reachable_locked(), saying which way: LNET_REACH_* or -errno.
+ * Without `self`, one walk of the NI list answers both "is it ours" and
+ * "do we have its net". */
+static int lnet_reach_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *target)
 {
 	if (lnet_nid_is_any(target))
 		return -EINVAL;
-	if (lnet_nid_is_lo0(target) || lnet_nid_is_local_locked(ln, target))
-		return ln->ln_loni ? 0 : -EHOSTUNREACH;
+	if (lnet_nid_is_lo0(target))
+		return ln->ln_loni ? LNET_REACH_LOCAL : -EHOSTUNREACH;
 	if (self && !lnet_nid_is_any(self)) {
+		if (lnet_nid_is_local_locked(ln, target))
+			return ln->ln_loni ? LNET_REACH_LOCAL : -EHOSTUNREACH;
 		if (!lnet_nid_is_local_locked(ln, self))
 			return -EINVAL;
 		if (ulnet_nid_net(self) != ulnet_nid_net(target))
 			return -EHOSTUNREACH; /* no routing */
-		return 0;
+		return LNET_REACH_REMOTE;
+	} else {
+		ulnet_net_t net = ulnet_nid_net(target);
+		bool on_net = false;
+		struct ul_list *pos;
+
+		ul_list_for_each(pos, &ln->ln_nis) {
+			struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+			if (ulnet_nid_net(&ni->ni_nid) != net)
+				continue;
+			if (lnet_nid_eq(&ni->ni_nid, target))
+				return ln->ln_loni ? LNET_REACH_LOCAL : -EHOSTUNREACH;
+			on_net = true;
+		}
+		return on_net ? LNET_REACH_REMOTE : -EHOSTUNREACH;
 	}
-	return lnet_net_is_local_locked(ln, ulnet_nid_net(target)) ? 0 : -EHOSTUNREACH;
+}
+
+int lnet_check_reachable_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *target)
+{
+	int rc = lnet_reach_locked(ln, self, target);
+
+	return rc < 0 ? rc : 0;
 }
 
 /* Multi-Rail: among the peer's NIs on nets we have, the one with the most
@@ -327,8 +356,12 @@ static int lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_
 	return *best_ni ? 0 : -EHOSTUNREACH;
 }
 
-static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
-				      struct lnet_sendq *q)
+/* `remote`: the caller found, in this critical section, that the target
+ * is not ours and that its net is reachable from `src` (lnet_reach_locked()
+ * said LNET_REACH_REMOTE): those tests are skipped. */
+static inline __attribute__((always_inline)) int
+lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
+			   struct lnet_sendq *q, bool remote)
 {
 	const ulnet_nid_t *dst = &msg->msg_target.nid;
 	bool src_any = !src || lnet_nid_is_any(src);
@@ -337,6 +370,8 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
 	int rc;
 
+	if (remote)
+		goto remote;
 	if (lnet_nid_is_any(dst))
 		return -EINVAL;
 
@@ -353,6 +388,7 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 		return LNET_CREDIT_OK;
 	}
 
+remote:
 	msg->msg_src_nid_param = src_any ? ULNET_NID_ANY : *src;
 	if (!src_any) {
 		src_ni = lnet_nid2ni_locked(ln, src);
@@ -366,7 +402,7 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 				 lnet_nidstr(dst, nid), lnet_nidstr(src, nid2));
 			return -EHOSTUNREACH;
 		}
-	} else if (!lnet_net_is_local_locked(ln, ulnet_nid_net(dst))) {
+	} else if (!remote && !lnet_net_is_local_locked(ln, ulnet_nid_net(dst))) {
 		lnet_log(ln, ULNET_LOG_ERROR, "no route to %s: no local NI on its net",
 			 lnet_nidstr(dst, nid));
 		return -EHOSTUNREACH;
@@ -409,8 +445,10 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 	return lnet_post_send_locked(ln, msg, 0);
 }
 
-int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
-		     struct lnet_sendq *q)
+/* Inlined in its two callers, each with a constant `remote`. */
+static inline __attribute__((always_inline)) int
+lnet_send_how_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
+		     struct lnet_sendq *q, bool remote)
 {
 	int rc;
 
@@ -418,12 +456,18 @@ int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
 	msg->msg_sending = 1;
 	if (ln->ln_state != LNET_STATE_RUNNING)
 		return -ESHUTDOWN;
-	rc = lnet_select_pathway_locked(ln, src, msg, q);
+	rc = lnet_select_pathway_locked(ln, src, msg, q, remote);
 	if (rc < 0)
 		return rc;
 	if (rc == LNET_CREDIT_OK)
 		ul_list_add_tail(&msg->msg_list, &q->sq_send);
 	return 0;
+}
+
+int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
+		     struct lnet_sendq *q)
+{
+	return lnet_send_how_locked(ln, src, msg, q, false);
 }
 
 int lnet_send(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg)
@@ -533,9 +577,9 @@ static int lnet_md_for_send_locked(ulnet_t *ln, ulnet_handle_t mdh, struct lnet_
 
 /* Queue the send; a failure after this point is an event, via q. */
 static void lnet_send_or_fail_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_msg *msg,
-				     struct lnet_sendq *q)
+				     struct lnet_sendq *q, int reach)
 {
-	int rc = lnet_send_locked(ln, self, msg, q);
+	int rc = lnet_send_how_locked(ln, self, msg, q, reach == LNET_REACH_REMOTE);
 
 	if (rc < 0) {
 		char nid[ULNET_NIDSTR_SIZE];
@@ -552,16 +596,18 @@ static void lnet_send_or_fail_locked(ulnet_t *ln, const ulnet_nid_t *self, struc
  * reachable, and a message carries the MD and the header's common part. */
 static int lnet_initiate_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 				unsigned type, const ulnet_process_id_t *target, uint32_t len,
-				struct lnet_msg **out)
+				struct lnet_msg **out, int *reach)
 {
 	struct lnet_msg *msg;
 	int rc;
 
 	if (ln->ln_state != LNET_STATE_RUNNING)
 		return -ESHUTDOWN;
-	rc = lnet_check_reachable_locked(ln, self, &target->nid);
-	if (rc)
+	/* the lock is held until the send: what this finds holds there */
+	rc = lnet_reach_locked(ln, self, &target->nid);
+	if (rc < 0)
 		return rc;
+	*reach = rc;
 	msg = lnet_msg_alloc_locked(ln);
 	if (!msg)
 		return -ENOMEM;
@@ -577,8 +623,9 @@ int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		    struct lnet_sendq *q)
 {
 	struct lnet_msg *msg;
+	int reach;
 	int rc = lnet_initiate_locked(ln, self, md, ULNET_MSG_PUT, target,
-				      (uint32_t)md->md_length, &msg);
+				      (uint32_t)md->md_length, &msg, &reach);
 
 	if (rc)
 		return rc;
@@ -599,7 +646,7 @@ int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		msg->msg_t_start = lnet_rspt_attach_locked(ln, md);
 		msg->msg_tracked = 1;
 	}
-	lnet_send_or_fail_locked(ln, self, msg, q);
+	lnet_send_or_fail_locked(ln, self, msg, q, reach);
 	return 0;
 }
 
@@ -608,7 +655,8 @@ int lnet_get_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		    unsigned remote_offset, struct lnet_sendq *q)
 {
 	struct lnet_msg *msg;
-	int rc = lnet_initiate_locked(ln, self, md, ULNET_MSG_GET, target, 0, &msg);
+	int reach;
+	int rc = lnet_initiate_locked(ln, self, md, ULNET_MSG_GET, target, 0, &msg, &reach);
 
 	if (rc)
 		return rc;
@@ -623,7 +671,7 @@ int lnet_get_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		lnet_rspt_attach_locked(ln, md);
 		msg->msg_tracked = 1;
 	}
-	lnet_send_or_fail_locked(ln, self, msg, q);
+	lnet_send_or_fail_locked(ln, self, msg, q, reach);
 	return 0;
 }
 
