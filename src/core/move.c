@@ -338,6 +338,17 @@ static int lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_
 	struct lnet_peer_ni *best = NULL;
 	struct ul_list *pos;
 
+	if (!src_ni && lp->lp_nnis == 1) {
+		/* one peer NI (the common case): the NI walk that picks our
+		 * NI also says whether we have its net, no separate test */
+		best = ul_container_of(lp->lp_nis.next, struct lnet_peer_ni, lpni_peer_list);
+		*best_ni = lnet_best_ni_on_net_locked(ln, ulnet_nid_net(&best->lpni_nid));
+		if (!*best_ni)
+			return -EHOSTUNREACH;
+		best->lpni_seq++;
+		*best_lpni = best;
+		return 0;
+	}
 	ul_list_for_each(pos, &lp->lp_nis) {
 		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
 		ulnet_net_t net = ulnet_nid_net(&lpni->lpni_nid);
