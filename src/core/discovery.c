@@ -63,7 +63,9 @@ static bool lnet_peer_needs_push_locked(ulnet_t *ln, const struct lnet_peer *lp)
 	return lp->lp_node_seqno < ln->ln_ping_seqno;
 }
 
-static bool lnet_peer_is_uptodate_locked(ulnet_t *ln, const struct lnet_peer *lp)
+/* Inlined: every PUT/GET to a peer asks (lnet_peer_discovery_hold_locked()). */
+static inline __attribute__((always_inline)) bool
+lnet_peer_is_uptodate_locked(ulnet_t *ln, const struct lnet_peer *lp)
 {
 	const unsigned want = LNET_PEER_DISCOVERED | LNET_PEER_NIDS_UPTODATE;
 

@@ -332,8 +332,9 @@ int lnet_check_reachable_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulne
 
 /* Multi-Rail: among the peer's NIs on nets we have, the one with the most
  * credits, round robin among equals; the local NI likewise. */
-static int lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
-				 struct lnet_ni **best_ni, struct lnet_peer_ni **best_lpni)
+static inline __attribute__((always_inline)) int
+lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
+		      struct lnet_ni **best_ni, struct lnet_peer_ni **best_lpni)
 {
 	struct lnet_peer_ni *best = NULL;
 	struct ul_list *pos;
