@@ -411,6 +411,16 @@ struct ulnet {
 
 	struct ul_list ln_nis;
 	int ln_nnis;
+	unsigned ln_ni_gen;            /* bumped whenever ln_nis changes (never 0) */
+	/* The up NIs on one net, for the send path (lnet_net_nis_locked()):
+	 * valid while nc_gen == ln_ni_gen. nc_only is the NI when there is
+	 * exactly one (never read once the NI list changed). */
+	struct {
+		unsigned nc_gen;
+		ulnet_net_t nc_net;
+		int nc_nnis;
+		struct lnet_ni *nc_only;
+	} ln_net_cache;
 	unsigned ln_tx_waiting;        /* messages on ni_tx_delayed/lpni_txq; changed under
 					 * the lock with atomics, read without it */
 	struct lnet_ni *ln_loni;
@@ -502,9 +512,45 @@ static inline bool lnet_nid_is_lo0(const ulnet_nid_t *nid)
 /* --- NIs (ni.c) ------------------------------------------------------------- */
 
 int lnet_ni_add_locked_lo(ulnet_t *ln);
-struct lnet_ni *lnet_nid2ni_locked(ulnet_t *ln, const ulnet_nid_t *nid);
-bool lnet_nid_is_local_locked(ulnet_t *ln, const ulnet_nid_t *nid);
-bool lnet_net_is_local_locked(ulnet_t *ln, ulnet_net_t net);
+/* ln_nis changed (NI added or taken out): forget what was derived from it. */
+static inline void lnet_ni_list_changed_locked(ulnet_t *ln)
+{
+	if (++ln->ln_ni_gen == 0)
+		ln->ln_ni_gen = 1;
+}
+void lnet_net_cache_fill_locked(ulnet_t *ln, ulnet_net_t net);
+/* How many up NIs `net` has, and (*only) the NI when it is one: the
+ * cached answer of a walk of ln_nis, asked for every PUT/GET and ACK. */
+static inline int lnet_net_nis_locked(ulnet_t *ln, ulnet_net_t net, struct lnet_ni **only)
+{
+	if (__builtin_expect(ln->ln_net_cache.nc_gen != ln->ln_ni_gen ||
+			     ln->ln_net_cache.nc_net != net, 0))
+		lnet_net_cache_fill_locked(ln, net);
+	*only = ln->ln_net_cache.nc_only;
+	return ln->ln_net_cache.nc_nnis;
+}
+/* The NI with this NID, by a walk of ln_nis (lnet_nid2ni_locked()). */
+struct lnet_ni *lnet_nid2ni_walk_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+static inline struct lnet_ni *lnet_nid2ni_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	struct lnet_ni *only;
+
+	/* an NI with this NID is on the NID's net: with at most one NI
+	 * there, one compare answers */
+	if (lnet_net_nis_locked(ln, ulnet_nid_net(nid), &only) <= 1)
+		return only && lnet_nid_eq(&only->ni_nid, nid) ? only : NULL;
+	return lnet_nid2ni_walk_locked(ln, nid);
+}
+static inline bool lnet_nid_is_local_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	return lnet_nid2ni_locked(ln, nid) != NULL;
+}
+static inline bool lnet_net_is_local_locked(ulnet_t *ln, ulnet_net_t net)
+{
+	struct lnet_ni *only;
+
+	return lnet_net_nis_locked(ln, net, &only) > 0;
+}
 /* References (inline: several per message); the last one frees. */
 void lnet_ni_free_locked(struct lnet_ni *ni);
 static inline void lnet_ni_addref_locked(struct lnet_ni *ni) { ni->ni_refcount++; }

@@ -193,6 +193,7 @@ int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 	ln->ln_log.level = opts ? opts->log_level : ULNET_LOG_WARN;
 	ln->ln_log.prefix = NULL;
 	ul_list_init(&ln->ln_nis);
+	ln->ln_ni_gen = 1;   /* the net cache (gen 0) starts stale */
 	ul_list_init(&ln->ln_md_active);
 	ul_list_init(&ln->ln_msg_free);
 	ul_list_init(&ln->ln_rspt_list);

@@ -269,6 +269,14 @@ static struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
 {
 	struct lnet_ni *best = NULL;
 	struct ul_list *pos;
+	int n = lnet_net_nis_locked(ln, net, &best);
+
+	if (n <= 1) {
+		/* no choice to make (the usual one NI per net) */
+		if (best)
+			best->ni_seq++;
+		return best;
+	}
 
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
@@ -309,7 +317,17 @@ static int lnet_reach_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_n
 		ulnet_net_t net = ulnet_nid_net(target);
 		bool on_net = false;
 		struct ul_list *pos;
+		struct lnet_ni *only;
+		int n = lnet_net_nis_locked(ln, net, &only);
 
+		/* an NI with the target's NID is on the target's net */
+		if (n == 0)
+			return -EHOSTUNREACH;
+		if (n == 1) {
+			if (lnet_nid_eq(&only->ni_nid, target))
+				return ln->ln_loni ? LNET_REACH_LOCAL : -EHOSTUNREACH;
+			return LNET_REACH_REMOTE;
+		}
 		ul_list_for_each(pos, &ln->ln_nis) {
 			struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
 
