@@ -679,9 +679,28 @@ void lnet_peer_ni_latency_at_locked(struct lnet_peer_ni *lpni, enum ulnet_event_
 
 int lnet_peer_tables_init(ulnet_t *ln);
 void lnet_peer_tables_fini(ulnet_t *ln);
-struct lnet_peer_ni *lnet_peer_ni_find_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+/* The lookups by hash (the last peer NI found missed). */
+struct lnet_peer_ni *lnet_peer_ni_find_hash_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+struct lnet_peer_ni *lnet_peer_ni_get_slow_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+/* The peer NI of `nid`, or NULL. Inline: a busy node mostly talks to the
+ * peer it just talked to (ln_pni_last), one compare and no call. */
+static inline struct lnet_peer_ni *lnet_peer_ni_find_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	struct lnet_peer_ni *last = ln->ln_pni_last;
+
+	if (last && lnet_nid_eq(&last->lpni_nid, nid))
+		return last;
+	return lnet_peer_ni_find_hash_locked(ln, nid);
+}
 /* Find the peer NI of `nid`, creating peer and peer NI if needed. */
-struct lnet_peer_ni *lnet_peer_ni_get_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+static inline struct lnet_peer_ni *lnet_peer_ni_get_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	struct lnet_peer_ni *last = ln->ln_pni_last;
+
+	if (last && lnet_nid_eq(&last->lpni_nid, nid))
+		return last;
+	return lnet_peer_ni_get_slow_locked(ln, nid);
+}
 void lnet_peer_ni_free_locked(struct lnet_peer_ni *lpni);
 static inline void lnet_peer_ni_addref_locked(struct lnet_peer_ni *lpni) { lpni->lpni_refcount++; }
 static inline void lnet_peer_ni_decref_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)

@@ -74,15 +74,10 @@ void lnet_peer_tables_fini(ulnet_t *ln)
 	ln->ln_pni_hash = NULL;
 }
 
-struct lnet_peer_ni *lnet_peer_ni_find_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+struct lnet_peer_ni *lnet_peer_ni_find_hash_locked(ulnet_t *ln, const ulnet_nid_t *nid)
 {
-	struct lnet_peer_ni *last = ln->ln_pni_last;
 	struct ul_list *head, *pos;
 
-	/* a busy node mostly talks to the peer it just talked to: one
-	 * compare instead of the hash and the chain */
-	if (last && lnet_nid_eq(&last->lpni_nid, nid))
-		return last;
 	head = &ln->ln_pni_hash[lnet_nid_hash(nid, ln->ln_pni_hash_size)];
 	ul_list_for_each(pos, head) {
 		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_hash);
@@ -181,9 +176,9 @@ void lnet_peer_ni_remove_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
 	lnet_peer_ni_decref_locked(ln, lpni);
 }
 
-struct lnet_peer_ni *lnet_peer_ni_get_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+struct lnet_peer_ni *lnet_peer_ni_get_slow_locked(ulnet_t *ln, const ulnet_nid_t *nid)
 {
-	struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, nid);
+	struct lnet_peer_ni *lpni = lnet_peer_ni_find_hash_locked(ln, nid);
 	struct lnet_peer *lp;
 
 	if (lpni)
