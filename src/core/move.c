@@ -74,28 +74,7 @@ void lnet_prep_send(ulnet_t *ln, struct lnet_msg *msg, uint32_t type,
 
 /* --- LND calls ---------------------------------------------------------------------- */
 
-void lnet_ni_send(struct lnet_ni *ni, struct lnet_msg *msg)
-{
-	ni->ni_lnd->send(ni, msg);
-}
 
-void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t offset,
-		  uint32_t mlen, uint32_t rlen)
-{
-	const struct iovec *iov = NULL;
-	unsigned niov = 0;
-
-	LASSERT(mlen == 0 || msg);
-	if (msg) {
-		LASSERT(msg->msg_receiving);
-		msg->msg_receiving = 0;
-		if (mlen) {
-			iov = msg->msg_iov;
-			niov = msg->msg_niov;
-		}
-	}
-	ni->ni_lnd->recv(ni, priv, msg, iov, niov, offset, mlen, rlen);
-}
 
 /* --- credits ------------------------------------------------------------------------ */
 

@@ -19,7 +19,7 @@
 
 /* --- pool ------------------------------------------------------------------------ */
 
-static int lnet_msg_pool_grow_locked(ulnet_t *ln)
+int lnet_msg_pool_grow_locked(ulnet_t *ln)
 {
 	struct lnet_msg *chunk;
 	void **chunks;
@@ -57,55 +57,7 @@ void lnet_msg_pool_fini(ulnet_t *ln)
 	ul_list_init(&ln->ln_msg_free);
 }
 
-struct lnet_msg *lnet_msg_alloc_locked(ulnet_t *ln)
-{
-	struct lnet_msg *msg;
 
-	if (ul_list_empty(&ln->ln_msg_free) && lnet_msg_pool_grow_locked(ln))
-		return NULL;
-	msg = ul_list_first(&ln->ln_msg_free, struct lnet_msg, msg_list);
-	ul_list_del(&msg->msg_list);
-	LASSERT(msg->msg_state == LNET_MSG_FREE);
-	/* No memset of the ~0.5 KiB message (a `rep stos` per message): the
-	 * fields read before being written are cleared here. The header is
-	 * written in full by lnet_prep_send() or lnet_parse() before anything
-	 * reads it; msg_target, msg_from, msg_initiator and msg_src_nid_param
-	 * by the path that reads them (send or receive); the event by
-	 * lnet_build_msg_event() and lnet_md_deconstruct() before a handler
-	 * sees it (only its type is read earlier, by the counters). */
-	msg->msg_fin_next = NULL;
-	msg->msg_fin_status = 0;
-	msg->msg_finalized = 0;
-	msg->msg_bits = 0;
-	msg->msg_txni = NULL;
-	msg->msg_rxni = NULL;
-	msg->msg_txpeer = NULL;
-	msg->msg_rxpeer = NULL;
-	msg->msg_md = NULL;
-	msg->msg_len = 0;
-	msg->msg_offset = 0;
-	msg->msg_wanted = 0;
-	msg->msg_iov = NULL;
-	msg->msg_niov = 0;
-	msg->msg_rx_private = NULL;
-	msg->msg_deadline = 0;
-	msg->msg_t_start = 0;
-	msg->msg_lnd_slot = NULL;
-	ul_list_init(&msg->msg_list);
-	msg->msg_ln = ln;
-	msg->msg_state = LNET_MSG_BUSY;
-	msg->msg_ev.ln = ln;
-	msg->msg_ev.type = 0;
-	return msg;
-}
-
-void lnet_msg_free_locked(ulnet_t *ln, struct lnet_msg *msg)
-{
-	LASSERT(msg->msg_state == LNET_MSG_BUSY);
-	LASSERT(!msg->msg_md && !msg->msg_tx_committed && !msg->msg_rx_committed);
-	msg->msg_state = LNET_MSG_FREE;
-	ul_list_add(&msg->msg_list, &ln->ln_msg_free);
-}
 
 /* --- what LNDs see of a message ---------------------------------------------- */
 
@@ -276,39 +228,6 @@ void lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type)
 
 /* --- commit / decommit --------------------------------------------------------- */
 
-void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg, bool timed)
-{
-	/* only sends that may wait for credits need a deadline, and only
-	 * PUTs a start time (the egress latency); loopback and receives
-	 * don't, and skip the clock. The deadline of the others is set when
-	 * they wait for a credit (lnet_post_send_locked(): in this critical
-	 * section, so the same instant). A PUT may come with its start time
-	 * already read (msg_t_start, by response tracking). */
-	if (timed && msg->msg_type == ULNET_MSG_PUT) {
-		uint64_t now = msg->msg_t_start ? msg->msg_t_start : lnet_now(ln);
-
-		msg->msg_t_start = now;
-		msg->msg_deadline = now + (uint64_t)ln->ln_g.transaction_timeout * LNET_NSEC_PER_SEC;
-	} else if (timed) {
-		msg->msg_t_start = 0;
-		msg->msg_deadline = 0;   /* set when it waits for a credit */
-	} else {
-		msg->msg_t_start = 0;
-		msg->msg_deadline = UINT64_MAX;
-	}
-	if (msg->msg_sending) {
-		LASSERT(!msg->msg_tx_committed);
-		msg->msg_tx_committed = 1;
-		if (msg->msg_rx_committed) /* a REPLY reusing its GET: counted once */
-			return;
-	} else {
-		LASSERT(!msg->msg_rx_committed);
-		msg->msg_rx_committed = 1;
-	}
-	ln->ln_ctr.msgs_alloc++;
-	if (ln->ln_ctr.msgs_alloc > ln->ln_ctr.msgs_max)
-		ln->ln_ctr.msgs_max = ln->ln_ctr.msgs_alloc;
-}
 
 /* The clock for a completion's latency figures. `nowp` (may be NULL: read
  * the clock) is shared by the messages that lnet_fin_run() found queued
