@@ -723,8 +723,32 @@ int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
 		     struct lnet_sendq *q);
 /* `now`: the clock if the caller read it (messages released from the
  * credit queues check their deadline), else 0. */
-void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q,
-				   uint64_t now);
+/* A credit came back to a queue of waiting messages: post its first. */
+void lnet_release_delayed_locked(ulnet_t *ln, struct ul_list *queue, struct lnet_sendq *q,
+				 uint64_t now);
+/* Inline: once per message sent; a call only when a message waits. */
+static inline void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg,
+						 struct lnet_sendq *q, uint64_t now)
+{
+	if (msg->msg_txcredit) {
+		struct lnet_ni *ni = msg->msg_txni;
+
+		msg->msg_txcredit = 0;
+		ni->ni_tx_credits++;
+		/* the queue may have been emptied by a shutdown */
+		if (ni->ni_tx_credits <= 0 && !ul_list_empty(&ni->ni_tx_delayed))
+			lnet_release_delayed_locked(ln, &ni->ni_tx_delayed, q, now);
+	}
+	if (msg->msg_peertxcredit) {
+		struct lnet_peer_ni *lp = msg->msg_txpeer;
+
+		msg->msg_peertxcredit = 0;
+		lp->lpni_txqnob -= msg->msg_len + LNET_HDR_NID4_SIZE;
+		lp->lpni_txcredits++;
+		if (lp->lpni_txcredits <= 0 && !ul_list_empty(&lp->lpni_txq))
+			lnet_release_delayed_locked(ln, &lp->lpni_txq, q, now);
+	}
+}
 /* The LND calls (inline: once per message each). */
 static inline void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t offset,
 		  uint32_t mlen, uint32_t rlen)

@@ -171,37 +171,14 @@ static void lnet_post_delayed_locked(ulnet_t *ln, struct lnet_msg *msg, struct l
 	}
 }
 
-void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q,
-				   uint64_t now)
+void lnet_release_delayed_locked(ulnet_t *ln, struct ul_list *queue, struct lnet_sendq *q,
+				 uint64_t now)
 {
-	if (msg->msg_txcredit) {
-		struct lnet_ni *ni = msg->msg_txni;
+	struct lnet_msg *m2 = ul_list_first(queue, struct lnet_msg, msg_list);
 
-		msg->msg_txcredit = 0;
-		ni->ni_tx_credits++;
-		/* the queue may have been emptied by a shutdown */
-		if (ni->ni_tx_credits <= 0 && !ul_list_empty(&ni->ni_tx_delayed)) {
-			struct lnet_msg *m2 = ul_list_first(&ni->ni_tx_delayed, struct lnet_msg, msg_list);
-
-			ul_list_del(&m2->msg_list);
-			lnet_tx_waiting_add_locked(ln, -1);
-			lnet_post_delayed_locked(ln, m2, q, now);
-		}
-	}
-	if (msg->msg_peertxcredit) {
-		struct lnet_peer_ni *lp = msg->msg_txpeer;
-
-		msg->msg_peertxcredit = 0;
-		lp->lpni_txqnob -= msg->msg_len + LNET_HDR_NID4_SIZE;
-		lp->lpni_txcredits++;
-		if (lp->lpni_txcredits <= 0 && !ul_list_empty(&lp->lpni_txq)) {
-			struct lnet_msg *m2 = ul_list_first(&lp->lpni_txq, struct lnet_msg, msg_list);
-
-			ul_list_del(&m2->msg_list);
-			lnet_tx_waiting_add_locked(ln, -1);
-			lnet_post_delayed_locked(ln, m2, q, now);
-		}
-	}
+	ul_list_del(&m2->msg_list);
+	lnet_tx_waiting_add_locked(ln, -1);
+	lnet_post_delayed_locked(ln, m2, q, now);
 }
 
 static void lnet_fail_list_locked(ulnet_t *ln, struct ul_list *list, struct lnet_ni *ni,

@@ -308,8 +308,11 @@ static void lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 	msg->msg_rx_committed = 0;
 }
 
-static void lnet_msg_decommit_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
-				     struct lnet_sendq *q, uint64_t *nowp)
+/* Inlined in its two calls of lnet_complete_msg_locked() (once or twice
+ * per message). */
+static inline __attribute__((always_inline)) void
+lnet_msg_decommit_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struct lnet_sendq *q,
+			 uint64_t *nowp)
 {
 	bool counted = msg->msg_tx_committed || msg->msg_rx_committed;
 
