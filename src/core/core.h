@@ -106,9 +106,27 @@ void lnet_handle_table_fini(struct lnet_handle_table *t);
 /* Returns 0 and the cookie, or -ENOMEM. */
 int lnet_handle_alloc(struct lnet_handle_table *t, void *obj, enum lnet_obj_type type,
 		      uint64_t *cookie);
-/* The object named by `cookie` if it is live and of `type`, else NULL. */
-void *lnet_handle_lookup(const struct lnet_handle_table *t, uint64_t cookie,
-			 enum lnet_obj_type type);
+#define LNET_HANDLE_TYPE_BITS 2
+#define LNET_HANDLE_GEN_SHIFT (LNET_HANDLE_TYPE_BITS + 32)   /* after the 32 index bits */
+/* The object named by `cookie` if it is live and of `type`, else NULL.
+ * Inline: every PUT/GET and every ACK/REPLY looks its MD up. */
+static inline void *lnet_handle_lookup(const struct lnet_handle_table *t, uint64_t cookie,
+				       enum lnet_obj_type type)
+{
+	uint64_t idx = (cookie >> LNET_HANDLE_TYPE_BITS) & 0xffffffffu;
+	uint32_t gen = (uint32_t)(cookie >> LNET_HANDLE_GEN_SHIFT);
+	const struct lnet_handle_slot *s;
+
+	if ((cookie & ((1u << LNET_HANDLE_TYPE_BITS) - 1)) != (uint64_t)type)
+		return NULL;
+	if (idx >= t->nslots)
+		return NULL;
+	s = &t->slots[idx];
+	if (!s->obj || s->gen != gen)
+		return NULL;
+	return s->obj;
+}
+
 /* Invalidate a live cookie (its slot is reused later, with a new generation). */
 void lnet_handle_free(struct lnet_handle_table *t, uint64_t cookie);
 
@@ -598,7 +616,13 @@ void lnet_md_unlink_event_locked(ulnet_t *ln, struct lnet_libmd *md, int status)
 /* Wait until no other thread runs a handler on `md`; returns false if the
  * MD went away meanwhile (looked up again by cookie). */
 bool lnet_md_wait_handling_locked(ulnet_t *ln, uint64_t cookie, struct lnet_libmd **mdp);
-void lnet_md_deconstruct(const struct lnet_libmd *md, struct ulnet_event *ev);
+static inline void lnet_md_deconstruct(const struct lnet_libmd *md, struct ulnet_event *ev)
+{
+	ev->md_start = md->md_start;
+	ev->md_options = md->md_options;
+	ev->md_user_ptr = md->md_user_ptr;
+	ev->md_handle.cookie = md->md_cookie;
+}
 
 /* --- messages (msg.c) --------------------------------------------------------- */
 
@@ -657,8 +681,22 @@ static inline void lnet_msg_free_locked(ulnet_t *ln, struct lnet_msg *msg)
 	ul_list_add(&msg->msg_list, &ln->ln_msg_free);
 }
 
-void lnet_msg_attach_md(struct lnet_msg *msg, struct lnet_libmd *md, uint32_t offset,
-			uint32_t mlen);
+static inline void lnet_msg_attach_md(struct lnet_msg *msg, struct lnet_libmd *md,
+				      uint32_t offset, uint32_t mlen)
+{
+	/* from here the message owns a reference on the MD until finalize */
+	msg->msg_md = md;
+	if (msg->msg_receiving) {
+		msg->msg_offset = offset;
+		msg->msg_wanted = mlen;
+	}
+	md->md_refcount++;
+	if (md->md_threshold != ULNET_MD_THRESH_INF) {
+		LASSERT(md->md_threshold > 0);
+		md->md_threshold--;
+	}
+	lnet_md_deconstruct(md, &msg->msg_ev);
+}
 void lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type);
 
 static inline void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg, bool timed)

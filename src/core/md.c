@@ -10,13 +10,6 @@
 
 #include "core/core.h"
 
-void lnet_md_deconstruct(const struct lnet_libmd *md, struct ulnet_event *ev)
-{
-	ev->md_start = md->md_start;
-	ev->md_options = md->md_options;
-	ev->md_user_ptr = md->md_user_ptr;
-	ev->md_handle.cookie = md->md_cookie;
-}
 
 static int lnet_md_build(const struct ulnet_md *umd, enum ulnet_unlink unlink,
 			 struct lnet_libmd **out)

@@ -138,22 +138,6 @@ size_t lnet_copy_iov(const struct iovec *dst, unsigned ndst, size_t doff,
 
 /* --- MD attachment and events ------------------------------------------------- */
 
-void lnet_msg_attach_md(struct lnet_msg *msg, struct lnet_libmd *md, uint32_t offset,
-			uint32_t mlen)
-{
-	/* from here the message owns a reference on the MD until finalize */
-	msg->msg_md = md;
-	if (msg->msg_receiving) {
-		msg->msg_offset = offset;
-		msg->msg_wanted = mlen;
-	}
-	md->md_refcount++;
-	if (md->md_threshold != ULNET_MD_THRESH_INF) {
-		LASSERT(md->md_threshold > 0);
-		md->md_threshold--;
-	}
-	lnet_md_deconstruct(md, &msg->msg_ev);
-}
 
 void lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type)
 {
