@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
 #include <time.h>
 
@@ -609,7 +610,15 @@ int lnet_md_bind_locked(ulnet_t *ln, const struct ulnet_md *umd, enum ulnet_unli
 void lnet_md_unlink_locked(ulnet_t *ln, struct lnet_libmd *md);
 void lnet_md_free_locked(ulnet_t *ln, struct lnet_libmd *md);
 /* The MD a wire handle names, if it is ours and live. */
-struct lnet_libmd *lnet_wire_handle2md_locked(ulnet_t *ln, const lnet_wire_handle_t *wh);
+static inline struct lnet_libmd *lnet_wire_handle2md_locked(ulnet_t *ln,
+							     const lnet_wire_handle_t *wh)
+{
+	/* handles are only looked up by their creator */
+	if (wh->wh_interface_cookie != ln->ln_interface_cookie)
+		return NULL;
+	return lnet_handle_lookup(&ln->ln_handles, wh->wh_object_cookie, LNET_OBJ_MD);
+}
+
 /* LNetMDUnlink with the status its UNLINK event carries (0, -ETIMEDOUT,
  * -ESHUTDOWN). Drops and retakes the lock to run the handler. */
 void lnet_md_unlink_event_locked(ulnet_t *ln, struct lnet_libmd *md, int status);
@@ -697,7 +706,6 @@ static inline void lnet_msg_attach_md(struct lnet_msg *msg, struct lnet_libmd *m
 	}
 	lnet_md_deconstruct(md, &msg->msg_ev);
 }
-void lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type);
 
 static inline void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg, bool timed)
 {
@@ -750,8 +758,46 @@ void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q);
 
 /* --- send and receive (move.c) ------------------------------------------------ */
 
-void lnet_prep_send(ulnet_t *ln, struct lnet_msg *msg, uint32_t type,
-		    const ulnet_process_id_t *target, uint32_t offset, uint32_t len);
+static inline void lnet_setpayloadbuffer(struct lnet_msg *msg)
+{
+	LASSERT(msg->msg_md);
+	msg->msg_iov = msg->msg_md->md_iov;
+	msg->msg_niov = msg->msg_md->md_niov;
+}
+
+/* lnet_prep_send() writes every byte of the header: no padding between
+ * the fields it sets. */
+_Static_assert(sizeof(struct lnet_hdr) ==
+		       offsetof(struct lnet_hdr, msg) + sizeof(((struct lnet_hdr *)0)->msg) &&
+	       offsetof(struct lnet_hdr, msg) == 2 * sizeof(ulnet_nid_t) + 4 * sizeof(uint32_t),
+	       "struct lnet_hdr has no padding");
+
+/* The header and the fields of a message about to be sent (inline: once
+ * per message sent). */
+static inline void lnet_prep_send(ulnet_t *ln, struct lnet_msg *msg, uint32_t type,
+				  const ulnet_process_id_t *target, uint32_t offset, uint32_t len)
+{
+	msg->msg_type = type;
+	msg->msg_target = *target;
+	msg->msg_len = len;
+	msg->msg_offset = offset;
+	msg->msg_iov = NULL;
+	msg->msg_niov = 0;
+	if (len)
+		lnet_setpayloadbuffer(msg);
+	/* field by field: a memset of the whole header is a `rep stos` */
+	msg->msg_hdr.type = type;
+	/* dest_nid is the peer NI chosen later; src_nid the local NI */
+	msg->msg_hdr.dest_nid = target->nid;
+	memset(&msg->msg_hdr.src_nid, 0, sizeof(msg->msg_hdr.src_nid));
+	msg->msg_hdr.dest_pid = target->pid;
+	msg->msg_hdr.src_pid = ln->ln_pid;
+	msg->msg_hdr.payload_length = len;
+	memset(&msg->msg_hdr.msg, 0, sizeof(msg->msg_hdr.msg));
+	/* a new hand-over to an LND begins */
+	__atomic_store_n(&msg->msg_finalized, 0, __ATOMIC_RELEASE);
+}
+
 /* Send a prepared message from `src` (NULL/ANY: choose). Returns 0 (sent,
  * queued for credits or for discovery) or -errno (not sent; the caller
  * finalizes). */

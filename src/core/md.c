@@ -139,13 +139,6 @@ bool lnet_md_wait_handling_locked(ulnet_t *ln, uint64_t cookie, struct lnet_libm
 	}
 }
 
-struct lnet_libmd *lnet_wire_handle2md_locked(ulnet_t *ln, const lnet_wire_handle_t *wh)
-{
-	/* handles are only looked up by their creator */
-	if (wh->wh_interface_cookie != ln->ln_interface_cookie)
-		return NULL;
-	return lnet_handle_lookup(&ln->ln_handles, wh->wh_object_cookie, LNET_OBJ_MD);
-}
 
 void lnet_md_unlink_event_locked(ulnet_t *ln, struct lnet_libmd *md, int status)
 {

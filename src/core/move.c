@@ -34,43 +34,81 @@ static const char *lnet_msgtyp2str(uint32_t type)
 	}
 }
 
-static void lnet_setpayloadbuffer(struct lnet_msg *msg)
+
+/* Static here (its callers are all in this file), inlined with a constant
+ * `type`: each caller gets only its case. */
+static inline __attribute__((always_inline)) void
+lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type)
 {
-	LASSERT(msg->msg_md);
-	msg->msg_iov = msg->msg_md->md_iov;
-	msg->msg_niov = msg->msg_md->md_niov;
+	const struct lnet_hdr *hdr = &msg->msg_hdr;
+	struct ulnet_event *ev = &msg->msg_ev;
+
+	ev->type = type;
+	ev->msg_type = (enum ulnet_msg_type)msg->msg_type;
+	if (type == ULNET_EVENT_SEND) {
+		/* active side: the target as asked; we are the initiator */
+		ev->target.nid = hdr->dest_nid;
+		ev->target.pid = hdr->dest_pid;
+		ev->initiator.nid = ULNET_NID_ANY;
+		ev->initiator.pid = hdr->src_pid;
+		ev->source.nid = ULNET_NID_ANY;
+		ev->source.pid = hdr->src_pid;
+		ev->sender = ULNET_NID_ANY;
+	} else {
+		ev->target.nid = hdr->dest_nid;
+		ev->target.pid = hdr->dest_pid;
+		ev->initiator.nid = msg->msg_initiator;
+		ev->initiator.pid = hdr->src_pid;
+		ev->source.nid = hdr->src_nid;
+		ev->source.pid = hdr->src_pid;
+		ev->rlength = hdr->payload_length;
+		ev->sender = msg->msg_from;
+		ev->mlength = msg->msg_wanted;
+		ev->offset = msg->msg_offset;
+	}
+
+	switch (type) {
+	case ULNET_EVENT_PUT:
+		ev->pt_index = hdr->msg.put.ptl_index;
+		ev->match_bits = hdr->msg.put.match_bits;
+		ev->hdr_data = hdr->msg.put.hdr_data;
+		break;
+	case ULNET_EVENT_GET:
+		ev->pt_index = hdr->msg.get.ptl_index;
+		ev->match_bits = hdr->msg.get.match_bits;
+		ev->hdr_data = 0;
+		break;
+	case ULNET_EVENT_ACK:
+		ev->pt_index = 0;
+		ev->match_bits = hdr->msg.ack.match_bits;
+		ev->mlength = hdr->msg.ack.mlength;
+		ev->hdr_data = 0;
+		break;
+	case ULNET_EVENT_REPLY:
+		ev->pt_index = 0;
+		ev->match_bits = 0;
+		ev->hdr_data = 0;
+		break;
+	case ULNET_EVENT_SEND:
+		if (msg->msg_type == ULNET_MSG_PUT) {
+			ev->pt_index = hdr->msg.put.ptl_index;
+			ev->match_bits = hdr->msg.put.match_bits;
+			ev->offset = hdr->msg.put.offset;
+			ev->mlength = ev->rlength = hdr->payload_length;
+			ev->hdr_data = hdr->msg.put.hdr_data;
+		} else {
+			ev->pt_index = hdr->msg.get.ptl_index;
+			ev->match_bits = hdr->msg.get.match_bits;
+			ev->mlength = ev->rlength = hdr->msg.get.sink_length;
+			ev->offset = hdr->msg.get.src_offset;
+			ev->hdr_data = 0;
+		}
+		break;
+	default:
+		LASSERT(0);
+	}
 }
 
-/* lnet_prep_send() writes every byte of the header: no padding between
- * the fields it sets. */
-_Static_assert(sizeof(struct lnet_hdr) ==
-		       offsetof(struct lnet_hdr, msg) + sizeof(((struct lnet_hdr *)0)->msg) &&
-	       offsetof(struct lnet_hdr, msg) == 2 * sizeof(ulnet_nid_t) + 4 * sizeof(uint32_t),
-	       "struct lnet_hdr has no padding");
-
-void lnet_prep_send(ulnet_t *ln, struct lnet_msg *msg, uint32_t type,
-		    const ulnet_process_id_t *target, uint32_t offset, uint32_t len)
-{
-	msg->msg_type = type;
-	msg->msg_target = *target;
-	msg->msg_len = len;
-	msg->msg_offset = offset;
-	msg->msg_iov = NULL;
-	msg->msg_niov = 0;
-	if (len)
-		lnet_setpayloadbuffer(msg);
-	/* field by field: a memset of the whole header is a `rep stos` */
-	msg->msg_hdr.type = type;
-	/* dest_nid is the peer NI chosen later; src_nid the local NI */
-	msg->msg_hdr.dest_nid = target->nid;
-	memset(&msg->msg_hdr.src_nid, 0, sizeof(msg->msg_hdr.src_nid));
-	msg->msg_hdr.dest_pid = target->pid;
-	msg->msg_hdr.src_pid = ln->ln_pid;
-	msg->msg_hdr.payload_length = len;
-	memset(&msg->msg_hdr.msg, 0, sizeof(msg->msg_hdr.msg));
-	/* a new hand-over to an LND begins */
-	__atomic_store_n(&msg->msg_finalized, 0, __ATOMIC_RELEASE);
-}
 
 /* --- LND calls ---------------------------------------------------------------------- */
 
