@@ -210,7 +210,7 @@ struct lnet_portal {
 	struct ul_list ptl_msg_delayed; /* PUTs waiting on a lazy portal */
 };
 
-/* What a request asks to match (lnet_try_match_md). */
+/* What a request asks to match (lnet_try_match_md(), portal.c). */
 struct lnet_match_info {
 	ulnet_process_id_t mi_id;      /* initiator (primary NID) and PID */
 	unsigned mi_opc;               /* ULNET_MD_OP_PUT or ULNET_MD_OP_GET */
@@ -227,16 +227,6 @@ struct lnet_match_info {
 #define LNET_MATCHMD_EXHAUSTED 0x08  /* the MD is (now) exhausted */
 #define LNET_MATCHMD_FINISH    (LNET_MATCHMD_OK | LNET_MATCHMD_DROP)
 
-/*
- * Pure match test of one MD (and its ME) against a request: no side effect.
- * Returns NONE (maybe | EXHAUSTED), DROP (fits nowhere without TRUNCATE) or OK
- * with the offset and length to use. `same_peer` (may be NULL) says whether
- * two NIDs belong to one peer; the ME's NID is then accepted for a request
- * from another NID of that peer. Called with the instance lock held.
- */
-int lnet_try_match_md(const struct lnet_libmd *md, const struct lnet_match_info *info,
-		      bool (*same_peer)(void *arg, const ulnet_nid_t *a, const ulnet_nid_t *b),
-		      void *arg, uint32_t *offset, uint32_t *mlength);
 
 /* --- messages --------------------------------------------------------------- */
 
