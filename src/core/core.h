@@ -850,7 +850,18 @@ void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg);
 /* Response tracking. */
 /* Returns the clock it read. */
 uint64_t lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md);
-void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md);
+/* Inline: once per tracked request. */
+static inline void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md)
+{
+	if (!md->md_rspt_active)
+		return;
+	if (ln->ln_ctr.rst_alloc)
+		ln->ln_ctr.rst_alloc--;
+	md->md_rspt_active = false;
+	md->md_rspt_pending = 0;
+	ul_list_del(&md->md_rspt_list);
+}
+
 void lnet_rspt_timer_cb(struct ul_timer *t);
 bool lnet_response_tracking_enabled(const ulnet_t *ln, uint32_t type, unsigned md_options);
 /* ulnet_put/ulnet_get on a looked-up MD, lock held; sends go on `q`. */
@@ -874,9 +885,31 @@ void lnet_fail_queued_locked(ulnet_t *ln, struct lnet_ni *ni, struct lnet_sendq 
  * PUT/GET was committed. */
 void lnet_peer_ni_latency_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
 				 enum ulnet_event_kind what, uint64_t start);
-/* The same with the clock already read (`now`). */
-void lnet_peer_ni_latency_at_locked(struct lnet_peer_ni *lpni, enum ulnet_event_kind what,
-				    uint64_t start, uint64_t now);
+/* The same with the clock already read (`now`); inline: once or twice per
+ * message. */
+static inline void lnet_peer_ni_latency_at_locked(struct lnet_peer_ni *lpni,
+						  enum ulnet_event_kind what, uint64_t start,
+						  uint64_t now)
+{
+	struct lnet_latency *l;
+
+	if (!lpni || !start)
+		return;
+	switch (what) {
+	case ULNET_EVENT_SEND:
+		l = &lpni->lpni_put_egress;
+		break;
+	case ULNET_EVENT_REPLY:
+		l = &lpni->lpni_get_rtt;
+		break;
+	case ULNET_EVENT_ACK:
+		l = &lpni->lpni_put_ack;
+		break;
+	default:
+		return;
+	}
+	lnet_latency_add(l, now > start ? now - start : 0);
+}
 
 /* --- peers (peer.c) ------------------------------------------------------------- */
 

@@ -547,16 +547,6 @@ uint64_t lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md)
 	return now;
 }
 
-void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md)
-{
-	if (!md->md_rspt_active)
-		return;
-	if (ln->ln_ctr.rst_alloc)
-		ln->ln_ctr.rst_alloc--;
-	md->md_rspt_active = false;
-	md->md_rspt_pending = 0;
-	ul_list_del(&md->md_rspt_list);
-}
 
 void lnet_rspt_timer_cb(struct ul_timer *t)
 {
