@@ -372,29 +372,34 @@ static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int stat
 	lnet_msg_free_locked(ln, msg);
 }
 
-static _Thread_local struct lnet_msg *lnet_fin_head, *lnet_fin_tail;
-static _Thread_local bool lnet_finalizing;
+/* This thread's finalize queue, in one thread-local block: a function
+ * computes its address once instead of at every access. */
+struct lnet_fin_queue {
+	struct lnet_msg *head, *tail;
+	bool running;   /* lnet_fin_run() is on this thread's stack */
+};
+static _Thread_local struct lnet_fin_queue lnet_fin_q;
 
-static void lnet_fin_enqueue(struct lnet_msg *msg, int status)
+static void lnet_fin_enqueue(struct lnet_fin_queue *fq, struct lnet_msg *msg, int status)
 {
 	msg->msg_fin_status = status;
 	msg->msg_fin_next = NULL;
-	if (lnet_fin_tail)
-		lnet_fin_tail->msg_fin_next = msg;
+	if (fq->tail)
+		fq->tail->msg_fin_next = msg;
 	else
-		lnet_fin_head = msg;
-	lnet_fin_tail = msg;
+		fq->head = msg;
+	fq->tail = msg;
 }
 
 /* Complete what this thread's queue holds: consecutive messages of one
  * instance under one lock; what they send goes out after the run, and
  * what those sends finalize joins the queue. */
-static void lnet_fin_run(void)
+static void lnet_fin_run(struct lnet_fin_queue *fq)
 {
 	struct lnet_msg *msg;
 
-	lnet_finalizing = true;
-	while ((msg = lnet_fin_head)) {
+	fq->running = true;
+	while ((msg = fq->head)) {
 		ulnet_t *ln = msg->msg_ln;
 		struct lnet_msg *last_queued;
 		struct lnet_sendq q;
@@ -403,13 +408,13 @@ static void lnet_fin_run(void)
 
 		lnet_sendq_init(&q);
 		lnet_lock(ln);
-		last_queued = lnet_fin_tail;
-		while ((msg = lnet_fin_head) && msg->msg_ln == ln) {
+		last_queued = fq->tail;
+		while ((msg = fq->head) && msg->msg_ln == ln) {
 			uint64_t *nowp = queued ? &now : NULL;
 
-			lnet_fin_head = msg->msg_fin_next;
-			if (!lnet_fin_head)
-				lnet_fin_tail = NULL;
+			fq->head = msg->msg_fin_next;
+			if (!fq->head)
+				fq->tail = NULL;
 			if (msg == last_queued)
 				queued = false;   /* what follows was finalized later */
 			lnet_complete_msg_locked(ln, msg, msg->msg_fin_status, &q, nowp);
@@ -417,28 +422,32 @@ static void lnet_fin_run(void)
 		lnet_unlock(ln);
 		lnet_sendq_flush(ln, &q);
 	}
-	lnet_finalizing = false;
+	fq->running = false;
 }
 
 void lnet_finalize_core(struct lnet_msg *msg, int status)
 {
-	lnet_fin_enqueue(msg, status);
-	if (lnet_finalizing)
+	struct lnet_fin_queue *fq = &lnet_fin_q;
+
+	lnet_fin_enqueue(fq, msg, status);
+	if (fq->running)
 		return; /* an outer frame of this thread completes it */
-	lnet_fin_run();
+	lnet_fin_run(fq);
 }
 
 void lnet_finalize_many(struct lnet_msg *const *msgs, const int *status, unsigned n)
 {
+	struct lnet_fin_queue *fq = &lnet_fin_q;
+
 	for (unsigned i = 0; i < n; i++) {
 		if (!msgs[i])
 			continue;
 		LASSERT(msgs[i]->msg_state == LNET_MSG_BUSY);
 		LASSERT(__atomic_exchange_n(&msgs[i]->msg_finalized, 1, __ATOMIC_ACQ_REL) == 0);
-		lnet_fin_enqueue(msgs[i], status[i]);
+		lnet_fin_enqueue(fq, msgs[i], status[i]);
 	}
-	if (!lnet_finalizing)
-		lnet_fin_run();
+	if (!fq->running)
+		lnet_fin_run(fq);
 }
 
 void lnet_finalize(struct lnet_msg *msg, int status)
