@@ -136,8 +136,10 @@ static void lnet_msg_set_deadline_locked(ulnet_t *ln, struct lnet_msg *msg)
 }
 
 /* OK: ready to hand to the LND; WAIT: queued for a credit; <0: fail it.
- * `now`: the clock if the caller read it, else 0. */
-static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
+ * `now`: the clock if the caller read it, else 0. Inlined in both callers:
+ * every send, and every release from a credit queue. */
+static inline __attribute__((always_inline)) int
+lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
 {
 	struct lnet_peer_ni *lp = msg->msg_txpeer;
 	struct lnet_ni *ni = msg->msg_txni;
@@ -293,7 +295,8 @@ static struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
 /* lnet_check_reachable_locked(), saying which way: LNET_REACH_* or -errno.
  * Without `self`, one walk of the NI list answers both "is it ours" and
  * "do we have its net". */
-static int lnet_reach_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *target)
+static inline __attribute__((always_inline)) int
+lnet_reach_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *target)
 {
 	if (lnet_nid_is_any(target))
 		return -EINVAL;
