@@ -744,7 +744,6 @@ static inline void lnet_sendq_init(struct lnet_sendq *q)
 	ul_list_init(&q->sq_send);
 	ul_list_init(&q->sq_fail);
 }
-void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q);
 
 /* --- send and receive (move.c) ------------------------------------------------ */
 
@@ -846,10 +845,26 @@ static inline void lnet_ni_send(struct lnet_ni *ni, struct lnet_msg *msg)
 {
 	ni->ni_lnd->send(ni, msg);
 }
+
+/* Hand the ready messages to their LNDs, fail the others (inline: a few
+ * times per message). */
+static inline void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q)
+{
+	struct lnet_msg *msg;
+
+	(void)ln;
+	while ((msg = ul_list_first(&q->sq_send, struct lnet_msg, msg_list))) {
+		ul_list_del(&msg->msg_list);
+		lnet_ni_send(msg->msg_txni, msg);
+	}
+	while ((msg = ul_list_first(&q->sq_fail, struct lnet_msg, msg_list))) {
+		ul_list_del(&msg->msg_list);
+		lnet_finalize_core(msg, msg->msg_fin_status);
+	}
+}
+
 void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg);
 /* Response tracking. */
-/* Returns the clock it read. */
-uint64_t lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md);
 /* Inline: once per tracked request. */
 static inline void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md)
 {
@@ -863,7 +878,6 @@ static inline void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md)
 }
 
 void lnet_rspt_timer_cb(struct ul_timer *t);
-bool lnet_response_tracking_enabled(const ulnet_t *ln, uint32_t type, unsigned md_options);
 /* ulnet_put/ulnet_get on a looked-up MD, lock held; sends go on `q`. */
 int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		    enum ulnet_ack_req ack, const ulnet_process_id_t *target, unsigned portal,

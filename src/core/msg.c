@@ -460,17 +460,3 @@ void lnet_finalize(struct lnet_msg *msg, int status)
 	lnet_finalize_core(msg, status);
 }
 
-void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q)
-{
-	struct lnet_msg *msg;
-
-	(void)ln;
-	while ((msg = ul_list_first(&q->sq_send, struct lnet_msg, msg_list))) {
-		ul_list_del(&msg->msg_list);
-		lnet_ni_send(msg->msg_txni, msg);
-	}
-	while ((msg = ul_list_first(&q->sq_fail, struct lnet_msg, msg_list))) {
-		ul_list_del(&msg->msg_list);
-		lnet_finalize_core(msg, msg->msg_fin_status);
-	}
-}
