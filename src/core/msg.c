@@ -157,8 +157,9 @@ static uint64_t lnet_fin_now(ulnet_t *ln, uint64_t *nowp)
 	return *nowp;
 }
 
-static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
-					struct lnet_sendq *q, uint64_t *nowp)
+static inline __attribute__((always_inline)) void
+lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struct lnet_sendq *q,
+			    uint64_t *nowp)
 {
 	struct ulnet_event *ev = &msg->msg_ev;
 	uint32_t type = msg->msg_type;
@@ -197,7 +198,8 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 	msg->msg_tx_committed = 0;
 }
 
-static void lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int status)
+static inline __attribute__((always_inline)) void
+lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int status)
 {
 	struct ulnet_event *ev = &msg->msg_ev;
 	/* a GET target counts the GET it received, not the REPLY it sends */
@@ -425,7 +427,8 @@ static void lnet_fin_run(struct lnet_fin_queue *fq)
 	fq->running = false;
 }
 
-void lnet_finalize_core(struct lnet_msg *msg, int status)
+static inline __attribute__((always_inline)) void lnet_finalize_one(struct lnet_msg *msg,
+								    int status)
 {
 	struct lnet_fin_queue *fq = &lnet_fin_q;
 
@@ -433,6 +436,11 @@ void lnet_finalize_core(struct lnet_msg *msg, int status)
 	if (fq->running)
 		return; /* an outer frame of this thread completes it */
 	lnet_fin_run(fq);
+}
+
+void lnet_finalize_core(struct lnet_msg *msg, int status)
+{
+	lnet_finalize_one(msg, status);
 }
 
 void lnet_finalize_many(struct lnet_msg *const *msgs, const int *status, unsigned n)
@@ -457,6 +465,6 @@ void lnet_finalize(struct lnet_msg *msg, int status)
 	LASSERT(msg->msg_state == LNET_MSG_BUSY);
 	/* exactly once per hand-over to an LND */
 	LASSERT(__atomic_exchange_n(&msg->msg_finalized, 1, __ATOMIC_ACQ_REL) == 0);
-	lnet_finalize_core(msg, status);
+	lnet_finalize_one(msg, status);
 }
 
