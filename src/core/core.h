@@ -308,6 +308,17 @@ static inline struct ulnet_latency lnet_latency_get(const struct lnet_latency *l
 				       .avg_nsec = l->samples ? l->sum_nsec / l->samples : 0 };
 }
 
+/* A total of per-type counts: kept as the sum, not a counter of its own,
+ * so a message costs one increment per NI and peer NI, not two. */
+static inline uint64_t lnet_type_counts_sum(const struct ulnet_msg_type_counts *c)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < sizeof(c->n) / sizeof(c->n[0]); i++)
+		sum += c->n[i];
+	return sum;
+}
+
 /* --- NIs ---------------------------------------------------------------------- */
 
 struct lnet_ni {
@@ -324,7 +335,7 @@ struct lnet_ni {
 	int ni_tx_credits, ni_tx_credits_max, ni_tx_credits_min;
 	struct ul_list ni_tx_delayed;  /* messages waiting for an NI credit */
 	unsigned ni_seq;               /* round robin among equals */
-	uint64_t ni_send_count, ni_recv_count, ni_drop_count;
+	/* per message type; the totals are their sums (lnet_type_counts_sum()) */
 	struct ulnet_msg_type_counts ni_sent, ni_received, ni_dropped;
 	struct lnet_latency ni_put_egress, ni_get_rtt, ni_put_ack;
 	struct ulnet_health_stats ni_health;
@@ -362,7 +373,7 @@ struct lnet_peer_ni {
 	struct ul_list lpni_txq;       /* messages waiting for a peer credit */
 	uint32_t lpni_ns_status;       /* as the peer's ping info said */
 	unsigned lpni_seq;
-	uint64_t lpni_send_count, lpni_recv_count, lpni_drop_count;
+	/* per message type; the totals are their sums (lnet_type_counts_sum()) */
 	struct ulnet_msg_type_counts lpni_sent, lpni_received, lpni_dropped;
 	struct lnet_latency lpni_put_egress, lpni_get_rtt, lpni_put_ack;
 	struct ulnet_health_stats lpni_health;

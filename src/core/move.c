@@ -152,10 +152,8 @@ lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
 	if (msg->msg_tx_delayed && (now ? now : lnet_now(ln)) > msg->msg_deadline) {
 		ln->ln_ctr.drop_count++;
 		ln->ln_ctr.drop_length += msg->msg_len;
-		ni->ni_drop_count++;
 		ni->ni_dropped.n[msg->msg_type]++;
 		if (lp) {
-			lp->lpni_drop_count++;
 			lp->lpni_dropped.n[msg->msg_type]++;
 		}
 		lnet_log(ln, ULNET_LOG_WARN, "dropping %s for %s: exceeded message deadline",
@@ -987,7 +985,6 @@ static void lnet_drop_message(ulnet_t *ln, struct lnet_ni *ni, void *priv, uint3
 	lnet_lock(ln);
 	ln->ln_ctr.drop_count++;
 	ln->ln_ctr.drop_length += nob;
-	ni->ni_drop_count++;
 	ni->ni_dropped.n[type <= ULNET_MSG_HELLO ? type : 0]++;
 	lnet_unlock(ln);
 	/* the LND still reads and discards the payload */

@@ -175,10 +175,8 @@ lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struc
 		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT)
 			ln->ln_ctr.send_length += msg->msg_len;
 		ln->ln_ctr.send_count++;
-		if (msg->msg_txpeer) {
+		if (msg->msg_txpeer)
 			msg->msg_txpeer->lpni_sent.n[type]++;
-			msg->msg_txpeer->lpni_send_count++;
-		}
 		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT &&
 		    msg->msg_t_start) {
 			now = lnet_fin_now(ln, nowp); /* for both egress figures and the credits */
@@ -189,10 +187,8 @@ lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struc
 			lnet_peer_ni_latency_at_locked(msg->msg_txpeer, ULNET_EVENT_SEND,
 						       msg->msg_t_start, now);
 		}
-		if (msg->msg_txni) {
+		if (msg->msg_txni)
 			msg->msg_txni->ni_sent.n[type]++;
-			msg->msg_txni->ni_send_count++;
-		}
 	}
 	lnet_return_tx_credits_locked(ln, msg, q, now);
 	msg->msg_tx_committed = 0;
@@ -212,14 +208,10 @@ lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int status)
 		if (ev->type == ULNET_EVENT_PUT || ev->type == ULNET_EVENT_REPLY)
 			ln->ln_ctr.recv_length += msg->msg_wanted;
 		ln->ln_ctr.recv_count++;
-		if (msg->msg_rxpeer) {
+		if (msg->msg_rxpeer)
 			msg->msg_rxpeer->lpni_received.n[rx_type]++;
-			msg->msg_rxpeer->lpni_recv_count++;
-		}
-		if (msg->msg_rxni) {
+		if (msg->msg_rxni)
 			msg->msg_rxni->ni_received.n[rx_type]++;
-			msg->msg_rxni->ni_recv_count++;
-		}
 	}
 	msg->msg_rx_committed = 0;
 }

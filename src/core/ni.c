@@ -353,9 +353,9 @@ int ulnet_ni_info(ulnet_t *ln, int index, struct ulnet_ni_info *info)
 	info->nid = ni->ni_nid;
 	info->up = ni->ni_up && ni->ni_status == LNET_NI_STATUS_UP;
 	memcpy(info->iface, ni->ni_conf.iface, sizeof(info->iface));
-	info->send_count = ni->ni_send_count;
-	info->recv_count = ni->ni_recv_count;
-	info->drop_count = ni->ni_drop_count;
+	info->send_count = lnet_type_counts_sum(&ni->ni_sent);
+	info->recv_count = lnet_type_counts_sum(&ni->ni_received);
+	info->drop_count = lnet_type_counts_sum(&ni->ni_dropped);
 	info->put_egress = lnet_latency_get(&ni->ni_put_egress);
 	info->get_rtt = lnet_latency_get(&ni->ni_get_rtt);
 	info->put_ack = lnet_latency_get(&ni->ni_put_ack);

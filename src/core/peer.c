@@ -440,9 +440,9 @@ int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
 		pi->available_rtr_credits = lpni->lpni_maxtxcredits;
 		pi->min_rtr_credits = lpni->lpni_maxtxcredits;
 		pi->refcount = lpni->lpni_refcount;
-		pi->send_count = lpni->lpni_send_count;
-		pi->recv_count = lpni->lpni_recv_count;
-		pi->drop_count = lpni->lpni_drop_count;
+		pi->send_count = lnet_type_counts_sum(&lpni->lpni_sent);
+		pi->recv_count = lnet_type_counts_sum(&lpni->lpni_received);
+		pi->drop_count = lnet_type_counts_sum(&lpni->lpni_dropped);
 		pi->sent = lpni->lpni_sent;
 		pi->received = lpni->lpni_received;
 		pi->dropped = lpni->lpni_dropped;

@@ -405,7 +405,6 @@ void lnet_drop_delayed_msg_list(ulnet_t *ln, struct ul_list *list, const char *r
 		lnet_lock(ln);
 		ln->ln_ctr.drop_count++;
 		ln->ln_ctr.drop_length += msg->msg_len;
-		msg->msg_rxni->ni_drop_count++;
 		msg->msg_rxni->ni_dropped.n[ULNET_MSG_PUT]++;
 		lnet_unlock(ln);
 		lnet_ni_recv(msg->msg_rxni, msg->msg_rx_private, NULL, 0, 0, msg->msg_len);
