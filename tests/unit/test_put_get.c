@@ -534,6 +534,14 @@ static void test_two_nodes_sizes(void **state)
 	assert_int_equal(pi.nis[0].sent.n[ULNET_MSG_GET], 4);
 	assert_int_equal(pi.nis[0].received.n[ULNET_MSG_ACK], 4);
 	assert_int_equal(pi.nis[0].received.n[ULNET_MSG_REPLY], 4);
+	/* totals agree with the per-type counts */
+	assert_int_equal(pi.nis[0].send_count, 8);
+	assert_int_equal(pi.nis[0].recv_count, 8);
+	assert_int_equal(pi.nis[0].drop_count, 0);
+	struct ulnet_ni_info nii;
+	assert_int_equal(ulnet_ni_info(p.a, 1, &nii), 0);   /* 0: 0@lo */
+	assert_int_equal(nii.send_count, 8);
+	assert_int_equal(nii.recv_count, 8);
 	assert_int_equal(pi.nis[0].available_tx_credits, 8);
 	assert_int_equal(ulnet_peer_info(p.a, 1, &pi), -ENOENT);
 	pair_down(&p);
