@@ -516,10 +516,25 @@ void lnet_log(const ulnet_t *ln, enum ulnet_log_level lvl, const char *fmt, ...)
 /* NID text for logs (does not need nid_str.c). */
 const char *lnet_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
 /* ulnet_nid_same() without the wire encoding: for hot paths. */
+/* size, type and num fill the first 4 bytes and addr the other 16: compared
+ * as one 32-bit and two 64-bit words (several compares per message). */
+_Static_assert(offsetof(ulnet_nid_t, type) == 1 && offsetof(ulnet_nid_t, num) == 2 &&
+		       offsetof(ulnet_nid_t, addr) == 4 && sizeof(ulnet_nid_t) == 20,
+	       "ulnet_nid_t has no padding");
 static inline bool lnet_nid_eq(const ulnet_nid_t *a, const ulnet_nid_t *b)
 {
-	return a->size == b->size && a->type == b->type && a->num == b->num &&
-	       __builtin_memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+	uint32_t ha, hb;
+	uint64_t a0, a1, b0, b1;
+
+	memcpy(&ha, a, sizeof(ha));
+	memcpy(&hb, b, sizeof(hb));
+	if (ha != hb)
+		return false;
+	memcpy(&a0, a->addr, 8);
+	memcpy(&a1, a->addr + 8, 8);
+	memcpy(&b0, b->addr, 8);
+	memcpy(&b1, b->addr + 8, 8);
+	return ((a0 ^ b0) | (a1 ^ b1)) == 0;
 }
 /* Inline forms of ulnet_nid_is_any() and of "is 0@lo" for the send path
  * (most NIDs there are neither: one compare). */
