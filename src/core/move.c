@@ -578,7 +578,9 @@ void lnet_rspt_timer_cb(struct ul_timer *t)
 
 /* --- initiating ------------------------------------------------------------------------ */
 
-static int lnet_md_for_send_locked(ulnet_t *ln, ulnet_handle_t mdh, struct lnet_libmd **mdp)
+/* The three helpers below are inlined in ulnet_put()/ulnet_get()'s paths. */
+static inline __attribute__((always_inline)) int
+lnet_md_for_send_locked(ulnet_t *ln, ulnet_handle_t mdh, struct lnet_libmd **mdp)
 {
 	struct lnet_libmd *md = lnet_handle_lookup(&ln->ln_handles, mdh.cookie, LNET_OBJ_MD);
 
@@ -594,8 +596,9 @@ static int lnet_md_for_send_locked(ulnet_t *ln, ulnet_handle_t mdh, struct lnet_
 }
 
 /* Queue the send; a failure after this point is an event, via q. */
-static void lnet_send_or_fail_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_msg *msg,
-				     struct lnet_sendq *q, int reach)
+static inline __attribute__((always_inline)) void
+lnet_send_or_fail_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_msg *msg,
+			 struct lnet_sendq *q, int reach)
 {
 	int rc = lnet_send_how_locked(ln, self, msg, q, reach == LNET_REACH_REMOTE);
 
@@ -612,9 +615,10 @@ static void lnet_send_or_fail_locked(ulnet_t *ln, const ulnet_nid_t *self, struc
 
 /* What an initiated PUT and GET share: the node is running, the target is
  * reachable, and a message carries the MD and the header's common part. */
-static int lnet_initiate_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
-				unsigned type, const ulnet_process_id_t *target, uint32_t len,
-				struct lnet_msg **out, int *reach)
+static inline __attribute__((always_inline)) int
+lnet_initiate_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md, unsigned type,
+		     const ulnet_process_id_t *target, uint32_t len, struct lnet_msg **out,
+		     int *reach)
 {
 	struct lnet_msg *msg;
 	int rc;
