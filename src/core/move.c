@@ -639,7 +639,10 @@ lnet_initiate_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md
 	return 0;
 }
 
-int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
+/* lnet_put_locked(), inlined in ulnet_put() (discovery calls the
+ * out-of-line one). */
+static inline __attribute__((always_inline)) int
+lnet_put_one_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		    enum ulnet_ack_req ack, const ulnet_process_id_t *target, unsigned portal,
 		    uint64_t match_bits, unsigned remote_offset, uint64_t hdr_data,
 		    struct lnet_sendq *q)
@@ -670,6 +673,15 @@ int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 	}
 	lnet_send_or_fail_locked(ln, self, msg, q, reach);
 	return 0;
+}
+
+int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
+		    enum ulnet_ack_req ack, const ulnet_process_id_t *target, unsigned portal,
+		    uint64_t match_bits, unsigned remote_offset, uint64_t hdr_data,
+		    struct lnet_sendq *q)
+{
+	return lnet_put_one_locked(ln, self, md, ack, target, portal, match_bits, remote_offset,
+				   hdr_data, q);
 }
 
 int lnet_get_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
@@ -711,8 +723,8 @@ int ulnet_put(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh, enum uln
 	lnet_lock(ln);
 	rc = lnet_md_for_send_locked(ln, mdh, &md);
 	if (!rc)
-		rc = lnet_put_locked(ln, self, md, ack, &target, portal, match_bits, remote_offset,
-				     hdr_data, &q);
+		rc = lnet_put_one_locked(ln, self, md, ack, &target, portal, match_bits,
+					 remote_offset, hdr_data, &q);
 	lnet_unlock(ln);
 	/* from here on, completion is signalled by events */
 	lnet_sendq_flush(ln, &q);
