@@ -340,22 +340,24 @@ static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int stat
 	if (status == 0 && msg->msg_ack) {
 		/* the PUT is in: answer with an ACK, reusing the message */
 		lnet_wire_handle_t ack_wmd = msg->msg_hdr.msg.put.ack_wmd;
-		ulnet_process_id_t src = msg->msg_ev.source;
-		ulnet_nid_t self = msg->msg_ev.target.nid;
+		/* the event (done with) keeps the PUT's source and target
+		 * while the message is rebuilt: no copies */
+		const ulnet_process_id_t *src = &msg->msg_ev.source;
+		const ulnet_nid_t *self = &msg->msg_ev.target.nid;
 		int rc;
 
 		lnet_msg_decommit_locked(ln, msg, 0, q, nowp);
 		msg->msg_ack = 0;
-		lnet_prep_send(ln, msg, ULNET_MSG_ACK, &src, 0, 0);
+		lnet_prep_send(ln, msg, ULNET_MSG_ACK, src, 0, 0);
 		msg->msg_hdr.msg.ack.dst_wmd = ack_wmd;
 		msg->msg_hdr.msg.ack.match_bits = msg->msg_ev.match_bits;
 		msg->msg_hdr.msg.ack.mlength = msg->msg_ev.mlength;
-		rc = lnet_send_locked(ln, &self, msg, q);
+		rc = lnet_send_locked(ln, self, msg, q);
 		if (rc < 0) {
 			char nid[ULNET_NIDSTR_SIZE];
 
 			lnet_log(ln, ULNET_LOG_ERROR, "can't send ACK to %s: %s",
-				 lnet_nidstr(&src.nid, nid), ulnet_strerror(rc));
+				 lnet_nidstr(&src->nid, nid), ulnet_strerror(rc));
 			msg->msg_fin_status = rc;
 			ul_list_add_tail(&msg->msg_list, &q->sq_fail);
 		}
