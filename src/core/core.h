@@ -15,7 +15,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "core/lnd.h"
 #include "core/lnet_hdr.h"
@@ -105,9 +107,27 @@ void lnet_handle_table_fini(struct lnet_handle_table *t);
 /* Returns 0 and the cookie, or -ENOMEM. */
 int lnet_handle_alloc(struct lnet_handle_table *t, void *obj, enum lnet_obj_type type,
 		      uint64_t *cookie);
-/* The object named by `cookie` if it is live and of `type`, else NULL. */
-void *lnet_handle_lookup(const struct lnet_handle_table *t, uint64_t cookie,
-			 enum lnet_obj_type type);
+#define LNET_HANDLE_TYPE_BITS 2
+#define LNET_HANDLE_GEN_SHIFT (LNET_HANDLE_TYPE_BITS + 32)   /* after the 32 index bits */
+/* The object named by `cookie` if it is live and of `type`, else NULL.
+ * Inline: every PUT/GET and every ACK/REPLY looks its MD up. */
+static inline void *lnet_handle_lookup(const struct lnet_handle_table *t, uint64_t cookie,
+				       enum lnet_obj_type type)
+{
+	uint64_t idx = (cookie >> LNET_HANDLE_TYPE_BITS) & 0xffffffffu;
+	uint32_t gen = (uint32_t)(cookie >> LNET_HANDLE_GEN_SHIFT);
+	const struct lnet_handle_slot *s;
+
+	if ((cookie & ((1u << LNET_HANDLE_TYPE_BITS) - 1)) != (uint64_t)type)
+		return NULL;
+	if (idx >= t->nslots)
+		return NULL;
+	s = &t->slots[idx];
+	if (!s->obj || s->gen != gen)
+		return NULL;
+	return s->obj;
+}
+
 /* Invalidate a live cookie (its slot is reused later, with a new generation). */
 void lnet_handle_free(struct lnet_handle_table *t, uint64_t cookie);
 
@@ -190,7 +210,7 @@ struct lnet_portal {
 	struct ul_list ptl_msg_delayed; /* PUTs waiting on a lazy portal */
 };
 
-/* What a request asks to match (lnet_try_match_md). */
+/* What a request asks to match (lnet_try_match_md(), portal.c). */
 struct lnet_match_info {
 	ulnet_process_id_t mi_id;      /* initiator (primary NID) and PID */
 	unsigned mi_opc;               /* ULNET_MD_OP_PUT or ULNET_MD_OP_GET */
@@ -207,16 +227,6 @@ struct lnet_match_info {
 #define LNET_MATCHMD_EXHAUSTED 0x08  /* the MD is (now) exhausted */
 #define LNET_MATCHMD_FINISH    (LNET_MATCHMD_OK | LNET_MATCHMD_DROP)
 
-/*
- * Pure match test of one MD (and its ME) against a request: no side effect.
- * Returns NONE (maybe | EXHAUSTED), DROP (fits nowhere without TRUNCATE) or OK
- * with the offset and length to use. `same_peer` (may be NULL) says whether
- * two NIDs belong to one peer; the ME's NID is then accepted for a request
- * from another NID of that peer. Called with the instance lock held.
- */
-int lnet_try_match_md(const struct lnet_libmd *md, const struct lnet_match_info *info,
-		      bool (*same_peer)(void *arg, const ulnet_nid_t *a, const ulnet_nid_t *b),
-		      void *arg, uint32_t *offset, uint32_t *mlength);
 
 /* --- messages --------------------------------------------------------------- */
 
@@ -298,6 +308,17 @@ static inline struct ulnet_latency lnet_latency_get(const struct lnet_latency *l
 				       .avg_nsec = l->samples ? l->sum_nsec / l->samples : 0 };
 }
 
+/* A total of per-type counts: kept as the sum, not a counter of its own,
+ * so a message costs one increment per NI and peer NI, not two. */
+static inline uint64_t lnet_type_counts_sum(const struct ulnet_msg_type_counts *c)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < sizeof(c->n) / sizeof(c->n[0]); i++)
+		sum += c->n[i];
+	return sum;
+}
+
 /* --- NIs ---------------------------------------------------------------------- */
 
 struct lnet_ni {
@@ -314,7 +335,7 @@ struct lnet_ni {
 	int ni_tx_credits, ni_tx_credits_max, ni_tx_credits_min;
 	struct ul_list ni_tx_delayed;  /* messages waiting for an NI credit */
 	unsigned ni_seq;               /* round robin among equals */
-	uint64_t ni_send_count, ni_recv_count, ni_drop_count;
+	/* per message type; the totals are their sums (lnet_type_counts_sum()) */
 	struct ulnet_msg_type_counts ni_sent, ni_received, ni_dropped;
 	struct lnet_latency ni_put_egress, ni_get_rtt, ni_put_ack;
 	struct ulnet_health_stats ni_health;
@@ -352,7 +373,7 @@ struct lnet_peer_ni {
 	struct ul_list lpni_txq;       /* messages waiting for a peer credit */
 	uint32_t lpni_ns_status;       /* as the peer's ping info said */
 	unsigned lpni_seq;
-	uint64_t lpni_send_count, lpni_recv_count, lpni_drop_count;
+	/* per message type; the totals are their sums (lnet_type_counts_sum()) */
 	struct ulnet_msg_type_counts lpni_sent, lpni_received, lpni_dropped;
 	struct lnet_latency lpni_put_egress, lpni_get_rtt, lpni_put_ack;
 	struct ulnet_health_stats lpni_health;
@@ -389,9 +410,9 @@ enum lnet_state { LNET_STATE_RUNNING = 1, LNET_STATE_STOPPING = 2 };
 
 struct ulnet {
 	pthread_mutex_t ln_api_lock;   /* serializes configuration (taken before ln_lock) */
-	pthread_mutex_t ln_lock;
-	pthread_cond_t ln_cond;        /* MD handling ends, discovery ends */
-	int ln_handling_waiters;       /* threads waiting on ln_cond for an MD's
+	uint32_t ln_lock;              /* lnet_lock(): a futex word, see lock.c */
+	uint32_t ln_cond_seq;          /* lnet_cond_*(): MD handling ends, discovery ends */
+	int ln_handling_waiters;       /* threads waiting on the condition for an MD's
 					* LNET_MD_FLAG_HANDLING to clear */
 	enum lnet_state ln_state;
 	ulnet_pid_t ln_pid;
@@ -410,6 +431,16 @@ struct ulnet {
 
 	struct ul_list ln_nis;
 	int ln_nnis;
+	unsigned ln_ni_gen;            /* bumped whenever ln_nis changes (never 0) */
+	/* The up NIs on one net, for the send path (lnet_net_nis_locked()):
+	 * valid while nc_gen == ln_ni_gen. nc_only is the NI when there is
+	 * exactly one (never read once the NI list changed). */
+	struct {
+		unsigned nc_gen;
+		ulnet_net_t nc_net;
+		int nc_nnis;
+		struct lnet_ni *nc_only;
+	} ln_net_cache;
 	unsigned ln_tx_waiting;        /* messages on ni_tx_delayed/lpni_txq; changed under
 					 * the lock with atomics, read without it */
 	struct lnet_ni *ln_loni;
@@ -451,8 +482,32 @@ struct ulnet {
 
 /* --- instance helpers (instance.c) ----------------------------------------- */
 
-static inline void lnet_lock(ulnet_t *ln) { pthread_mutex_lock(&ln->ln_lock); }
-static inline void lnet_unlock(ulnet_t *ln) { pthread_mutex_unlock(&ln->ln_lock); }
+/* The instance lock is a futex word rather than a pthread mutex: the core
+ * takes it four or five times per message, and glibc's lock + unlock cost
+ * ~50 instructions where this fast path is a compare-exchange and an
+ * exchange. 0 free, 1 held, 2 held and maybe slept on (lock.c). Not
+ * recursive, as the default pthread mutex it replaces. */
+void lnet_mutex_lock_slow(uint32_t *word);
+void lnet_mutex_wake(uint32_t *word);
+static inline void lnet_lock(ulnet_t *ln)
+{
+	uint32_t c = 0;
+
+	if (__builtin_expect(!__atomic_compare_exchange_n(&ln->ln_lock, &c, 1, false,
+							  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED), 0))
+		lnet_mutex_lock_slow(&ln->ln_lock);
+}
+static inline void lnet_unlock(ulnet_t *ln)
+{
+	if (__builtin_expect(__atomic_exchange_n(&ln->ln_lock, 0, __ATOMIC_RELEASE) == 2, 0))
+		lnet_mutex_wake(&ln->ln_lock);
+}
+/* Condition of the instance lock (pthread_cond_wait()/timedwait() with
+ * ln_lock): sleep until a broadcast or, with `abs_mono` (CLOCK_MONOTONIC,
+ * absolute), a timeout (-ETIMEDOUT). Spurious wakeups happen: callers loop
+ * on their predicate. */
+int lnet_cond_wait_locked(ulnet_t *ln, const struct timespec *abs_mono);
+void lnet_cond_broadcast(ulnet_t *ln);
 static inline uint64_t lnet_now(const ulnet_t *ln) { return ln->ln_clock(ln->ln_clock_arg); }
 #define LNET_NSEC_PER_SEC 1000000000ULL
 
@@ -461,10 +516,25 @@ void lnet_log(const ulnet_t *ln, enum ulnet_log_level lvl, const char *fmt, ...)
 /* NID text for logs (does not need nid_str.c). */
 const char *lnet_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
 /* ulnet_nid_same() without the wire encoding: for hot paths. */
+/* size, type and num fill the first 4 bytes and addr the other 16: compared
+ * as one 32-bit and two 64-bit words (several compares per message). */
+_Static_assert(offsetof(ulnet_nid_t, type) == 1 && offsetof(ulnet_nid_t, num) == 2 &&
+		       offsetof(ulnet_nid_t, addr) == 4 && sizeof(ulnet_nid_t) == 20,
+	       "ulnet_nid_t has no padding");
 static inline bool lnet_nid_eq(const ulnet_nid_t *a, const ulnet_nid_t *b)
 {
-	return a->size == b->size && a->type == b->type && a->num == b->num &&
-	       __builtin_memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+	uint32_t ha, hb;
+	uint64_t a0, a1, b0, b1;
+
+	memcpy(&ha, a, sizeof(ha));
+	memcpy(&hb, b, sizeof(hb));
+	if (ha != hb)
+		return false;
+	memcpy(&a0, a->addr, 8);
+	memcpy(&a1, a->addr + 8, 8);
+	memcpy(&b0, b->addr, 8);
+	memcpy(&b1, b->addr + 8, 8);
+	return ((a0 ^ b0) | (a1 ^ b1)) == 0;
 }
 /* Inline forms of ulnet_nid_is_any() and of "is 0@lo" for the send path
  * (most NIDs there are neither: one compare). */
@@ -477,9 +547,45 @@ static inline bool lnet_nid_is_lo0(const ulnet_nid_t *nid)
 /* --- NIs (ni.c) ------------------------------------------------------------- */
 
 int lnet_ni_add_locked_lo(ulnet_t *ln);
-struct lnet_ni *lnet_nid2ni_locked(ulnet_t *ln, const ulnet_nid_t *nid);
-bool lnet_nid_is_local_locked(ulnet_t *ln, const ulnet_nid_t *nid);
-bool lnet_net_is_local_locked(ulnet_t *ln, ulnet_net_t net);
+/* ln_nis changed (NI added or taken out): forget what was derived from it. */
+static inline void lnet_ni_list_changed_locked(ulnet_t *ln)
+{
+	if (++ln->ln_ni_gen == 0)
+		ln->ln_ni_gen = 1;
+}
+void lnet_net_cache_fill_locked(ulnet_t *ln, ulnet_net_t net);
+/* How many up NIs `net` has, and (*only) the NI when it is one: the
+ * cached answer of a walk of ln_nis, asked for every PUT/GET and ACK. */
+static inline int lnet_net_nis_locked(ulnet_t *ln, ulnet_net_t net, struct lnet_ni **only)
+{
+	if (__builtin_expect(ln->ln_net_cache.nc_gen != ln->ln_ni_gen ||
+			     ln->ln_net_cache.nc_net != net, 0))
+		lnet_net_cache_fill_locked(ln, net);
+	*only = ln->ln_net_cache.nc_only;
+	return ln->ln_net_cache.nc_nnis;
+}
+/* The NI with this NID, by a walk of ln_nis (lnet_nid2ni_locked()). */
+struct lnet_ni *lnet_nid2ni_walk_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+static inline struct lnet_ni *lnet_nid2ni_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	struct lnet_ni *only;
+
+	/* an NI with this NID is on the NID's net: with at most one NI
+	 * there, one compare answers */
+	if (lnet_net_nis_locked(ln, ulnet_nid_net(nid), &only) <= 1)
+		return only && lnet_nid_eq(&only->ni_nid, nid) ? only : NULL;
+	return lnet_nid2ni_walk_locked(ln, nid);
+}
+static inline bool lnet_nid_is_local_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	return lnet_nid2ni_locked(ln, nid) != NULL;
+}
+static inline bool lnet_net_is_local_locked(ulnet_t *ln, ulnet_net_t net)
+{
+	struct lnet_ni *only;
+
+	return lnet_net_nis_locked(ln, net, &only) > 0;
+}
 /* References (inline: several per message); the last one frees. */
 void lnet_ni_free_locked(struct lnet_ni *ni);
 static inline void lnet_ni_addref_locked(struct lnet_ni *ni) { ni->ni_refcount++; }
@@ -520,25 +626,137 @@ int lnet_md_bind_locked(ulnet_t *ln, const struct ulnet_md *umd, enum ulnet_unli
 void lnet_md_unlink_locked(ulnet_t *ln, struct lnet_libmd *md);
 void lnet_md_free_locked(ulnet_t *ln, struct lnet_libmd *md);
 /* The MD a wire handle names, if it is ours and live. */
-struct lnet_libmd *lnet_wire_handle2md_locked(ulnet_t *ln, const lnet_wire_handle_t *wh);
+static inline struct lnet_libmd *lnet_wire_handle2md_locked(ulnet_t *ln,
+							     const lnet_wire_handle_t *wh)
+{
+	/* handles are only looked up by their creator */
+	if (wh->wh_interface_cookie != ln->ln_interface_cookie)
+		return NULL;
+	return lnet_handle_lookup(&ln->ln_handles, wh->wh_object_cookie, LNET_OBJ_MD);
+}
+
 /* LNetMDUnlink with the status its UNLINK event carries (0, -ETIMEDOUT,
  * -ESHUTDOWN). Drops and retakes the lock to run the handler. */
 void lnet_md_unlink_event_locked(ulnet_t *ln, struct lnet_libmd *md, int status);
 /* Wait until no other thread runs a handler on `md`; returns false if the
  * MD went away meanwhile (looked up again by cookie). */
 bool lnet_md_wait_handling_locked(ulnet_t *ln, uint64_t cookie, struct lnet_libmd **mdp);
-void lnet_md_deconstruct(const struct lnet_libmd *md, struct ulnet_event *ev);
+static inline void lnet_md_deconstruct(const struct lnet_libmd *md, struct ulnet_event *ev)
+{
+	ev->md_start = md->md_start;
+	ev->md_options = md->md_options;
+	ev->md_user_ptr = md->md_user_ptr;
+	ev->md_handle.cookie = md->md_cookie;
+}
 
 /* --- messages (msg.c) --------------------------------------------------------- */
 
 int lnet_msg_pool_init(ulnet_t *ln);
 void lnet_msg_pool_fini(ulnet_t *ln);
-struct lnet_msg *lnet_msg_alloc_locked(ulnet_t *ln);
-void lnet_msg_free_locked(ulnet_t *ln, struct lnet_msg *msg);
-void lnet_msg_attach_md(struct lnet_msg *msg, struct lnet_libmd *md, uint32_t offset,
-			uint32_t mlen);
-void lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type);
-void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg, bool timed);
+/* Alloc, free and commit are inline: each runs once or twice per message
+ * (the pool grows out of line). */
+int lnet_msg_pool_grow_locked(ulnet_t *ln);
+static inline struct lnet_msg *lnet_msg_alloc_locked(ulnet_t *ln)
+{
+	struct lnet_msg *msg;
+
+	if (__builtin_expect(ul_list_empty(&ln->ln_msg_free), 0) && lnet_msg_pool_grow_locked(ln))
+		return NULL;
+	msg = ul_list_first(&ln->ln_msg_free, struct lnet_msg, msg_list);
+	ul_list_del(&msg->msg_list);
+	LASSERT(msg->msg_state == LNET_MSG_FREE);
+	/* No memset of the ~0.5 KiB message (a `rep stos` per message): the
+	 * fields read before being written are cleared here. The header is
+	 * written in full by lnet_prep_send() or lnet_parse() before anything
+	 * reads it; msg_target, msg_from, msg_initiator and msg_src_nid_param
+	 * by the path that reads them (send or receive); the event by
+	 * lnet_build_msg_event() and lnet_md_deconstruct() before a handler
+	 * sees it (only its type is read earlier, by the counters). */
+	msg->msg_fin_next = NULL;
+	msg->msg_fin_status = 0;
+	msg->msg_finalized = 0;
+	msg->msg_bits = 0;
+	msg->msg_txni = NULL;
+	msg->msg_rxni = NULL;
+	msg->msg_txpeer = NULL;
+	msg->msg_rxpeer = NULL;
+	msg->msg_md = NULL;
+	msg->msg_len = 0;
+	msg->msg_offset = 0;
+	msg->msg_wanted = 0;
+	msg->msg_iov = NULL;
+	msg->msg_niov = 0;
+	msg->msg_rx_private = NULL;
+	msg->msg_deadline = 0;
+	msg->msg_t_start = 0;
+	msg->msg_lnd_slot = NULL;
+	ul_list_init(&msg->msg_list);
+	msg->msg_ln = ln;
+	msg->msg_state = LNET_MSG_BUSY;
+	msg->msg_ev.ln = ln;
+	msg->msg_ev.type = 0;
+	return msg;
+}
+
+static inline void lnet_msg_free_locked(ulnet_t *ln, struct lnet_msg *msg)
+{
+	LASSERT(msg->msg_state == LNET_MSG_BUSY);
+	LASSERT(!msg->msg_md && !msg->msg_tx_committed && !msg->msg_rx_committed);
+	msg->msg_state = LNET_MSG_FREE;
+	ul_list_add(&msg->msg_list, &ln->ln_msg_free);
+}
+
+static inline void lnet_msg_attach_md(struct lnet_msg *msg, struct lnet_libmd *md,
+				      uint32_t offset, uint32_t mlen)
+{
+	/* from here the message owns a reference on the MD until finalize */
+	msg->msg_md = md;
+	if (msg->msg_receiving) {
+		msg->msg_offset = offset;
+		msg->msg_wanted = mlen;
+	}
+	md->md_refcount++;
+	if (md->md_threshold != ULNET_MD_THRESH_INF) {
+		LASSERT(md->md_threshold > 0);
+		md->md_threshold--;
+	}
+	lnet_md_deconstruct(md, &msg->msg_ev);
+}
+
+static inline void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg, bool timed)
+{
+	/* only sends that may wait for credits need a deadline, and only
+	 * PUTs a start time (the egress latency); loopback and receives
+	 * don't, and skip the clock. The deadline of the others is set when
+	 * they wait for a credit (lnet_post_send_locked(): in this critical
+	 * section, so the same instant). A PUT may come with its start time
+	 * already read (msg_t_start, by response tracking). */
+	if (timed && msg->msg_type == ULNET_MSG_PUT) {
+		uint64_t now = msg->msg_t_start ? msg->msg_t_start : lnet_now(ln);
+
+		msg->msg_t_start = now;
+		msg->msg_deadline = now + (uint64_t)ln->ln_g.transaction_timeout * LNET_NSEC_PER_SEC;
+	} else if (timed) {
+		msg->msg_t_start = 0;
+		msg->msg_deadline = 0;   /* set when it waits for a credit */
+	} else {
+		msg->msg_t_start = 0;
+		msg->msg_deadline = UINT64_MAX;
+	}
+	if (msg->msg_sending) {
+		LASSERT(!msg->msg_tx_committed);
+		msg->msg_tx_committed = 1;
+		if (msg->msg_rx_committed) /* a REPLY reusing its GET: counted once */
+			return;
+	} else {
+		LASSERT(!msg->msg_rx_committed);
+		msg->msg_rx_committed = 1;
+	}
+	ln->ln_ctr.msgs_alloc++;
+	if (ln->ln_ctr.msgs_alloc > ln->ln_ctr.msgs_max)
+		ln->ln_ctr.msgs_max = ln->ln_ctr.msgs_alloc;
+}
+
 /* Finalize a message the core owns (never handed to an LND, or handed back). */
 void lnet_finalize_core(struct lnet_msg *msg, int status);
 
@@ -552,12 +770,49 @@ static inline void lnet_sendq_init(struct lnet_sendq *q)
 	ul_list_init(&q->sq_send);
 	ul_list_init(&q->sq_fail);
 }
-void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q);
 
 /* --- send and receive (move.c) ------------------------------------------------ */
 
-void lnet_prep_send(ulnet_t *ln, struct lnet_msg *msg, uint32_t type,
-		    const ulnet_process_id_t *target, uint32_t offset, uint32_t len);
+static inline void lnet_setpayloadbuffer(struct lnet_msg *msg)
+{
+	LASSERT(msg->msg_md);
+	msg->msg_iov = msg->msg_md->md_iov;
+	msg->msg_niov = msg->msg_md->md_niov;
+}
+
+/* lnet_prep_send() writes every byte of the header: no padding between
+ * the fields it sets. */
+_Static_assert(sizeof(struct lnet_hdr) ==
+		       offsetof(struct lnet_hdr, msg) + sizeof(((struct lnet_hdr *)0)->msg) &&
+	       offsetof(struct lnet_hdr, msg) == 2 * sizeof(ulnet_nid_t) + 4 * sizeof(uint32_t),
+	       "struct lnet_hdr has no padding");
+
+/* The header and the fields of a message about to be sent (inline: once
+ * per message sent). */
+static inline void lnet_prep_send(ulnet_t *ln, struct lnet_msg *msg, uint32_t type,
+				  const ulnet_process_id_t *target, uint32_t offset, uint32_t len)
+{
+	msg->msg_type = type;
+	msg->msg_target = *target;
+	msg->msg_len = len;
+	msg->msg_offset = offset;
+	msg->msg_iov = NULL;
+	msg->msg_niov = 0;
+	if (len)
+		lnet_setpayloadbuffer(msg);
+	/* field by field: a memset of the whole header is a `rep stos` */
+	msg->msg_hdr.type = type;
+	/* dest_nid is the peer NI chosen later; src_nid the local NI */
+	msg->msg_hdr.dest_nid = target->nid;
+	memset(&msg->msg_hdr.src_nid, 0, sizeof(msg->msg_hdr.src_nid));
+	msg->msg_hdr.dest_pid = target->pid;
+	msg->msg_hdr.src_pid = ln->ln_pid;
+	msg->msg_hdr.payload_length = len;
+	memset(&msg->msg_hdr.msg, 0, sizeof(msg->msg_hdr.msg));
+	/* a new hand-over to an LND begins */
+	__atomic_store_n(&msg->msg_finalized, 0, __ATOMIC_RELEASE);
+}
+
 /* Send a prepared message from `src` (NULL/ANY: choose). Returns 0 (sent,
  * queued for credits or for discovery) or -errno (not sent; the caller
  * finalizes). */
@@ -567,18 +822,88 @@ int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
 		     struct lnet_sendq *q);
 /* `now`: the clock if the caller read it (messages released from the
  * credit queues check their deadline), else 0. */
-void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q,
-				   uint64_t now);
-void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t offset,
-		  uint32_t mlen, uint32_t rlen);
-void lnet_ni_send(struct lnet_ni *ni, struct lnet_msg *msg);
+/* A credit came back to a queue of waiting messages: post its first. */
+void lnet_release_delayed_locked(ulnet_t *ln, struct ul_list *queue, struct lnet_sendq *q,
+				 uint64_t now);
+/* Inline: once per message sent; a call only when a message waits. */
+static inline void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg,
+						 struct lnet_sendq *q, uint64_t now)
+{
+	if (msg->msg_txcredit) {
+		struct lnet_ni *ni = msg->msg_txni;
+
+		msg->msg_txcredit = 0;
+		ni->ni_tx_credits++;
+		/* the queue may have been emptied by a shutdown */
+		if (ni->ni_tx_credits <= 0 && !ul_list_empty(&ni->ni_tx_delayed))
+			lnet_release_delayed_locked(ln, &ni->ni_tx_delayed, q, now);
+	}
+	if (msg->msg_peertxcredit) {
+		struct lnet_peer_ni *lp = msg->msg_txpeer;
+
+		msg->msg_peertxcredit = 0;
+		lp->lpni_txqnob -= msg->msg_len + LNET_HDR_NID4_SIZE;
+		lp->lpni_txcredits++;
+		if (lp->lpni_txcredits <= 0 && !ul_list_empty(&lp->lpni_txq))
+			lnet_release_delayed_locked(ln, &lp->lpni_txq, q, now);
+	}
+}
+/* The LND calls (inline: once per message each). */
+static inline void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t offset,
+		  uint32_t mlen, uint32_t rlen)
+{
+	const struct iovec *iov = NULL;
+	unsigned niov = 0;
+
+	LASSERT(mlen == 0 || msg);
+	if (msg) {
+		LASSERT(msg->msg_receiving);
+		msg->msg_receiving = 0;
+		if (mlen) {
+			iov = msg->msg_iov;
+			niov = msg->msg_niov;
+		}
+	}
+	ni->ni_lnd->recv(ni, priv, msg, iov, niov, offset, mlen, rlen);
+}
+
+static inline void lnet_ni_send(struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	ni->ni_lnd->send(ni, msg);
+}
+
+/* Hand the ready messages to their LNDs, fail the others (inline: a few
+ * times per message). */
+static inline void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q)
+{
+	struct lnet_msg *msg;
+
+	(void)ln;
+	while ((msg = ul_list_first(&q->sq_send, struct lnet_msg, msg_list))) {
+		ul_list_del(&msg->msg_list);
+		lnet_ni_send(msg->msg_txni, msg);
+	}
+	while ((msg = ul_list_first(&q->sq_fail, struct lnet_msg, msg_list))) {
+		ul_list_del(&msg->msg_list);
+		lnet_finalize_core(msg, msg->msg_fin_status);
+	}
+}
+
 void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg);
 /* Response tracking. */
-/* Returns the clock it read. */
-uint64_t lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md);
-void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md);
+/* Inline: once per tracked request. */
+static inline void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md)
+{
+	if (!md->md_rspt_active)
+		return;
+	if (ln->ln_ctr.rst_alloc)
+		ln->ln_ctr.rst_alloc--;
+	md->md_rspt_active = false;
+	md->md_rspt_pending = 0;
+	ul_list_del(&md->md_rspt_list);
+}
+
 void lnet_rspt_timer_cb(struct ul_timer *t);
-bool lnet_response_tracking_enabled(const ulnet_t *ln, uint32_t type, unsigned md_options);
 /* ulnet_put/ulnet_get on a looked-up MD, lock held; sends go on `q`. */
 int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		    enum ulnet_ack_req ack, const ulnet_process_id_t *target, unsigned portal,
@@ -600,17 +925,58 @@ void lnet_fail_queued_locked(ulnet_t *ln, struct lnet_ni *ni, struct lnet_sendq 
  * PUT/GET was committed. */
 void lnet_peer_ni_latency_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
 				 enum ulnet_event_kind what, uint64_t start);
-/* The same with the clock already read (`now`). */
-void lnet_peer_ni_latency_at_locked(struct lnet_peer_ni *lpni, enum ulnet_event_kind what,
-				    uint64_t start, uint64_t now);
+/* The same with the clock already read (`now`); inline: once or twice per
+ * message. */
+static inline void lnet_peer_ni_latency_at_locked(struct lnet_peer_ni *lpni,
+						  enum ulnet_event_kind what, uint64_t start,
+						  uint64_t now)
+{
+	struct lnet_latency *l;
+
+	if (!lpni || !start)
+		return;
+	switch (what) {
+	case ULNET_EVENT_SEND:
+		l = &lpni->lpni_put_egress;
+		break;
+	case ULNET_EVENT_REPLY:
+		l = &lpni->lpni_get_rtt;
+		break;
+	case ULNET_EVENT_ACK:
+		l = &lpni->lpni_put_ack;
+		break;
+	default:
+		return;
+	}
+	lnet_latency_add(l, now > start ? now - start : 0);
+}
 
 /* --- peers (peer.c) ------------------------------------------------------------- */
 
 int lnet_peer_tables_init(ulnet_t *ln);
 void lnet_peer_tables_fini(ulnet_t *ln);
-struct lnet_peer_ni *lnet_peer_ni_find_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+/* The lookups by hash (the last peer NI found missed). */
+struct lnet_peer_ni *lnet_peer_ni_find_hash_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+struct lnet_peer_ni *lnet_peer_ni_get_slow_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+/* The peer NI of `nid`, or NULL. Inline: a busy node mostly talks to the
+ * peer it just talked to (ln_pni_last), one compare and no call. */
+static inline struct lnet_peer_ni *lnet_peer_ni_find_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	struct lnet_peer_ni *last = ln->ln_pni_last;
+
+	if (last && lnet_nid_eq(&last->lpni_nid, nid))
+		return last;
+	return lnet_peer_ni_find_hash_locked(ln, nid);
+}
 /* Find the peer NI of `nid`, creating peer and peer NI if needed. */
-struct lnet_peer_ni *lnet_peer_ni_get_locked(ulnet_t *ln, const ulnet_nid_t *nid);
+static inline struct lnet_peer_ni *lnet_peer_ni_get_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	struct lnet_peer_ni *last = ln->ln_pni_last;
+
+	if (last && lnet_nid_eq(&last->lpni_nid, nid))
+		return last;
+	return lnet_peer_ni_get_slow_locked(ln, nid);
+}
 void lnet_peer_ni_free_locked(struct lnet_peer_ni *lpni);
 static inline void lnet_peer_ni_addref_locked(struct lnet_peer_ni *lpni) { lpni->lpni_refcount++; }
 static inline void lnet_peer_ni_decref_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
@@ -644,11 +1010,61 @@ int lnet_ping_info_build_locked(ulnet_t *ln, uint8_t **buf, size_t *len);
 /* Incoming push (event on the push target MD). */
 void lnet_peer_push_event(ulnet_t *ln, const struct ulnet_event *ev, const uint8_t *data,
 			  size_t len);
+/* Queue `msg` on `lp` until discovered, starting discovery: 1. */
+int lnet_peer_discovery_queue_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_msg *msg,
+				     struct lnet_sendq *q);
+/* Traffic on portal 0 is what discovery itself uses, and responses carry no
+ * portal: neither waits for discovery. */
+static inline bool lnet_msg_discovery(const struct lnet_msg *msg)
+{
+	switch (msg->msg_type) {
+	case ULNET_MSG_PUT:
+		return msg->msg_hdr.msg.put.ptl_index != ULNET_RESERVED_PORTAL;
+	case ULNET_MSG_GET:
+		return msg->msg_hdr.msg.get.ptl_index != ULNET_RESERVED_PORTAL;
+	default:
+		return false;
+	}
+}
+
+static inline bool lnet_peer_needs_push_locked(ulnet_t *ln, const struct lnet_peer *lp)
+{
+	if (!(lp->lp_state & LNET_PEER_MULTI_RAIL))
+		return false;
+	if (lp->lp_state & LNET_PEER_FORCE_PUSH)
+		return true;
+	if ((lp->lp_state & LNET_PEER_NO_DISCOVERY) || !ln->ln_g.discovery)
+		return false;
+	return lp->lp_node_seqno < ln->ln_ping_seqno;
+}
+
+static inline bool lnet_peer_is_uptodate_locked(ulnet_t *ln, const struct lnet_peer *lp)
+{
+	const unsigned want = LNET_PEER_DISCOVERED | LNET_PEER_NIDS_UPTODATE;
+
+	if (lp->lp_state & (LNET_PEER_DISCOVERING | LNET_PEER_FORCE_PING | LNET_PEER_FORCE_PUSH |
+			    LNET_PEER_REDISCOVER))
+		return false;
+	if (lnet_peer_needs_push_locked(ln, lp))
+		return false;
+	return (lp->lp_state & want) == want;
+}
+
 /* Does sending `msg` to `lpni` have to wait for discovery? If so it is
  * queued on the peer (discovery started if needed): 1. 0: send it now.
- * <0: discovery could not start. Lock held; sends go to `q`. */
-int lnet_peer_discovery_hold_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
-				    struct lnet_msg *msg, struct lnet_sendq *q);
+ * <0: discovery could not start. Lock held; sends go to `q`. Inline, with
+ * the tests above: every PUT/GET asks. */
+static inline int lnet_peer_discovery_hold_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
+						  struct lnet_msg *msg, struct lnet_sendq *q)
+{
+	struct lnet_peer *lp = lpni->lpni_peer;
+
+	if (!lp || !ln->ln_g.discovery || !lnet_msg_discovery(msg))
+		return 0;
+	if (lnet_peer_is_uptodate_locked(ln, lp))
+		return 0;
+	return lnet_peer_discovery_queue_locked(ln, lp, msg, q);
+}
 /* Start discovery of `lp` unless running (lock held); sends go to `q`. */
 int lnet_peer_start_discovery_locked(ulnet_t *ln, struct lnet_peer *lp, bool force,
 				     struct lnet_sendq *q);

@@ -99,25 +99,3 @@ void lnet_peer_ni_latency_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
 	lnet_peer_ni_latency_at_locked(lpni, what, start, lnet_now(ln));
 }
 
-void lnet_peer_ni_latency_at_locked(struct lnet_peer_ni *lpni, enum ulnet_event_kind what,
-				    uint64_t start, uint64_t now)
-{
-	struct lnet_latency *l;
-
-	if (!lpni || !start)
-		return;
-	switch (what) {
-	case ULNET_EVENT_SEND:
-		l = &lpni->lpni_put_egress;
-		break;
-	case ULNET_EVENT_REPLY:
-		l = &lpni->lpni_get_rtt;
-		break;
-	case ULNET_EVENT_ACK:
-		l = &lpni->lpni_put_ack;
-		break;
-	default:
-		return;
-	}
-	lnet_latency_add(l, now > start ? now - start : 0);
-}

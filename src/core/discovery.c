@@ -38,43 +38,6 @@ struct lnet_dc_op {
 static void lnet_peer_discovery_step_locked(ulnet_t *ln, struct lnet_peer *lp,
 					    struct lnet_sendq *q);
 
-/* Traffic on portal 0 is what discovery itself uses, and responses carry no
- * portal: neither waits for discovery. */
-static bool lnet_msg_discovery(const struct lnet_msg *msg)
-{
-	switch (msg->msg_type) {
-	case ULNET_MSG_PUT:
-		return msg->msg_hdr.msg.put.ptl_index != ULNET_RESERVED_PORTAL;
-	case ULNET_MSG_GET:
-		return msg->msg_hdr.msg.get.ptl_index != ULNET_RESERVED_PORTAL;
-	default:
-		return false;
-	}
-}
-
-static bool lnet_peer_needs_push_locked(ulnet_t *ln, const struct lnet_peer *lp)
-{
-	if (!(lp->lp_state & LNET_PEER_MULTI_RAIL))
-		return false;
-	if (lp->lp_state & LNET_PEER_FORCE_PUSH)
-		return true;
-	if ((lp->lp_state & LNET_PEER_NO_DISCOVERY) || !ln->ln_g.discovery)
-		return false;
-	return lp->lp_node_seqno < ln->ln_ping_seqno;
-}
-
-static bool lnet_peer_is_uptodate_locked(ulnet_t *ln, const struct lnet_peer *lp)
-{
-	const unsigned want = LNET_PEER_DISCOVERED | LNET_PEER_NIDS_UPTODATE;
-
-	if (lp->lp_state & (LNET_PEER_DISCOVERING | LNET_PEER_FORCE_PING | LNET_PEER_FORCE_PUSH |
-			    LNET_PEER_REDISCOVER))
-		return false;
-	if (lnet_peer_needs_push_locked(ln, lp))
-		return false;
-	return (lp->lp_state & want) == want;
-}
-
 /* --- ending a discovery -------------------------------------------------------- */
 
 static void lnet_peer_release_pending_locked(ulnet_t *ln, struct lnet_peer *lp, int status,
@@ -121,7 +84,7 @@ static void lnet_peer_discovery_done_locked(ulnet_t *ln, struct lnet_peer *lp, i
 	}
 	lp->lp_dc_error = status;
 	lp->lp_dc_gen++;
-	pthread_cond_broadcast(&ln->ln_cond);
+	lnet_cond_broadcast(ln);
 	lnet_peer_release_pending_locked(ln, lp, status, q);
 	lnet_peer_decref_locked(ln, lp); /* the discovery's reference */
 }
@@ -133,7 +96,7 @@ void lnet_peer_cancel_discovery_locked(ulnet_t *ln, struct lnet_peer *lp)
 	lp->lp_state &= ~(LNET_PEER_DISCOVERING | LNET_PEER_PING_SENT | LNET_PEER_PUSH_SENT);
 	lp->lp_dc_error = -ENOENT;
 	lp->lp_dc_gen++;
-	pthread_cond_broadcast(&ln->ln_cond);
+	lnet_cond_broadcast(ln);
 	lnet_peer_decref_locked(ln, lp);
 }
 
@@ -431,15 +394,9 @@ static void lnet_dc_handler(const struct ulnet_event *ev)
 
 /* --- entry points ----------------------------------------------------------------- */
 
-int lnet_peer_discovery_hold_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
-				    struct lnet_msg *msg, struct lnet_sendq *q)
+int lnet_peer_discovery_queue_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_msg *msg,
+				     struct lnet_sendq *q)
 {
-	struct lnet_peer *lp = lpni->lpni_peer;
-
-	if (!lp || !ln->ln_g.discovery || !lnet_msg_discovery(msg))
-		return 0;
-	if (lnet_peer_is_uptodate_locked(ln, lp))
-		return 0;
 	/* a failed start ends the discovery, which fails this message too */
 	msg->msg_discovery_wait = 1;
 	ul_list_add_tail(&msg->msg_list, &lp->lp_pending);

@@ -9,14 +9,11 @@
 
 #include "core/core.h"
 
-#define HANDLE_TYPE_BITS 2
-#define HANDLE_INDEX_BITS 32
-#define HANDLE_GEN_SHIFT (HANDLE_TYPE_BITS + HANDLE_INDEX_BITS)
-#define HANDLE_GEN_MAX ((1u << (64 - HANDLE_GEN_SHIFT)) - 1)
+#define HANDLE_GEN_MAX ((1u << (64 - LNET_HANDLE_GEN_SHIFT)) - 1)
 
 static uint64_t make_cookie(uint32_t idx, uint32_t gen, enum lnet_obj_type type)
 {
-	return (uint64_t)gen << HANDLE_GEN_SHIFT | (uint64_t)idx << HANDLE_TYPE_BITS | (uint64_t)type;
+	return (uint64_t)gen << LNET_HANDLE_GEN_SHIFT | (uint64_t)idx << LNET_HANDLE_TYPE_BITS | (uint64_t)type;
 }
 
 void lnet_handle_table_init(struct lnet_handle_table *t)
@@ -67,31 +64,15 @@ int lnet_handle_alloc(struct lnet_handle_table *t, void *obj, enum lnet_obj_type
 	return 0;
 }
 
-void *lnet_handle_lookup(const struct lnet_handle_table *t, uint64_t cookie,
-			 enum lnet_obj_type type)
-{
-	uint64_t idx = (cookie >> HANDLE_TYPE_BITS) & 0xffffffffu;
-	uint32_t gen = (uint32_t)(cookie >> HANDLE_GEN_SHIFT);
-	const struct lnet_handle_slot *s;
-
-	if ((cookie & ((1u << HANDLE_TYPE_BITS) - 1)) != (uint64_t)type)
-		return NULL;
-	if (idx >= t->nslots)
-		return NULL;
-	s = &t->slots[idx];
-	if (!s->obj || s->gen != gen)
-		return NULL;
-	return s->obj;
-}
 
 void lnet_handle_free(struct lnet_handle_table *t, uint64_t cookie)
 {
-	uint32_t idx = (uint32_t)((cookie >> HANDLE_TYPE_BITS) & 0xffffffffu);
+	uint32_t idx = (uint32_t)((cookie >> LNET_HANDLE_TYPE_BITS) & 0xffffffffu);
 	struct lnet_handle_slot *s;
 
 	LASSERT(idx < t->nslots);
 	s = &t->slots[idx];
-	LASSERT(s->obj && s->gen == (uint32_t)(cookie >> HANDLE_GEN_SHIFT));
+	LASSERT(s->obj && s->gen == (uint32_t)(cookie >> LNET_HANDLE_GEN_SHIFT));
 	s->obj = NULL;
 	/* a new generation for the next user of this slot; skip 0 */
 	s->gen = s->gen >= HANDLE_GEN_MAX ? 1 : s->gen + 1;

@@ -166,7 +166,6 @@ static void lnet_globals_defaults(struct ulnet_globals *g)
 int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 {
 	ulnet_pid_t pid = ULNET_PID_LUSTRE;
-	pthread_condattr_t ca;
 	ulnet_t *ln;
 	size_t i;
 	int rc;
@@ -182,12 +181,8 @@ int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 	ln = calloc(1, sizeof(*ln));
 	if (!ln)
 		return -ENOMEM;
-	pthread_mutex_init(&ln->ln_lock, NULL);
+	/* ln_lock and ln_cond_seq: zero (calloc) is free and initial */
 	pthread_mutex_init(&ln->ln_api_lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&ln->ln_cond, &ca);
-	pthread_condattr_destroy(&ca);
 	ln->ln_state = LNET_STATE_RUNNING;
 	ln->ln_pid = pid;
 	ln->ln_flags = opts ? opts->flags : 0;
@@ -198,6 +193,7 @@ int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 	ln->ln_log.level = opts ? opts->log_level : ULNET_LOG_WARN;
 	ln->ln_log.prefix = NULL;
 	ul_list_init(&ln->ln_nis);
+	ln->ln_ni_gen = 1;   /* the net cache (gen 0) starts stale */
 	ul_list_init(&ln->ln_md_active);
 	ul_list_init(&ln->ln_msg_free);
 	ul_list_init(&ln->ln_rspt_list);
@@ -353,8 +349,6 @@ void ulnet_destroy(ulnet_t *ln)
 		ul_loop_destroy(ln->ln_loop);
 	free(ln->ln_ping_buf);
 	free(ln->ln_push_buf);
-	pthread_cond_destroy(&ln->ln_cond);
-	pthread_mutex_destroy(&ln->ln_lock);
 	pthread_mutex_destroy(&ln->ln_api_lock);
 	free(ln);
 }
@@ -391,7 +385,7 @@ int lnet_wait_locked(ulnet_t *ln, bool (*done)(void *arg), void *arg, int timeou
 			struct timespec ts = { .tv_sec = (time_t)(until / LNET_NSEC_PER_SEC),
 					       .tv_nsec = (long)(until % LNET_NSEC_PER_SEC) };
 
-			pthread_cond_timedwait(&ln->ln_cond, &ln->ln_lock, &ts);
+			lnet_cond_wait_locked(ln, &ts);
 		} else {
 			/* manual progress: the waiting caller drives the loop */
 			uint64_t left = (deadline - now) / 1000000ULL;

@@ -10,13 +10,6 @@
 
 #include "core/core.h"
 
-void lnet_md_deconstruct(const struct lnet_libmd *md, struct ulnet_event *ev)
-{
-	ev->md_start = md->md_start;
-	ev->md_options = md->md_options;
-	ev->md_user_ptr = md->md_user_ptr;
-	ev->md_handle.cookie = md->md_cookie;
-}
 
 static int lnet_md_build(const struct ulnet_md *umd, enum ulnet_unlink unlink,
 			 struct lnet_libmd **out)
@@ -137,7 +130,7 @@ bool lnet_md_wait_handling_locked(ulnet_t *ln, uint64_t cookie, struct lnet_libm
 		if (md->md_refcount == 0 && (md->md_flags & LNET_MD_FLAG_HANDLING) &&
 		    !pthread_equal(md->md_handling_thread, pthread_self())) {
 			ln->ln_handling_waiters++;
-			pthread_cond_wait(&ln->ln_cond, &ln->ln_lock);
+			lnet_cond_wait_locked(ln, NULL);
 			ln->ln_handling_waiters--;
 			continue;
 		}
@@ -146,13 +139,6 @@ bool lnet_md_wait_handling_locked(ulnet_t *ln, uint64_t cookie, struct lnet_libm
 	}
 }
 
-struct lnet_libmd *lnet_wire_handle2md_locked(ulnet_t *ln, const lnet_wire_handle_t *wh)
-{
-	/* handles are only looked up by their creator */
-	if (wh->wh_interface_cookie != ln->ln_interface_cookie)
-		return NULL;
-	return lnet_handle_lookup(&ln->ln_handles, wh->wh_object_cookie, LNET_OBJ_MD);
-}
 
 void lnet_md_unlink_event_locked(ulnet_t *ln, struct lnet_libmd *md, int status)
 {

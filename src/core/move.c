@@ -34,68 +34,85 @@ static const char *lnet_msgtyp2str(uint32_t type)
 	}
 }
 
-static void lnet_setpayloadbuffer(struct lnet_msg *msg)
+
+/* Static here (its callers are all in this file), inlined with a constant
+ * `type`: each caller gets only its case. */
+static inline __attribute__((always_inline)) void
+lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type)
 {
-	LASSERT(msg->msg_md);
-	msg->msg_iov = msg->msg_md->md_iov;
-	msg->msg_niov = msg->msg_md->md_niov;
+	const struct lnet_hdr *hdr = &msg->msg_hdr;
+	struct ulnet_event *ev = &msg->msg_ev;
+
+	ev->type = type;
+	ev->msg_type = (enum ulnet_msg_type)msg->msg_type;
+	if (type == ULNET_EVENT_SEND) {
+		/* active side: the target as asked; we are the initiator */
+		ev->target.nid = hdr->dest_nid;
+		ev->target.pid = hdr->dest_pid;
+		ev->initiator.nid = ULNET_NID_ANY;
+		ev->initiator.pid = hdr->src_pid;
+		ev->source.nid = ULNET_NID_ANY;
+		ev->source.pid = hdr->src_pid;
+		ev->sender = ULNET_NID_ANY;
+	} else {
+		ev->target.nid = hdr->dest_nid;
+		ev->target.pid = hdr->dest_pid;
+		ev->initiator.nid = msg->msg_initiator;
+		ev->initiator.pid = hdr->src_pid;
+		ev->source.nid = hdr->src_nid;
+		ev->source.pid = hdr->src_pid;
+		ev->rlength = hdr->payload_length;
+		ev->sender = msg->msg_from;
+		ev->mlength = msg->msg_wanted;
+		ev->offset = msg->msg_offset;
+	}
+
+	switch (type) {
+	case ULNET_EVENT_PUT:
+		ev->pt_index = hdr->msg.put.ptl_index;
+		ev->match_bits = hdr->msg.put.match_bits;
+		ev->hdr_data = hdr->msg.put.hdr_data;
+		break;
+	case ULNET_EVENT_GET:
+		ev->pt_index = hdr->msg.get.ptl_index;
+		ev->match_bits = hdr->msg.get.match_bits;
+		ev->hdr_data = 0;
+		break;
+	case ULNET_EVENT_ACK:
+		ev->pt_index = 0;
+		ev->match_bits = hdr->msg.ack.match_bits;
+		ev->mlength = hdr->msg.ack.mlength;
+		ev->hdr_data = 0;
+		break;
+	case ULNET_EVENT_REPLY:
+		ev->pt_index = 0;
+		ev->match_bits = 0;
+		ev->hdr_data = 0;
+		break;
+	case ULNET_EVENT_SEND:
+		if (msg->msg_type == ULNET_MSG_PUT) {
+			ev->pt_index = hdr->msg.put.ptl_index;
+			ev->match_bits = hdr->msg.put.match_bits;
+			ev->offset = hdr->msg.put.offset;
+			ev->mlength = ev->rlength = hdr->payload_length;
+			ev->hdr_data = hdr->msg.put.hdr_data;
+		} else {
+			ev->pt_index = hdr->msg.get.ptl_index;
+			ev->match_bits = hdr->msg.get.match_bits;
+			ev->mlength = ev->rlength = hdr->msg.get.sink_length;
+			ev->offset = hdr->msg.get.src_offset;
+			ev->hdr_data = 0;
+		}
+		break;
+	default:
+		LASSERT(0);
+	}
 }
 
-/* lnet_prep_send() writes every byte of the header: no padding between
- * the fields it sets. */
-_Static_assert(sizeof(struct lnet_hdr) ==
-		       offsetof(struct lnet_hdr, msg) + sizeof(((struct lnet_hdr *)0)->msg) &&
-	       offsetof(struct lnet_hdr, msg) == 2 * sizeof(ulnet_nid_t) + 4 * sizeof(uint32_t),
-	       "struct lnet_hdr has no padding");
-
-void lnet_prep_send(ulnet_t *ln, struct lnet_msg *msg, uint32_t type,
-		    const ulnet_process_id_t *target, uint32_t offset, uint32_t len)
-{
-	msg->msg_type = type;
-	msg->msg_target = *target;
-	msg->msg_len = len;
-	msg->msg_offset = offset;
-	msg->msg_iov = NULL;
-	msg->msg_niov = 0;
-	if (len)
-		lnet_setpayloadbuffer(msg);
-	/* field by field: a memset of the whole header is a `rep stos` */
-	msg->msg_hdr.type = type;
-	/* dest_nid is the peer NI chosen later; src_nid the local NI */
-	msg->msg_hdr.dest_nid = target->nid;
-	memset(&msg->msg_hdr.src_nid, 0, sizeof(msg->msg_hdr.src_nid));
-	msg->msg_hdr.dest_pid = target->pid;
-	msg->msg_hdr.src_pid = ln->ln_pid;
-	msg->msg_hdr.payload_length = len;
-	memset(&msg->msg_hdr.msg, 0, sizeof(msg->msg_hdr.msg));
-	/* a new hand-over to an LND begins */
-	__atomic_store_n(&msg->msg_finalized, 0, __ATOMIC_RELEASE);
-}
 
 /* --- LND calls ---------------------------------------------------------------------- */
 
-void lnet_ni_send(struct lnet_ni *ni, struct lnet_msg *msg)
-{
-	ni->ni_lnd->send(ni, msg);
-}
 
-void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t offset,
-		  uint32_t mlen, uint32_t rlen)
-{
-	const struct iovec *iov = NULL;
-	unsigned niov = 0;
-
-	LASSERT(mlen == 0 || msg);
-	if (msg) {
-		LASSERT(msg->msg_receiving);
-		msg->msg_receiving = 0;
-		if (mlen) {
-			iov = msg->msg_iov;
-			niov = msg->msg_niov;
-		}
-	}
-	ni->ni_lnd->recv(ni, priv, msg, iov, niov, offset, mlen, rlen);
-}
 
 /* --- credits ------------------------------------------------------------------------ */
 
@@ -119,8 +136,10 @@ static void lnet_msg_set_deadline_locked(ulnet_t *ln, struct lnet_msg *msg)
 }
 
 /* OK: ready to hand to the LND; WAIT: queued for a credit; <0: fail it.
- * `now`: the clock if the caller read it, else 0. */
-static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
+ * `now`: the clock if the caller read it, else 0. Inlined in both callers:
+ * every send, and every release from a credit queue. */
+static inline __attribute__((always_inline)) int
+lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
 {
 	struct lnet_peer_ni *lp = msg->msg_txpeer;
 	struct lnet_ni *ni = msg->msg_txni;
@@ -133,10 +152,8 @@ static int lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now
 	if (msg->msg_tx_delayed && (now ? now : lnet_now(ln)) > msg->msg_deadline) {
 		ln->ln_ctr.drop_count++;
 		ln->ln_ctr.drop_length += msg->msg_len;
-		ni->ni_drop_count++;
 		ni->ni_dropped.n[msg->msg_type]++;
 		if (lp) {
-			lp->lpni_drop_count++;
 			lp->lpni_dropped.n[msg->msg_type]++;
 		}
 		lnet_log(ln, ULNET_LOG_WARN, "dropping %s for %s: exceeded message deadline",
@@ -192,37 +209,14 @@ static void lnet_post_delayed_locked(ulnet_t *ln, struct lnet_msg *msg, struct l
 	}
 }
 
-void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q,
-				   uint64_t now)
+void lnet_release_delayed_locked(ulnet_t *ln, struct ul_list *queue, struct lnet_sendq *q,
+				 uint64_t now)
 {
-	if (msg->msg_txcredit) {
-		struct lnet_ni *ni = msg->msg_txni;
+	struct lnet_msg *m2 = ul_list_first(queue, struct lnet_msg, msg_list);
 
-		msg->msg_txcredit = 0;
-		ni->ni_tx_credits++;
-		/* the queue may have been emptied by a shutdown */
-		if (ni->ni_tx_credits <= 0 && !ul_list_empty(&ni->ni_tx_delayed)) {
-			struct lnet_msg *m2 = ul_list_first(&ni->ni_tx_delayed, struct lnet_msg, msg_list);
-
-			ul_list_del(&m2->msg_list);
-			lnet_tx_waiting_add_locked(ln, -1);
-			lnet_post_delayed_locked(ln, m2, q, now);
-		}
-	}
-	if (msg->msg_peertxcredit) {
-		struct lnet_peer_ni *lp = msg->msg_txpeer;
-
-		msg->msg_peertxcredit = 0;
-		lp->lpni_txqnob -= msg->msg_len + LNET_HDR_NID4_SIZE;
-		lp->lpni_txcredits++;
-		if (lp->lpni_txcredits <= 0 && !ul_list_empty(&lp->lpni_txq)) {
-			struct lnet_msg *m2 = ul_list_first(&lp->lpni_txq, struct lnet_msg, msg_list);
-
-			ul_list_del(&m2->msg_list);
-			lnet_tx_waiting_add_locked(ln, -1);
-			lnet_post_delayed_locked(ln, m2, q, now);
-		}
-	}
+	ul_list_del(&m2->msg_list);
+	lnet_tx_waiting_add_locked(ln, -1);
+	lnet_post_delayed_locked(ln, m2, q, now);
 }
 
 static void lnet_fail_list_locked(ulnet_t *ln, struct ul_list *list, struct lnet_ni *ni,
@@ -269,6 +263,14 @@ static struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
 {
 	struct lnet_ni *best = NULL;
 	struct ul_list *pos;
+	int n = lnet_net_nis_locked(ln, net, &best);
+
+	if (n <= 1) {
+		/* no choice to make (the usual one NI per net) */
+		if (best)
+			best->ni_seq++;
+		return best;
+	}
 
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
@@ -285,30 +287,82 @@ static struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
 	return best;
 }
 
-int lnet_check_reachable_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *target)
+#define LNET_REACH_LOCAL  0   /* one of our NIDs: through 0@lo */
+#define LNET_REACH_REMOTE 1   /* on a net we have an NI on (from `self`) */
+
+/* lnet_check_reachable_locked(), saying which way: LNET_REACH_* or -errno.
+ * Without `self`, one walk of the NI list answers both "is it ours" and
+ * "do we have its net". */
+static inline __attribute__((always_inline)) int
+lnet_reach_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *target)
 {
 	if (lnet_nid_is_any(target))
 		return -EINVAL;
-	if (lnet_nid_is_lo0(target) || lnet_nid_is_local_locked(ln, target))
-		return ln->ln_loni ? 0 : -EHOSTUNREACH;
+	if (lnet_nid_is_lo0(target))
+		return ln->ln_loni ? LNET_REACH_LOCAL : -EHOSTUNREACH;
 	if (self && !lnet_nid_is_any(self)) {
+		if (lnet_nid_is_local_locked(ln, target))
+			return ln->ln_loni ? LNET_REACH_LOCAL : -EHOSTUNREACH;
 		if (!lnet_nid_is_local_locked(ln, self))
 			return -EINVAL;
 		if (ulnet_nid_net(self) != ulnet_nid_net(target))
 			return -EHOSTUNREACH; /* no routing */
-		return 0;
+		return LNET_REACH_REMOTE;
+	} else {
+		ulnet_net_t net = ulnet_nid_net(target);
+		bool on_net = false;
+		struct ul_list *pos;
+		struct lnet_ni *only;
+		int n = lnet_net_nis_locked(ln, net, &only);
+
+		/* an NI with the target's NID is on the target's net */
+		if (n == 0)
+			return -EHOSTUNREACH;
+		if (n == 1) {
+			if (lnet_nid_eq(&only->ni_nid, target))
+				return ln->ln_loni ? LNET_REACH_LOCAL : -EHOSTUNREACH;
+			return LNET_REACH_REMOTE;
+		}
+		ul_list_for_each(pos, &ln->ln_nis) {
+			struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+			if (ulnet_nid_net(&ni->ni_nid) != net)
+				continue;
+			if (lnet_nid_eq(&ni->ni_nid, target))
+				return ln->ln_loni ? LNET_REACH_LOCAL : -EHOSTUNREACH;
+			on_net = true;
+		}
+		return on_net ? LNET_REACH_REMOTE : -EHOSTUNREACH;
 	}
-	return lnet_net_is_local_locked(ln, ulnet_nid_net(target)) ? 0 : -EHOSTUNREACH;
+}
+
+int lnet_check_reachable_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *target)
+{
+	int rc = lnet_reach_locked(ln, self, target);
+
+	return rc < 0 ? rc : 0;
 }
 
 /* Multi-Rail: among the peer's NIs on nets we have, the one with the most
  * credits, round robin among equals; the local NI likewise. */
-static int lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
-				 struct lnet_ni **best_ni, struct lnet_peer_ni **best_lpni)
+static inline __attribute__((always_inline)) int
+lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
+		      struct lnet_ni **best_ni, struct lnet_peer_ni **best_lpni)
 {
 	struct lnet_peer_ni *best = NULL;
 	struct ul_list *pos;
 
+	if (!src_ni && lp->lp_nnis == 1) {
+		/* one peer NI (the common case): the NI walk that picks our
+		 * NI also says whether we have its net, no separate test */
+		best = ul_container_of(lp->lp_nis.next, struct lnet_peer_ni, lpni_peer_list);
+		*best_ni = lnet_best_ni_on_net_locked(ln, ulnet_nid_net(&best->lpni_nid));
+		if (!*best_ni)
+			return -EHOSTUNREACH;
+		best->lpni_seq++;
+		*best_lpni = best;
+		return 0;
+	}
 	ul_list_for_each(pos, &lp->lp_nis) {
 		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
 		ulnet_net_t net = ulnet_nid_net(&lpni->lpni_nid);
@@ -327,8 +381,12 @@ static int lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_
 	return *best_ni ? 0 : -EHOSTUNREACH;
 }
 
-static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
-				      struct lnet_sendq *q)
+/* `remote`: the caller found, in this critical section, that the target
+ * is not ours and that its net is reachable from `src` (lnet_reach_locked()
+ * said LNET_REACH_REMOTE): those tests are skipped. */
+static inline __attribute__((always_inline)) int
+lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
+			   struct lnet_sendq *q, bool remote)
 {
 	const ulnet_nid_t *dst = &msg->msg_target.nid;
 	bool src_any = !src || lnet_nid_is_any(src);
@@ -337,6 +395,8 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
 	int rc;
 
+	if (remote)
+		goto remote;
 	if (lnet_nid_is_any(dst))
 		return -EINVAL;
 
@@ -353,6 +413,7 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 		return LNET_CREDIT_OK;
 	}
 
+remote:
 	msg->msg_src_nid_param = src_any ? ULNET_NID_ANY : *src;
 	if (!src_any) {
 		src_ni = lnet_nid2ni_locked(ln, src);
@@ -366,7 +427,7 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 				 lnet_nidstr(dst, nid), lnet_nidstr(src, nid2));
 			return -EHOSTUNREACH;
 		}
-	} else if (!lnet_net_is_local_locked(ln, ulnet_nid_net(dst))) {
+	} else if (!remote && !lnet_net_is_local_locked(ln, ulnet_nid_net(dst))) {
 		lnet_log(ln, ULNET_LOG_ERROR, "no route to %s: no local NI on its net",
 			 lnet_nidstr(dst, nid));
 		return -EHOSTUNREACH;
@@ -409,8 +470,10 @@ static int lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struc
 	return lnet_post_send_locked(ln, msg, 0);
 }
 
-int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
-		     struct lnet_sendq *q)
+/* Inlined in its two callers, each with a constant `remote`. */
+static inline __attribute__((always_inline)) int
+lnet_send_how_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
+		     struct lnet_sendq *q, bool remote)
 {
 	int rc;
 
@@ -418,12 +481,18 @@ int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
 	msg->msg_sending = 1;
 	if (ln->ln_state != LNET_STATE_RUNNING)
 		return -ESHUTDOWN;
-	rc = lnet_select_pathway_locked(ln, src, msg, q);
+	rc = lnet_select_pathway_locked(ln, src, msg, q, remote);
 	if (rc < 0)
 		return rc;
 	if (rc == LNET_CREDIT_OK)
 		ul_list_add_tail(&msg->msg_list, &q->sq_send);
 	return 0;
+}
+
+int lnet_send_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg,
+		     struct lnet_sendq *q)
+{
+	return lnet_send_how_locked(ln, src, msg, q, false);
 }
 
 int lnet_send(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg)
@@ -441,7 +510,8 @@ int lnet_send(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg *msg)
 
 /* --- response tracking ------------------------------------------------------------------ */
 
-bool lnet_response_tracking_enabled(const ulnet_t *ln, uint32_t type, unsigned md_options)
+static inline bool lnet_response_tracking_enabled(const ulnet_t *ln, uint32_t type,
+						  unsigned md_options)
 {
 	if (md_options & ULNET_MD_NO_TRACK_RESPONSE)
 		return false;
@@ -456,7 +526,9 @@ bool lnet_response_tracking_enabled(const ulnet_t *ln, uint32_t type, unsigned m
 	return false;
 }
 
-uint64_t lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md)
+/* Returns the clock it read. Inlined in its two callers (every tracked PUT/GET). */
+static inline __attribute__((always_inline)) uint64_t
+lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md)
 {
 	uint64_t now = lnet_now(ln);
 	struct lnet_libmd *head;
@@ -479,16 +551,6 @@ uint64_t lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md)
 	return now;
 }
 
-void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md)
-{
-	if (!md->md_rspt_active)
-		return;
-	if (ln->ln_ctr.rst_alloc)
-		ln->ln_ctr.rst_alloc--;
-	md->md_rspt_active = false;
-	md->md_rspt_pending = 0;
-	ul_list_del(&md->md_rspt_list);
-}
 
 void lnet_rspt_timer_cb(struct ul_timer *t)
 {
@@ -516,7 +578,9 @@ void lnet_rspt_timer_cb(struct ul_timer *t)
 
 /* --- initiating ------------------------------------------------------------------------ */
 
-static int lnet_md_for_send_locked(ulnet_t *ln, ulnet_handle_t mdh, struct lnet_libmd **mdp)
+/* The three helpers below are inlined in ulnet_put()/ulnet_get()'s paths. */
+static inline __attribute__((always_inline)) int
+lnet_md_for_send_locked(ulnet_t *ln, ulnet_handle_t mdh, struct lnet_libmd **mdp)
 {
 	struct lnet_libmd *md = lnet_handle_lookup(&ln->ln_handles, mdh.cookie, LNET_OBJ_MD);
 
@@ -532,10 +596,11 @@ static int lnet_md_for_send_locked(ulnet_t *ln, ulnet_handle_t mdh, struct lnet_
 }
 
 /* Queue the send; a failure after this point is an event, via q. */
-static void lnet_send_or_fail_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_msg *msg,
-				     struct lnet_sendq *q)
+static inline __attribute__((always_inline)) void
+lnet_send_or_fail_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_msg *msg,
+			 struct lnet_sendq *q, int reach)
 {
-	int rc = lnet_send_locked(ln, self, msg, q);
+	int rc = lnet_send_how_locked(ln, self, msg, q, reach == LNET_REACH_REMOTE);
 
 	if (rc < 0) {
 		char nid[ULNET_NIDSTR_SIZE];
@@ -550,18 +615,21 @@ static void lnet_send_or_fail_locked(ulnet_t *ln, const ulnet_nid_t *self, struc
 
 /* What an initiated PUT and GET share: the node is running, the target is
  * reachable, and a message carries the MD and the header's common part. */
-static int lnet_initiate_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
-				unsigned type, const ulnet_process_id_t *target, uint32_t len,
-				struct lnet_msg **out)
+static inline __attribute__((always_inline)) int
+lnet_initiate_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md, unsigned type,
+		     const ulnet_process_id_t *target, uint32_t len, struct lnet_msg **out,
+		     int *reach)
 {
 	struct lnet_msg *msg;
 	int rc;
 
 	if (ln->ln_state != LNET_STATE_RUNNING)
 		return -ESHUTDOWN;
-	rc = lnet_check_reachable_locked(ln, self, &target->nid);
-	if (rc)
+	/* the lock is held until the send: what this finds holds there */
+	rc = lnet_reach_locked(ln, self, &target->nid);
+	if (rc < 0)
 		return rc;
+	*reach = rc;
 	msg = lnet_msg_alloc_locked(ln);
 	if (!msg)
 		return -ENOMEM;
@@ -571,14 +639,18 @@ static int lnet_initiate_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lne
 	return 0;
 }
 
-int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
+/* lnet_put_locked(), inlined in ulnet_put() (discovery calls the
+ * out-of-line one). */
+static inline __attribute__((always_inline)) int
+lnet_put_one_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		    enum ulnet_ack_req ack, const ulnet_process_id_t *target, unsigned portal,
 		    uint64_t match_bits, unsigned remote_offset, uint64_t hdr_data,
 		    struct lnet_sendq *q)
 {
 	struct lnet_msg *msg;
+	int reach;
 	int rc = lnet_initiate_locked(ln, self, md, ULNET_MSG_PUT, target,
-				      (uint32_t)md->md_length, &msg);
+				      (uint32_t)md->md_length, &msg, &reach);
 
 	if (rc)
 		return rc;
@@ -599,8 +671,17 @@ int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		msg->msg_t_start = lnet_rspt_attach_locked(ln, md);
 		msg->msg_tracked = 1;
 	}
-	lnet_send_or_fail_locked(ln, self, msg, q);
+	lnet_send_or_fail_locked(ln, self, msg, q, reach);
 	return 0;
+}
+
+int lnet_put_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
+		    enum ulnet_ack_req ack, const ulnet_process_id_t *target, unsigned portal,
+		    uint64_t match_bits, unsigned remote_offset, uint64_t hdr_data,
+		    struct lnet_sendq *q)
+{
+	return lnet_put_one_locked(ln, self, md, ack, target, portal, match_bits, remote_offset,
+				   hdr_data, q);
 }
 
 int lnet_get_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
@@ -608,7 +689,8 @@ int lnet_get_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		    unsigned remote_offset, struct lnet_sendq *q)
 {
 	struct lnet_msg *msg;
-	int rc = lnet_initiate_locked(ln, self, md, ULNET_MSG_GET, target, 0, &msg);
+	int reach;
+	int rc = lnet_initiate_locked(ln, self, md, ULNET_MSG_GET, target, 0, &msg, &reach);
 
 	if (rc)
 		return rc;
@@ -623,7 +705,7 @@ int lnet_get_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		lnet_rspt_attach_locked(ln, md);
 		msg->msg_tracked = 1;
 	}
-	lnet_send_or_fail_locked(ln, self, msg, q);
+	lnet_send_or_fail_locked(ln, self, msg, q, reach);
 	return 0;
 }
 
@@ -641,8 +723,8 @@ int ulnet_put(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh, enum uln
 	lnet_lock(ln);
 	rc = lnet_md_for_send_locked(ln, mdh, &md);
 	if (!rc)
-		rc = lnet_put_locked(ln, self, md, ack, &target, portal, match_bits, remote_offset,
-				     hdr_data, &q);
+		rc = lnet_put_one_locked(ln, self, md, ack, &target, portal, match_bits,
+					 remote_offset, hdr_data, &q);
 	lnet_unlock(ln);
 	/* from here on, completion is signalled by events */
 	lnet_sendq_flush(ln, &q);
@@ -919,7 +1001,6 @@ static void lnet_drop_message(ulnet_t *ln, struct lnet_ni *ni, void *priv, uint3
 	lnet_lock(ln);
 	ln->ln_ctr.drop_count++;
 	ln->ln_ctr.drop_length += nob;
-	ni->ni_drop_count++;
 	ni->ni_dropped.n[type <= ULNET_MSG_HELLO ? type : 0]++;
 	lnet_unlock(ln);
 	/* the LND still reads and discards the payload */

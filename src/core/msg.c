@@ -19,7 +19,7 @@
 
 /* --- pool ------------------------------------------------------------------------ */
 
-static int lnet_msg_pool_grow_locked(ulnet_t *ln)
+int lnet_msg_pool_grow_locked(ulnet_t *ln)
 {
 	struct lnet_msg *chunk;
 	void **chunks;
@@ -57,55 +57,7 @@ void lnet_msg_pool_fini(ulnet_t *ln)
 	ul_list_init(&ln->ln_msg_free);
 }
 
-struct lnet_msg *lnet_msg_alloc_locked(ulnet_t *ln)
-{
-	struct lnet_msg *msg;
 
-	if (ul_list_empty(&ln->ln_msg_free) && lnet_msg_pool_grow_locked(ln))
-		return NULL;
-	msg = ul_list_first(&ln->ln_msg_free, struct lnet_msg, msg_list);
-	ul_list_del(&msg->msg_list);
-	LASSERT(msg->msg_state == LNET_MSG_FREE);
-	/* No memset of the ~0.5 KiB message (a `rep stos` per message): the
-	 * fields read before being written are cleared here. The header is
-	 * written in full by lnet_prep_send() or lnet_parse() before anything
-	 * reads it; msg_target, msg_from, msg_initiator and msg_src_nid_param
-	 * by the path that reads them (send or receive); the event by
-	 * lnet_build_msg_event() and lnet_md_deconstruct() before a handler
-	 * sees it (only its type is read earlier, by the counters). */
-	msg->msg_fin_next = NULL;
-	msg->msg_fin_status = 0;
-	msg->msg_finalized = 0;
-	msg->msg_bits = 0;
-	msg->msg_txni = NULL;
-	msg->msg_rxni = NULL;
-	msg->msg_txpeer = NULL;
-	msg->msg_rxpeer = NULL;
-	msg->msg_md = NULL;
-	msg->msg_len = 0;
-	msg->msg_offset = 0;
-	msg->msg_wanted = 0;
-	msg->msg_iov = NULL;
-	msg->msg_niov = 0;
-	msg->msg_rx_private = NULL;
-	msg->msg_deadline = 0;
-	msg->msg_t_start = 0;
-	msg->msg_lnd_slot = NULL;
-	ul_list_init(&msg->msg_list);
-	msg->msg_ln = ln;
-	msg->msg_state = LNET_MSG_BUSY;
-	msg->msg_ev.ln = ln;
-	msg->msg_ev.type = 0;
-	return msg;
-}
-
-void lnet_msg_free_locked(ulnet_t *ln, struct lnet_msg *msg)
-{
-	LASSERT(msg->msg_state == LNET_MSG_BUSY);
-	LASSERT(!msg->msg_md && !msg->msg_tx_committed && !msg->msg_rx_committed);
-	msg->msg_state = LNET_MSG_FREE;
-	ul_list_add(&msg->msg_list, &ln->ln_msg_free);
-}
 
 /* --- what LNDs see of a message ---------------------------------------------- */
 
@@ -186,129 +138,10 @@ size_t lnet_copy_iov(const struct iovec *dst, unsigned ndst, size_t doff,
 
 /* --- MD attachment and events ------------------------------------------------- */
 
-void lnet_msg_attach_md(struct lnet_msg *msg, struct lnet_libmd *md, uint32_t offset,
-			uint32_t mlen)
-{
-	/* from here the message owns a reference on the MD until finalize */
-	msg->msg_md = md;
-	if (msg->msg_receiving) {
-		msg->msg_offset = offset;
-		msg->msg_wanted = mlen;
-	}
-	md->md_refcount++;
-	if (md->md_threshold != ULNET_MD_THRESH_INF) {
-		LASSERT(md->md_threshold > 0);
-		md->md_threshold--;
-	}
-	lnet_md_deconstruct(md, &msg->msg_ev);
-}
 
-void lnet_build_msg_event(struct lnet_msg *msg, enum ulnet_event_kind type)
-{
-	const struct lnet_hdr *hdr = &msg->msg_hdr;
-	struct ulnet_event *ev = &msg->msg_ev;
-
-	ev->type = type;
-	ev->msg_type = (enum ulnet_msg_type)msg->msg_type;
-	if (type == ULNET_EVENT_SEND) {
-		/* active side: the target as asked; we are the initiator */
-		ev->target.nid = hdr->dest_nid;
-		ev->target.pid = hdr->dest_pid;
-		ev->initiator.nid = ULNET_NID_ANY;
-		ev->initiator.pid = hdr->src_pid;
-		ev->source.nid = ULNET_NID_ANY;
-		ev->source.pid = hdr->src_pid;
-		ev->sender = ULNET_NID_ANY;
-	} else {
-		ev->target.nid = hdr->dest_nid;
-		ev->target.pid = hdr->dest_pid;
-		ev->initiator.nid = msg->msg_initiator;
-		ev->initiator.pid = hdr->src_pid;
-		ev->source.nid = hdr->src_nid;
-		ev->source.pid = hdr->src_pid;
-		ev->rlength = hdr->payload_length;
-		ev->sender = msg->msg_from;
-		ev->mlength = msg->msg_wanted;
-		ev->offset = msg->msg_offset;
-	}
-
-	switch (type) {
-	case ULNET_EVENT_PUT:
-		ev->pt_index = hdr->msg.put.ptl_index;
-		ev->match_bits = hdr->msg.put.match_bits;
-		ev->hdr_data = hdr->msg.put.hdr_data;
-		break;
-	case ULNET_EVENT_GET:
-		ev->pt_index = hdr->msg.get.ptl_index;
-		ev->match_bits = hdr->msg.get.match_bits;
-		ev->hdr_data = 0;
-		break;
-	case ULNET_EVENT_ACK:
-		ev->pt_index = 0;
-		ev->match_bits = hdr->msg.ack.match_bits;
-		ev->mlength = hdr->msg.ack.mlength;
-		ev->hdr_data = 0;
-		break;
-	case ULNET_EVENT_REPLY:
-		ev->pt_index = 0;
-		ev->match_bits = 0;
-		ev->hdr_data = 0;
-		break;
-	case ULNET_EVENT_SEND:
-		if (msg->msg_type == ULNET_MSG_PUT) {
-			ev->pt_index = hdr->msg.put.ptl_index;
-			ev->match_bits = hdr->msg.put.match_bits;
-			ev->offset = hdr->msg.put.offset;
-			ev->mlength = ev->rlength = hdr->payload_length;
-			ev->hdr_data = hdr->msg.put.hdr_data;
-		} else {
-			ev->pt_index = hdr->msg.get.ptl_index;
-			ev->match_bits = hdr->msg.get.match_bits;
-			ev->mlength = ev->rlength = hdr->msg.get.sink_length;
-			ev->offset = hdr->msg.get.src_offset;
-			ev->hdr_data = 0;
-		}
-		break;
-	default:
-		LASSERT(0);
-	}
-}
 
 /* --- commit / decommit --------------------------------------------------------- */
 
-void lnet_msg_commit_locked(ulnet_t *ln, struct lnet_msg *msg, bool timed)
-{
-	/* only sends that may wait for credits need a deadline, and only
-	 * PUTs a start time (the egress latency); loopback and receives
-	 * don't, and skip the clock. The deadline of the others is set when
-	 * they wait for a credit (lnet_post_send_locked(): in this critical
-	 * section, so the same instant). A PUT may come with its start time
-	 * already read (msg_t_start, by response tracking). */
-	if (timed && msg->msg_type == ULNET_MSG_PUT) {
-		uint64_t now = msg->msg_t_start ? msg->msg_t_start : lnet_now(ln);
-
-		msg->msg_t_start = now;
-		msg->msg_deadline = now + (uint64_t)ln->ln_g.transaction_timeout * LNET_NSEC_PER_SEC;
-	} else if (timed) {
-		msg->msg_t_start = 0;
-		msg->msg_deadline = 0;   /* set when it waits for a credit */
-	} else {
-		msg->msg_t_start = 0;
-		msg->msg_deadline = UINT64_MAX;
-	}
-	if (msg->msg_sending) {
-		LASSERT(!msg->msg_tx_committed);
-		msg->msg_tx_committed = 1;
-		if (msg->msg_rx_committed) /* a REPLY reusing its GET: counted once */
-			return;
-	} else {
-		LASSERT(!msg->msg_rx_committed);
-		msg->msg_rx_committed = 1;
-	}
-	ln->ln_ctr.msgs_alloc++;
-	if (ln->ln_ctr.msgs_alloc > ln->ln_ctr.msgs_max)
-		ln->ln_ctr.msgs_max = ln->ln_ctr.msgs_alloc;
-}
 
 /* The clock for a completion's latency figures. `nowp` (may be NULL: read
  * the clock) is shared by the messages that lnet_fin_run() found queued
@@ -324,8 +157,9 @@ static uint64_t lnet_fin_now(ulnet_t *ln, uint64_t *nowp)
 	return *nowp;
 }
 
-static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
-					struct lnet_sendq *q, uint64_t *nowp)
+static inline __attribute__((always_inline)) void
+lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struct lnet_sendq *q,
+			    uint64_t *nowp)
 {
 	struct ulnet_event *ev = &msg->msg_ev;
 	uint32_t type = msg->msg_type;
@@ -341,10 +175,8 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT)
 			ln->ln_ctr.send_length += msg->msg_len;
 		ln->ln_ctr.send_count++;
-		if (msg->msg_txpeer) {
+		if (msg->msg_txpeer)
 			msg->msg_txpeer->lpni_sent.n[type]++;
-			msg->msg_txpeer->lpni_send_count++;
-		}
 		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT &&
 		    msg->msg_t_start) {
 			now = lnet_fin_now(ln, nowp); /* for both egress figures and the credits */
@@ -355,16 +187,15 @@ static void lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 			lnet_peer_ni_latency_at_locked(msg->msg_txpeer, ULNET_EVENT_SEND,
 						       msg->msg_t_start, now);
 		}
-		if (msg->msg_txni) {
+		if (msg->msg_txni)
 			msg->msg_txni->ni_sent.n[type]++;
-			msg->msg_txni->ni_send_count++;
-		}
 	}
 	lnet_return_tx_credits_locked(ln, msg, q, now);
 	msg->msg_tx_committed = 0;
 }
 
-static void lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int status)
+static inline __attribute__((always_inline)) void
+lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int status)
 {
 	struct ulnet_event *ev = &msg->msg_ev;
 	/* a GET target counts the GET it received, not the REPLY it sends */
@@ -377,20 +208,19 @@ static void lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int s
 		if (ev->type == ULNET_EVENT_PUT || ev->type == ULNET_EVENT_REPLY)
 			ln->ln_ctr.recv_length += msg->msg_wanted;
 		ln->ln_ctr.recv_count++;
-		if (msg->msg_rxpeer) {
+		if (msg->msg_rxpeer)
 			msg->msg_rxpeer->lpni_received.n[rx_type]++;
-			msg->msg_rxpeer->lpni_recv_count++;
-		}
-		if (msg->msg_rxni) {
+		if (msg->msg_rxni)
 			msg->msg_rxni->ni_received.n[rx_type]++;
-			msg->msg_rxni->ni_recv_count++;
-		}
 	}
 	msg->msg_rx_committed = 0;
 }
 
-static void lnet_msg_decommit_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
-				     struct lnet_sendq *q, uint64_t *nowp)
+/* Inlined in its two calls of lnet_complete_msg_locked() (once or twice
+ * per message). */
+static inline __attribute__((always_inline)) void
+lnet_msg_decommit_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struct lnet_sendq *q,
+			 uint64_t *nowp)
 {
 	bool counted = msg->msg_tx_committed || msg->msg_rx_committed;
 
@@ -432,7 +262,7 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 	while ((md->md_flags & LNET_MD_FLAG_HANDLING) &&
 	       !pthread_equal(md->md_handling_thread, pthread_self())) {
 		ln->ln_handling_waiters++;
-		pthread_cond_wait(&ln->ln_cond, &ln->ln_lock);
+		lnet_cond_wait_locked(ln, NULL);
 		ln->ln_handling_waiters--;
 	}
 
@@ -490,7 +320,7 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 			md->md_flags &= ~LNET_MD_FLAG_HANDLING;
 			/* waiters count themselves under the lock we hold */
 			if (ln->ln_handling_waiters)
-				pthread_cond_broadcast(&ln->ln_cond);
+				lnet_cond_broadcast(ln);
 			/* unlinked by its own handler: free it now */
 			if ((md->md_flags & LNET_MD_FLAG_ZOMBIE) && md->md_refcount == 0)
 				lnet_md_free_locked(ln, md);
@@ -510,22 +340,24 @@ static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int stat
 	if (status == 0 && msg->msg_ack) {
 		/* the PUT is in: answer with an ACK, reusing the message */
 		lnet_wire_handle_t ack_wmd = msg->msg_hdr.msg.put.ack_wmd;
-		ulnet_process_id_t src = msg->msg_ev.source;
-		ulnet_nid_t self = msg->msg_ev.target.nid;
+		/* the event (done with) keeps the PUT's source and target
+		 * while the message is rebuilt: no copies */
+		const ulnet_process_id_t *src = &msg->msg_ev.source;
+		const ulnet_nid_t *self = &msg->msg_ev.target.nid;
 		int rc;
 
 		lnet_msg_decommit_locked(ln, msg, 0, q, nowp);
 		msg->msg_ack = 0;
-		lnet_prep_send(ln, msg, ULNET_MSG_ACK, &src, 0, 0);
+		lnet_prep_send(ln, msg, ULNET_MSG_ACK, src, 0, 0);
 		msg->msg_hdr.msg.ack.dst_wmd = ack_wmd;
 		msg->msg_hdr.msg.ack.match_bits = msg->msg_ev.match_bits;
 		msg->msg_hdr.msg.ack.mlength = msg->msg_ev.mlength;
-		rc = lnet_send_locked(ln, &self, msg, q);
+		rc = lnet_send_locked(ln, self, msg, q);
 		if (rc < 0) {
 			char nid[ULNET_NIDSTR_SIZE];
 
 			lnet_log(ln, ULNET_LOG_ERROR, "can't send ACK to %s: %s",
-				 lnet_nidstr(&src.nid, nid), ulnet_strerror(rc));
+				 lnet_nidstr(&src->nid, nid), ulnet_strerror(rc));
 			msg->msg_fin_status = rc;
 			ul_list_add_tail(&msg->msg_list, &q->sq_fail);
 		}
@@ -536,29 +368,34 @@ static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int stat
 	lnet_msg_free_locked(ln, msg);
 }
 
-static _Thread_local struct lnet_msg *lnet_fin_head, *lnet_fin_tail;
-static _Thread_local bool lnet_finalizing;
+/* This thread's finalize queue, in one thread-local block: a function
+ * computes its address once instead of at every access. */
+struct lnet_fin_queue {
+	struct lnet_msg *head, *tail;
+	bool running;   /* lnet_fin_run() is on this thread's stack */
+};
+static _Thread_local struct lnet_fin_queue lnet_fin_q;
 
-static void lnet_fin_enqueue(struct lnet_msg *msg, int status)
+static void lnet_fin_enqueue(struct lnet_fin_queue *fq, struct lnet_msg *msg, int status)
 {
 	msg->msg_fin_status = status;
 	msg->msg_fin_next = NULL;
-	if (lnet_fin_tail)
-		lnet_fin_tail->msg_fin_next = msg;
+	if (fq->tail)
+		fq->tail->msg_fin_next = msg;
 	else
-		lnet_fin_head = msg;
-	lnet_fin_tail = msg;
+		fq->head = msg;
+	fq->tail = msg;
 }
 
 /* Complete what this thread's queue holds: consecutive messages of one
  * instance under one lock; what they send goes out after the run, and
  * what those sends finalize joins the queue. */
-static void lnet_fin_run(void)
+static void lnet_fin_run(struct lnet_fin_queue *fq)
 {
 	struct lnet_msg *msg;
 
-	lnet_finalizing = true;
-	while ((msg = lnet_fin_head)) {
+	fq->running = true;
+	while ((msg = fq->head)) {
 		ulnet_t *ln = msg->msg_ln;
 		struct lnet_msg *last_queued;
 		struct lnet_sendq q;
@@ -567,13 +404,13 @@ static void lnet_fin_run(void)
 
 		lnet_sendq_init(&q);
 		lnet_lock(ln);
-		last_queued = lnet_fin_tail;
-		while ((msg = lnet_fin_head) && msg->msg_ln == ln) {
+		last_queued = fq->tail;
+		while ((msg = fq->head) && msg->msg_ln == ln) {
 			uint64_t *nowp = queued ? &now : NULL;
 
-			lnet_fin_head = msg->msg_fin_next;
-			if (!lnet_fin_head)
-				lnet_fin_tail = NULL;
+			fq->head = msg->msg_fin_next;
+			if (!fq->head)
+				fq->tail = NULL;
 			if (msg == last_queued)
 				queued = false;   /* what follows was finalized later */
 			lnet_complete_msg_locked(ln, msg, msg->msg_fin_status, &q, nowp);
@@ -581,28 +418,38 @@ static void lnet_fin_run(void)
 		lnet_unlock(ln);
 		lnet_sendq_flush(ln, &q);
 	}
-	lnet_finalizing = false;
+	fq->running = false;
+}
+
+static inline __attribute__((always_inline)) void lnet_finalize_one(struct lnet_msg *msg,
+								    int status)
+{
+	struct lnet_fin_queue *fq = &lnet_fin_q;
+
+	lnet_fin_enqueue(fq, msg, status);
+	if (fq->running)
+		return; /* an outer frame of this thread completes it */
+	lnet_fin_run(fq);
 }
 
 void lnet_finalize_core(struct lnet_msg *msg, int status)
 {
-	lnet_fin_enqueue(msg, status);
-	if (lnet_finalizing)
-		return; /* an outer frame of this thread completes it */
-	lnet_fin_run();
+	lnet_finalize_one(msg, status);
 }
 
 void lnet_finalize_many(struct lnet_msg *const *msgs, const int *status, unsigned n)
 {
+	struct lnet_fin_queue *fq = &lnet_fin_q;
+
 	for (unsigned i = 0; i < n; i++) {
 		if (!msgs[i])
 			continue;
 		LASSERT(msgs[i]->msg_state == LNET_MSG_BUSY);
 		LASSERT(__atomic_exchange_n(&msgs[i]->msg_finalized, 1, __ATOMIC_ACQ_REL) == 0);
-		lnet_fin_enqueue(msgs[i], status[i]);
+		lnet_fin_enqueue(fq, msgs[i], status[i]);
 	}
-	if (!lnet_finalizing)
-		lnet_fin_run();
+	if (!fq->running)
+		lnet_fin_run(fq);
 }
 
 void lnet_finalize(struct lnet_msg *msg, int status)
@@ -612,20 +459,6 @@ void lnet_finalize(struct lnet_msg *msg, int status)
 	LASSERT(msg->msg_state == LNET_MSG_BUSY);
 	/* exactly once per hand-over to an LND */
 	LASSERT(__atomic_exchange_n(&msg->msg_finalized, 1, __ATOMIC_ACQ_REL) == 0);
-	lnet_finalize_core(msg, status);
+	lnet_finalize_one(msg, status);
 }
 
-void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q)
-{
-	struct lnet_msg *msg;
-
-	(void)ln;
-	while ((msg = ul_list_first(&q->sq_send, struct lnet_msg, msg_list))) {
-		ul_list_del(&msg->msg_list);
-		lnet_ni_send(msg->msg_txni, msg);
-	}
-	while ((msg = ul_list_first(&q->sq_fail, struct lnet_msg, msg_list))) {
-		ul_list_del(&msg->msg_list);
-		lnet_finalize_core(msg, msg->msg_fin_status);
-	}
-}

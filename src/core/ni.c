@@ -55,7 +55,7 @@ int lnet_ni_lnd_timeout(const struct lnet_ni *ni)
 
 /* --- lookups -------------------------------------------------------------------- */
 
-struct lnet_ni *lnet_nid2ni_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+struct lnet_ni *lnet_nid2ni_walk_locked(ulnet_t *ln, const ulnet_nid_t *nid)
 {
 	struct ul_list *pos;
 
@@ -68,22 +68,24 @@ struct lnet_ni *lnet_nid2ni_locked(ulnet_t *ln, const ulnet_nid_t *nid)
 	return NULL;
 }
 
-bool lnet_nid_is_local_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+void lnet_net_cache_fill_locked(ulnet_t *ln, ulnet_net_t net)
 {
-	return lnet_nid2ni_locked(ln, nid) != NULL;
-}
-
-bool lnet_net_is_local_locked(ulnet_t *ln, ulnet_net_t net)
-{
+	struct lnet_ni *only = NULL;
 	struct ul_list *pos;
+	int n = 0;
 
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
 
-		if (ulnet_nid_net(&ni->ni_nid) == net)
-			return true;
+		if (ni->ni_up && ulnet_nid_net(&ni->ni_nid) == net) {
+			only = ni;
+			n++;
+		}
 	}
-	return false;
+	ln->ln_net_cache.nc_gen = ln->ln_ni_gen;
+	ln->ln_net_cache.nc_net = net;
+	ln->ln_net_cache.nc_nnis = n;
+	ln->ln_net_cache.nc_only = n == 1 ? only : NULL;
 }
 
 void lnet_ni_free_locked(struct lnet_ni *ni)
@@ -164,6 +166,7 @@ int lnet_ni_add_locked_lo(ulnet_t *ln)
 	ul_list_add(&ni->ni_list, &ln->ln_nis);
 	ln->ln_nnis++;
 	ln->ln_loni = ni;
+	lnet_ni_list_changed_locked(ln);
 	return 0;
 }
 
@@ -227,6 +230,7 @@ int ulnet_ni_add(ulnet_t *ln, const struct ulnet_ni_conf *conf)
 	ni->ni_up = true;
 	ul_list_add_tail(&ni->ni_list, &ln->ln_nis);
 	ln->ln_nnis++;
+	lnet_ni_list_changed_locked(ln);
 	if (!ln->ln_log_prefix[0]) {
 		lnet_nidstr(&ni->ni_nid, ln->ln_log_prefix);
 		ln->ln_log.prefix = ln->ln_log_prefix;
@@ -254,6 +258,7 @@ static void lnet_ni_shutdown(ulnet_t *ln, struct lnet_ni *ni)
 	ln->ln_nnis--;
 	if (ni == ln->ln_loni)
 		ln->ln_loni = NULL;
+	lnet_ni_list_changed_locked(ln);
 	lnet_ptl_take_delayed_locked(ln, ni, &delayed);
 	lnet_fail_queued_locked(ln, ni, &q, -ESHUTDOWN);
 	lnet_unlock(ln);
@@ -348,9 +353,9 @@ int ulnet_ni_info(ulnet_t *ln, int index, struct ulnet_ni_info *info)
 	info->nid = ni->ni_nid;
 	info->up = ni->ni_up && ni->ni_status == LNET_NI_STATUS_UP;
 	memcpy(info->iface, ni->ni_conf.iface, sizeof(info->iface));
-	info->send_count = ni->ni_send_count;
-	info->recv_count = ni->ni_recv_count;
-	info->drop_count = ni->ni_drop_count;
+	info->send_count = lnet_type_counts_sum(&ni->ni_sent);
+	info->recv_count = lnet_type_counts_sum(&ni->ni_received);
+	info->drop_count = lnet_type_counts_sum(&ni->ni_dropped);
 	info->put_egress = lnet_latency_get(&ni->ni_put_egress);
 	info->get_rtt = lnet_latency_get(&ni->ni_get_rtt);
 	info->put_ack = lnet_latency_get(&ni->ni_put_ack);

@@ -74,15 +74,10 @@ void lnet_peer_tables_fini(ulnet_t *ln)
 	ln->ln_pni_hash = NULL;
 }
 
-struct lnet_peer_ni *lnet_peer_ni_find_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+struct lnet_peer_ni *lnet_peer_ni_find_hash_locked(ulnet_t *ln, const ulnet_nid_t *nid)
 {
-	struct lnet_peer_ni *last = ln->ln_pni_last;
 	struct ul_list *head, *pos;
 
-	/* a busy node mostly talks to the peer it just talked to: one
-	 * compare instead of the hash and the chain */
-	if (last && lnet_nid_eq(&last->lpni_nid, nid))
-		return last;
 	head = &ln->ln_pni_hash[lnet_nid_hash(nid, ln->ln_pni_hash_size)];
 	ul_list_for_each(pos, head) {
 		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_hash);
@@ -181,9 +176,9 @@ void lnet_peer_ni_remove_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
 	lnet_peer_ni_decref_locked(ln, lpni);
 }
 
-struct lnet_peer_ni *lnet_peer_ni_get_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+struct lnet_peer_ni *lnet_peer_ni_get_slow_locked(ulnet_t *ln, const ulnet_nid_t *nid)
 {
-	struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, nid);
+	struct lnet_peer_ni *lpni = lnet_peer_ni_find_hash_locked(ln, nid);
 	struct lnet_peer *lp;
 
 	if (lpni)
@@ -269,7 +264,7 @@ static void lnet_peer_delete_locked(ulnet_t *ln, struct lnet_peer *lp, struct ln
 	lp->lp_removed = true;
 	ul_list_del(&lp->lp_list);
 	ln->ln_npeers--;
-	pthread_cond_broadcast(&ln->ln_cond);
+	lnet_cond_broadcast(ln);
 	lnet_peer_decref_locked(ln, lp);
 }
 
@@ -445,9 +440,9 @@ int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
 		pi->available_rtr_credits = lpni->lpni_maxtxcredits;
 		pi->min_rtr_credits = lpni->lpni_maxtxcredits;
 		pi->refcount = lpni->lpni_refcount;
-		pi->send_count = lpni->lpni_send_count;
-		pi->recv_count = lpni->lpni_recv_count;
-		pi->drop_count = lpni->lpni_drop_count;
+		pi->send_count = lnet_type_counts_sum(&lpni->lpni_sent);
+		pi->recv_count = lnet_type_counts_sum(&lpni->lpni_received);
+		pi->drop_count = lnet_type_counts_sum(&lpni->lpni_dropped);
 		pi->sent = lpni->lpni_sent;
 		pi->received = lpni->lpni_received;
 		pi->dropped = lpni->lpni_dropped;

@@ -313,7 +313,7 @@ static void lnet_ping_handler(const struct ulnet_event *ev)
 		}
 		break;
 	}
-	pthread_cond_broadcast(&ln->ln_cond);
+	lnet_cond_broadcast(ln);
 	if (ev->unlinked)
 		lnet_ping_op_put_locked(op);
 	lnet_unlock(ln);

@@ -382,6 +382,31 @@ static void test_from_ipv4(void **state)
 	assert_int_equal(ulnet_nid_ipv4(&nid), 0x0a000001);
 }
 
+/* ulnet_nid_same() compares fields directly: it must agree with
+ * ulnet_nid_cmp() == 0 whichever field differs. */
+static void test_same_agrees_with_cmp(void **state)
+{
+	ulnet_nid_t base, v[6];
+	(void)state;
+
+	assert_int_equal(ulnet_nid_parse("10.1.2.3@tcp7", &base, NULL), 0);
+	for (unsigned i = 0; i < 6; i++)
+		v[i] = base;
+	v[0].size = 12;
+	v[1].type = (uint8_t)(base.type + 1);
+	v[2].num = (uint16_t)(base.num ^ 0x100);
+	v[3].addr[3] ^= 1;
+	v[4].addr[15] = 1;   /* past an IPv4 address: still part of the NID */
+	assert_true(ulnet_nid_same(&base, &v[5]));
+	assert_int_equal(ulnet_nid_cmp(&base, &v[5]), 0);
+	for (unsigned i = 0; i < 5; i++) {
+		assert_false(ulnet_nid_same(&base, &v[i]));
+		assert_int_not_equal(ulnet_nid_cmp(&base, &v[i]), 0);
+	}
+	assert_true(ulnet_nid_same(&ULNET_NID_ANY, &ULNET_NID_ANY));
+	assert_false(ulnet_nid_same(&ULNET_NID_ANY, &ULNET_NID_LO0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_error_message_truncated),
 		cmocka_unit_test(test_format_edges),
 		cmocka_unit_test(test_from_ipv4),
+		cmocka_unit_test(test_same_agrees_with_cmp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -534,6 +534,14 @@ static void test_two_nodes_sizes(void **state)
 	assert_int_equal(pi.nis[0].sent.n[ULNET_MSG_GET], 4);
 	assert_int_equal(pi.nis[0].received.n[ULNET_MSG_ACK], 4);
 	assert_int_equal(pi.nis[0].received.n[ULNET_MSG_REPLY], 4);
+	/* totals agree with the per-type counts */
+	assert_int_equal(pi.nis[0].send_count, 8);
+	assert_int_equal(pi.nis[0].recv_count, 8);
+	assert_int_equal(pi.nis[0].drop_count, 0);
+	struct ulnet_ni_info nii;
+	assert_int_equal(ulnet_ni_info(p.a, 1, &nii), 0);   /* 0: 0@lo */
+	assert_int_equal(nii.send_count, 8);
+	assert_int_equal(nii.recv_count, 8);
 	assert_int_equal(pi.nis[0].available_tx_credits, 8);
 	assert_int_equal(ulnet_peer_info(p.a, 1, &pi), -ENOENT);
 	pair_down(&p);
@@ -751,6 +759,77 @@ static void test_unreachable(void **state)
 	assert_int_equal(ulnet_put(ln, &far, m, ULNET_NOACK_REQ, pid_of(&far, 12345), 1, 0, 0, 0),
 			 -EINVAL);
 	ulnet_destroy(ln);
+}
+
+/* The send path caches what the NI list says about a net (how many NIs,
+ * which one): adding and removing NIs must be seen by the next send. */
+static void test_ni_changes_seen_by_send(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct evlog il = { 0 };
+	struct memlnd_trace_ent tr[8];
+	uint8_t src[4] = { 1, 2, 3, 4 };
+	ulnet_nid_t n3, n4;
+	bool from3 = false, from4 = false;
+	int i, n;
+
+	pair_up(&p, false);
+	ulnet_handle_t m = bind_md(p.a, src, sizeof(src), 0, ULNET_MD_THRESH_INF, &il);
+	ulnet_process_id_t to_b = pid_of(&p.nb, ULNET_PID_LUSTRE);
+
+	/* one NI on the net: it sends (and the cache learns it) */
+	assert_int_equal(ulnet_put(p.a, NULL, m, ULNET_NOACK_REQ, to_b, 7, 0, 0, 0), 0);
+	memlnd_pump(p.net);
+	assert_int_equal(memlnd_trace(p.net, tr, 8), 1);
+	assert_true(ulnet_nid_same(&tr[0].hdr.src_nid, &p.na));
+
+	/* it goes: nothing of ours is on the net any more */
+	assert_int_equal(ulnet_ni_del(p.a, &p.na), 0);
+	assert_int_equal(ulnet_put(p.a, NULL, m, ULNET_NOACK_REQ, to_b, 7, 0, 0, 0), -EHOSTUNREACH);
+	assert_int_equal(ulnet_put(p.a, &p.na, m, ULNET_NOACK_REQ, to_b, 7, 0, 0, 0), -EINVAL);
+
+	/* a new NI on the net is the one used */
+	assert_int_equal(memlnd_add_ni(p.net, p.a, 3, &n3), 0);
+	memlnd_trace_clear(p.net);
+	assert_int_equal(ulnet_put(p.a, NULL, m, ULNET_NOACK_REQ, to_b, 7, 0, 0, 0), 0);
+	memlnd_pump(p.net);
+	assert_int_equal(memlnd_trace(p.net, tr, 8), 1);
+	assert_true(ulnet_nid_same(&tr[0].hdr.src_nid, &n3));
+
+	/* two NIs on the net: both are used */
+	assert_int_equal(memlnd_add_ni(p.net, p.a, 4, &n4), 0);
+	memlnd_trace_clear(p.net);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(ulnet_put(p.a, NULL, m, ULNET_NOACK_REQ, to_b, 7, 0, 0, 0), 0);
+	memlnd_pump(p.net);
+	n = memlnd_trace(p.net, tr, 8);
+	assert_int_equal(n, 4);
+	for (i = 0; i < n; i++) {
+		from3 |= ulnet_nid_same(&tr[i].hdr.src_nid, &n3);
+		from4 |= ulnet_nid_same(&tr[i].hdr.src_nid, &n4);
+	}
+	assert_true(from3 && from4);
+	/* the new NID is ours: sent through 0@lo, not the network */
+	memlnd_trace_clear(p.net);
+	assert_int_equal(ulnet_put(p.a, NULL, m, ULNET_NOACK_REQ,
+				   pid_of(&n4, ULNET_PID_LUSTRE), 7, 0, 0, 0), 0);
+	assert_int_equal(memlnd_trace(p.net, tr, 8), 0);
+
+	/* back to one NI: only it sends, and the other NID is no longer ours */
+	assert_int_equal(ulnet_ni_del(p.a, &n3), 0);
+	memlnd_trace_clear(p.net);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(ulnet_put(p.a, NULL, m, ULNET_NOACK_REQ, to_b, 7, 0, 0, 0), 0);
+	memlnd_pump(p.net);
+	n = memlnd_trace(p.net, tr, 8);
+	assert_int_equal(n, 2);
+	for (i = 0; i < n; i++)
+		assert_true(ulnet_nid_same(&tr[i].hdr.src_nid, &n4));
+	assert_int_equal(ulnet_put(p.a, &n3, m, ULNET_NOACK_REQ, to_b, 7, 0, 0, 0), -EINVAL);
+	assert_int_equal(ulnet_put(p.a, &n4, m, ULNET_NOACK_REQ, to_b, 7, 0, 0, 0), 0);
+	memlnd_pump(p.net);
+	pair_down(&p);
 }
 
 /* --- threaded instances: concurrent callers, handlers on progress threads -------- */
@@ -1015,6 +1094,7 @@ int main(void)
 		cmocka_unit_test(test_shutdown_ends_inflight),
 		cmocka_unit_test(test_self_nid_uses_loopback),
 		cmocka_unit_test(test_unreachable),
+		cmocka_unit_test(test_ni_changes_seen_by_send),
 		cmocka_unit_test(test_threaded_concurrent),
 		cmocka_unit_test(test_threaded_one_md_handlers),
 	};
