@@ -264,6 +264,19 @@ static inline void st_md_fini(struct st_md *m)
 	pthread_cond_destroy(&m->cv);
 }
 
+/* The end of a two-node test: each node's MD unlinked, the nodes stopped,
+ * then the MD records freed (their handlers may run until the stop). */
+static inline void st_pair_stop(struct st_node *a, struct st_md *am, struct st_node *b,
+				struct st_md *bm)
+{
+	st_md_release(a, am);
+	st_md_release(b, bm);
+	st_node_stop(a);
+	st_node_stop(b);
+	st_md_fini(am);
+	st_md_fini(bm);
+}
+
 /* Wait (bounded) until `kind` was seen `count` times; false on timeout. */
 static inline bool st_md_wait(struct st_md *m, enum ulnet_event_kind kind, int count)
 {

@@ -77,12 +77,7 @@ static void test_queue_longer_than_one_sendmsg(void **state)
 	assert_int_equal(bm.nerr, 0);
 	assert_true(st_check(dst, sizeof(dst), 7));
 
-	st_md_release(&a, &am);
-	st_md_release(&b, &bm);
-	st_node_stop(&a);
-	st_node_stop(&b);
-	st_md_fini(&am);
-	st_md_fini(&bm);
+	st_pair_stop(&a, &am, &b, &bm);
 }
 
 /* socket buffers far below the 1 MiB message (tinier ones make loopback
@@ -125,12 +120,7 @@ static void test_lone_message_longer_than_the_socket(void **state)
 	assert_int_equal(bm.nerr, 0);
 	assert_int_equal(am.n[ULNET_EVENT_SEND], 2);
 
-	st_md_release(&a, &am);
-	st_md_release(&b, &bm);
-	st_node_stop(&a);
-	st_node_stop(&b);
-	st_md_fini(&am);
-	st_md_fini(&bm);
+	st_pair_stop(&a, &am, &b, &bm);
 }
 
 int main(void)

@@ -113,12 +113,7 @@ static void test_stream_conn_keeps_quick_acks(void **state)
 	} while (st_now_ms() < end);
 	assert_int_equal(quick, 1);
 
-	st_md_release(&a, &am);
-	st_md_release(&b, &bm);
-	st_node_stop(&a);
-	st_node_stop(&b);
-	st_md_fini(&am);
-	st_md_fini(&bm);
+	st_pair_stop(&a, &am, &b, &bm);
 }
 
 int main(void)
