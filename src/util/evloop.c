@@ -44,6 +44,7 @@ struct ul_loop {
 	bool busy;
 	unsigned busy_turn;
 	uint64_t last_full;         /* loop clock at ul_loop_spin_once()'s last full turn */
+	uint64_t turn_now;          /* loop clock read as the current turn began (loop thread) */
 	int nhot;
 	struct ul_io *hot[UL_LOOP_MAX_HOT];
 };
@@ -102,6 +103,11 @@ void ul_loop_destroy(struct ul_loop *loop)
 uint64_t ul_loop_now(const struct ul_loop *loop)
 {
 	return loop->clock(loop->clock_arg);
+}
+
+uint64_t ul_loop_turn_now(const struct ul_loop *loop)
+{
+	return ul_cur_loop == loop ? loop->turn_now : loop->clock(loop->clock_arg);
 }
 
 bool ul_loop_in_turn(const struct ul_loop *loop)
@@ -361,19 +367,16 @@ static int run_ready_at(struct ul_loop *loop, uint64_t now)
 	return n;
 }
 
-static int run_ready(struct ul_loop *loop)
-{
-	return run_ready_at(loop, ul_loop_now(loop));
-}
-
-static int loop_turn(struct ul_loop *loop, int timeout_ms)
+/* One turn; `now` is the clock if the caller has just read it and will not
+ * block (timeout_ms 0), else UINT64_MAX: read once after the wait. */
+static int loop_turn(struct ul_loop *loop, int timeout_ms, uint64_t now)
 {
 	struct epoll_event evs[UL_LOOP_MAX_EVENTS];
 	struct ul_loop *prev = ul_cur_loop;
 	int n, i, ran;
 
 	if (timeout_ms != 0) {
-		uint64_t now = ul_loop_now(loop);
+		now = ul_loop_now(loop);
 
 		atomic_store(&loop->sleeping, 1);
 		ul_lock(&loop->lock);
@@ -395,6 +398,12 @@ static int loop_turn(struct ul_loop *loop, int timeout_ms)
 	atomic_store_explicit(&loop->sleeping, 0, memory_order_relaxed);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
+	/* one clock read serves the callbacks (ul_loop_turn_now()) and the
+	 * timers; timers that fall due during the callbacks run next turn,
+	 * whose timeout is then 0 */
+	if (timeout_ms != 0 || now == UINT64_MAX)
+		now = ul_loop_now(loop);
+	loop->turn_now = now;
 	ul_cur_loop = loop;
 	ran = 0;
 	for (i = 0; i < n; i++) {
@@ -412,14 +421,14 @@ static int loop_turn(struct ul_loop *loop, int timeout_ms)
 			ran++;
 		}
 	}
-	ran += run_ready(loop);
+	ran += run_ready_at(loop, now);
 	ul_cur_loop = prev;
 	return ran;
 }
 
 int ul_loop_run_once(struct ul_loop *loop, int timeout_ms)
 {
-	return loop_turn(loop, timeout_ms);
+	return loop_turn(loop, timeout_ms, UINT64_MAX);
 }
 
 /* Poll each hot io once; returns how many got something. */
@@ -466,9 +475,10 @@ int ul_loop_spin_once(struct ul_loop *loop)
 	if (loop->nhot == 0 || now - loop->last_full >= UL_LOOP_SPIN_FULL_NS ||
 	    (++loop->busy_turn & (UL_LOOP_EPOLL_EVERY - 1)) == 0) {
 		loop->last_full = now;
-		return loop_turn(loop, 0);
+		return loop_turn(loop, 0, now);
 	}
 	prev = ul_cur_loop;
+	loop->turn_now = now;
 	ul_cur_loop = loop;
 	ran = poll_hot(loop);
 	/* we have the clock: work and due timers (the LND's "right after

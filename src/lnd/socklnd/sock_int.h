@@ -462,6 +462,13 @@ static inline uint64_t ksock_now(const struct ksock_net *net)
 {
 	return lnet_ni_now(net->ni);
 }
+/* The same clock for progress and liveness stamps: on the loop thread, as
+ * read when its turn began (one read per turn, not per message); else
+ * read now. Never for deadlines. */
+static inline uint64_t ksock_stamp_now(const struct ksock_net *net)
+{
+	return ul_loop_turn_now(net->loop);
+}
 
 const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
 /* Record the loop thread (every loop callback calls it). */
