@@ -22,6 +22,7 @@
 #include "core/lnd.h"
 #include "core/lnet_hdr.h"
 #include "core/ping_info.h"
+#include "util/ul_lock.h"
 #include "ulnet/ulnet.h"
 #include "util/evloop.h"
 #include "util/log.h"
@@ -410,7 +411,7 @@ enum lnet_state { LNET_STATE_RUNNING = 1, LNET_STATE_STOPPING = 2 };
 
 struct ulnet {
 	pthread_mutex_t ln_api_lock;   /* serializes configuration (taken before ln_lock) */
-	uint32_t ln_lock;              /* lnet_lock(): a futex word, see lock.c */
+	uint32_t ln_lock;              /* lnet_lock(): a futex lock, util/ul_lock.h */
 	uint32_t ln_cond_seq;          /* lnet_cond_*(): MD handling ends, discovery ends */
 	int ln_handling_waiters;       /* threads waiting on the condition for an MD's
 					* LNET_MD_FLAG_HANDLING to clear */
@@ -482,32 +483,19 @@ struct ulnet {
 
 /* --- instance helpers (instance.c) ----------------------------------------- */
 
-/* The instance lock is a futex word rather than a pthread mutex: the core
- * takes it four or five times per message, and glibc's lock + unlock cost
- * ~50 instructions where this fast path is a compare-exchange and an
- * exchange. 0 free, 1 held, 2 held and maybe slept on (lock.c). Not
- * recursive, as the default pthread mutex it replaces. */
-void lnet_mutex_lock_slow(uint32_t *word);
-void lnet_mutex_wake(uint32_t *word);
-static inline void lnet_lock(ulnet_t *ln)
-{
-	uint32_t c = 0;
-
-	if (__builtin_expect(!__atomic_compare_exchange_n(&ln->ln_lock, &c, 1, false,
-							  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED), 0))
-		lnet_mutex_lock_slow(&ln->ln_lock);
-}
-static inline void lnet_unlock(ulnet_t *ln)
-{
-	if (__builtin_expect(__atomic_exchange_n(&ln->ln_lock, 0, __ATOMIC_RELEASE) == 2, 0))
-		lnet_mutex_wake(&ln->ln_lock);
-}
+/* The instance lock is a futex lock (util/ul_lock.h) rather than a pthread
+ * mutex: the core takes it four or five times per message. */
+static inline void lnet_lock(ulnet_t *ln) { ul_lock(&ln->ln_lock); }
+static inline void lnet_unlock(ulnet_t *ln) { ul_unlock(&ln->ln_lock); }
 /* Condition of the instance lock (pthread_cond_wait()/timedwait() with
  * ln_lock): sleep until a broadcast or, with `abs_mono` (CLOCK_MONOTONIC,
  * absolute), a timeout (-ETIMEDOUT). Spurious wakeups happen: callers loop
  * on their predicate. */
-int lnet_cond_wait_locked(ulnet_t *ln, const struct timespec *abs_mono);
-void lnet_cond_broadcast(ulnet_t *ln);
+static inline int lnet_cond_wait_locked(ulnet_t *ln, const struct timespec *abs_mono)
+{
+	return ul_cond_wait(&ln->ln_cond_seq, &ln->ln_lock, abs_mono);
+}
+static inline void lnet_cond_broadcast(ulnet_t *ln) { ul_cond_broadcast(&ln->ln_cond_seq); }
 static inline uint64_t lnet_now(const ulnet_t *ln) { return ln->ln_clock(ln->ln_clock_arg); }
 #define LNET_NSEC_PER_SEC 1000000000ULL
 

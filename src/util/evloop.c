@@ -3,7 +3,6 @@
 #include "util/evloop.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+
+#include "util/ul_lock.h"
 
 #define UL_LOOP_MAX_EVENTS 64
 #define UL_LOOP_MAX_HOT 8
@@ -27,7 +28,7 @@ struct ul_loop {
 	int wakefd;
 	ul_clock_fn clock;
 	void *clock_arg;
-	pthread_mutex_t lock;       /* timers and the work queue */
+	uint32_t lock;              /* timers and the work queue: ul_lock() */
 	struct ul_timer **heap;
 	int nheap, capheap;
 	struct ul_work *work_head, *work_tail;
@@ -43,6 +44,7 @@ struct ul_loop {
 	bool busy;
 	unsigned busy_turn;
 	uint64_t last_full;         /* loop clock at ul_loop_spin_once()'s last full turn */
+	uint64_t turn_now;          /* loop clock read as the current turn began (loop thread) */
 	int nhot;
 	struct ul_io *hot[UL_LOOP_MAX_HOT];
 };
@@ -69,7 +71,6 @@ struct ul_loop *ul_loop_create(ul_clock_fn clock, void *clock_arg)
 	loop->clock = clock ? clock : ul_clock_monotonic;
 	loop->clock_arg = clock_arg;
 	loop->next_due = UINT64_MAX;
-	pthread_mutex_init(&loop->lock, NULL);
 	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
 	loop->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (loop->epfd < 0 || loop->wakefd < 0)
@@ -95,7 +96,6 @@ void ul_loop_destroy(struct ul_loop *loop)
 		close(loop->epfd);
 	if (loop->wakefd >= 0)
 		close(loop->wakefd);
-	pthread_mutex_destroy(&loop->lock);
 	free(loop->heap);
 	free(loop);
 }
@@ -103,6 +103,11 @@ void ul_loop_destroy(struct ul_loop *loop)
 uint64_t ul_loop_now(const struct ul_loop *loop)
 {
 	return loop->clock(loop->clock_arg);
+}
+
+uint64_t ul_loop_turn_now(const struct ul_loop *loop)
+{
+	return ul_cur_loop == loop ? loop->turn_now : loop->clock(loop->clock_arg);
 }
 
 bool ul_loop_in_turn(const struct ul_loop *loop)
@@ -133,7 +138,7 @@ static void ul_loop_kick(struct ul_loop *loop)
 
 void ul_loop_post(struct ul_loop *loop, struct ul_work *w)
 {
-	pthread_mutex_lock(&loop->lock);
+	ul_lock(&loop->lock);
 	if (!w->queued) {
 		w->queued = true;
 		w->next = NULL;
@@ -144,7 +149,7 @@ void ul_loop_post(struct ul_loop *loop, struct ul_work *w)
 		loop->work_tail = w;
 		__atomic_store_n(&loop->has_work, true, __ATOMIC_RELAXED);
 	}
-	pthread_mutex_unlock(&loop->lock);
+	ul_unlock(&loop->lock);
 	ul_loop_kick(loop);
 }
 
@@ -287,13 +292,13 @@ bool ul_timer_armed(const struct ul_timer *t)
 
 int ul_timer_start(struct ul_loop *loop, struct ul_timer *t, uint64_t deadline_ns)
 {
-	pthread_mutex_lock(&loop->lock);
+	ul_lock(&loop->lock);
 	heap_remove(loop, t);
 	if (loop->nheap == loop->capheap) {
 		int cap = loop->capheap ? loop->capheap * 2 : 64;
 		struct ul_timer **h = realloc(loop->heap, (size_t)cap * sizeof(*h));
 		if (!h) {
-			pthread_mutex_unlock(&loop->lock);
+			ul_unlock(&loop->lock);
 			return -ENOMEM;
 		}
 		loop->heap = h;
@@ -304,17 +309,17 @@ int ul_timer_start(struct ul_loop *loop, struct ul_timer *t, uint64_t deadline_n
 	loop->heap[loop->nheap++] = t;
 	heap_up(loop, t->heap_idx);
 	heap_note(loop);
-	pthread_mutex_unlock(&loop->lock);
+	ul_unlock(&loop->lock);
 	ul_loop_kick(loop);
 	return 0;
 }
 
 void ul_timer_stop(struct ul_loop *loop, struct ul_timer *t)
 {
-	pthread_mutex_lock(&loop->lock);
+	ul_lock(&loop->lock);
 	heap_remove(loop, t);
 	heap_note(loop);
-	pthread_mutex_unlock(&loop->lock);
+	ul_unlock(&loop->lock);
 }
 
 /* Run posted work and timers expired at `now`; returns how many ran. */
@@ -329,7 +334,7 @@ static int run_ready_at(struct ul_loop *loop, uint64_t now)
 		return 0;
 	for (;;) {
 		struct ul_work *w;
-		pthread_mutex_lock(&loop->lock);
+		ul_lock(&loop->lock);
 		w = loop->work_head;
 		if (w) {
 			loop->work_head = w->next;
@@ -339,7 +344,7 @@ static int run_ready_at(struct ul_loop *loop, uint64_t now)
 			}
 			w->queued = false;
 		}
-		pthread_mutex_unlock(&loop->lock);
+		ul_unlock(&loop->lock);
 		if (!w)
 			break;
 		w->fn(w);
@@ -347,13 +352,13 @@ static int run_ready_at(struct ul_loop *loop, uint64_t now)
 	}
 	for (;;) {
 		struct ul_timer *t = NULL;
-		pthread_mutex_lock(&loop->lock);
+		ul_lock(&loop->lock);
 		if (loop->nheap > 0 && loop->heap[0]->deadline_ns <= now) {
 			t = loop->heap[0];
 			heap_remove(loop, t);
 			heap_note(loop);
 		}
-		pthread_mutex_unlock(&loop->lock);
+		ul_unlock(&loop->lock);
 		if (!t)
 			break;
 		t->cb(t);
@@ -362,22 +367,19 @@ static int run_ready_at(struct ul_loop *loop, uint64_t now)
 	return n;
 }
 
-static int run_ready(struct ul_loop *loop)
-{
-	return run_ready_at(loop, ul_loop_now(loop));
-}
-
-static int loop_turn(struct ul_loop *loop, int timeout_ms)
+/* One turn; `now` is the clock if the caller has just read it and will not
+ * block (timeout_ms 0), else UINT64_MAX: read once after the wait. */
+static int loop_turn(struct ul_loop *loop, int timeout_ms, uint64_t now)
 {
 	struct epoll_event evs[UL_LOOP_MAX_EVENTS];
 	struct ul_loop *prev = ul_cur_loop;
 	int n, i, ran;
 
 	if (timeout_ms != 0) {
-		uint64_t now = ul_loop_now(loop);
+		now = ul_loop_now(loop);
 
 		atomic_store(&loop->sleeping, 1);
-		pthread_mutex_lock(&loop->lock);
+		ul_lock(&loop->lock);
 		if (loop->work_head) {
 			timeout_ms = 0;
 		} else if (loop->nheap > 0) {
@@ -386,7 +388,7 @@ static int loop_turn(struct ul_loop *loop, int timeout_ms)
 			if (timeout_ms < 0 || ms < timeout_ms)
 				timeout_ms = (int)(ms > 60000 ? 60000 : ms);
 		}
-		pthread_mutex_unlock(&loop->lock);
+		ul_unlock(&loop->lock);
 	}
 
 	if (timeout_ms == 0)   /* raw: no cancellation-point bookkeeping per spin */
@@ -396,6 +398,12 @@ static int loop_turn(struct ul_loop *loop, int timeout_ms)
 	atomic_store_explicit(&loop->sleeping, 0, memory_order_relaxed);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
+	/* one clock read serves the callbacks (ul_loop_turn_now()) and the
+	 * timers; timers that fall due during the callbacks run next turn,
+	 * whose timeout is then 0 */
+	if (timeout_ms != 0 || now == UINT64_MAX)
+		now = ul_loop_now(loop);
+	loop->turn_now = now;
 	ul_cur_loop = loop;
 	ran = 0;
 	for (i = 0; i < n; i++) {
@@ -413,14 +421,14 @@ static int loop_turn(struct ul_loop *loop, int timeout_ms)
 			ran++;
 		}
 	}
-	ran += run_ready(loop);
+	ran += run_ready_at(loop, now);
 	ul_cur_loop = prev;
 	return ran;
 }
 
 int ul_loop_run_once(struct ul_loop *loop, int timeout_ms)
 {
-	return loop_turn(loop, timeout_ms);
+	return loop_turn(loop, timeout_ms, UINT64_MAX);
 }
 
 /* Poll each hot io once; returns how many got something. */
@@ -467,9 +475,10 @@ int ul_loop_spin_once(struct ul_loop *loop)
 	if (loop->nhot == 0 || now - loop->last_full >= UL_LOOP_SPIN_FULL_NS ||
 	    (++loop->busy_turn & (UL_LOOP_EPOLL_EVERY - 1)) == 0) {
 		loop->last_full = now;
-		return loop_turn(loop, 0);
+		return loop_turn(loop, 0, now);
 	}
 	prev = ul_cur_loop;
+	loop->turn_now = now;
 	ul_cur_loop = loop;
 	ran = poll_hot(loop);
 	/* we have the clock: work and due timers (the LND's "right after

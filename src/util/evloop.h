@@ -52,6 +52,10 @@ typedef uint64_t (*ul_clock_fn)(void *arg);
 struct ul_loop *ul_loop_create(ul_clock_fn clock, void *clock_arg);
 void ul_loop_destroy(struct ul_loop *loop);
 uint64_t ul_loop_now(const struct ul_loop *loop);
+/* Inside a turn of `loop` (ul_loop_in_turn()): the loop clock as read when
+ * the turn began, one read for all its callbacks; elsewhere ul_loop_now().
+ * Up to a turn old: for progress and liveness stamps, not deadlines. */
+uint64_t ul_loop_turn_now(const struct ul_loop *loop);
 
 /* Wait at most timeout_ms (-1: no limit; bounded by the next timer) and run
  * what is ready. Returns the number of callbacks run, or -errno. */

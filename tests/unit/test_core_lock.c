@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_core_lock.c - the instance lock and its condition (core.h, lock.c):
+ * test_core_lock.c - the instance lock and its condition (core.h over util/ul_lock.h):
  * mutual exclusion under contention (the futex slow paths), broadcast
  * wakeups, and the timed wait's timeout.
  */
@@ -121,12 +121,56 @@ static void test_timed_wait_times_out(void **state)
 	free(ln);
 }
 
+/* socklnd's shutdown handshake on a bare ul_lock pair (no instance): a
+ * timed wait ended by a broadcast well before its deadline. */
+struct bare {
+	uint32_t lock, cond;
+	int done;
+};
+
+static void *bare_finisher(void *arg)
+{
+	struct bare *b = arg;
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+
+	nanosleep(&pause, NULL);
+	ul_lock(&b->lock);
+	b->done = 1;
+	ul_cond_broadcast(&b->cond);
+	ul_unlock(&b->lock);
+	return NULL;
+}
+
+static void test_bare_timed_wait_woken(void **state)
+{
+	struct bare b = { 0 };
+	struct timespec now, until;
+	pthread_t th;
+	int rc = 0;
+	(void)state;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	until = now;
+	until.tv_sec += 10;   /* far: only the broadcast can end the wait in time */
+	assert_int_equal(pthread_create(&th, NULL, bare_finisher, &b), 0);
+	ul_lock(&b.lock);
+	while (!b.done && rc == 0)
+		rc = ul_cond_wait(&b.cond, &b.lock, &until);
+	ul_unlock(&b.lock);
+	pthread_join(th, NULL);
+	assert_int_equal(rc, 0);
+	assert_int_equal(b.done, 1);
+	assert_int_equal(b.lock, 0);
+	assert_true(b.cond >= 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mutual_exclusion),
 		cmocka_unit_test(test_broadcast_wakes_all),
 		cmocka_unit_test(test_timed_wait_times_out),
+		cmocka_unit_test(test_bare_timed_wait_woken),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

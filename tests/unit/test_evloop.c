@@ -273,10 +273,50 @@ static void test_spin_leaves_cold_ios_to_epoll(void **state)
 	ul_loop_destroy(loop);
 }
 
+/* ul_loop_turn_now(): inside a turn, the clock as the turn began (the
+ * callbacks may see it advance meanwhile); each turn reads it afresh, in
+ * ul_loop_run_once() and ul_loop_spin_once() alike; outside, the clock. */
+static struct ul_loop *tn_loop;
+static uint64_t tn_seen[2];
+static void tn_work(struct ul_work *w)
+{
+	(void)w;
+	tn_seen[0] = ul_loop_turn_now(tn_loop);
+	fake_now += 100;   /* time passes inside the turn */
+	tn_seen[1] = ul_loop_turn_now(tn_loop);
+}
+
+static void test_turn_now_is_read_per_turn(void **state)
+{
+	struct ul_work w = { .fn = tn_work };
+	(void)state;
+
+	tn_loop = ul_loop_create(fake_clock, NULL);
+	assert_non_null(tn_loop);
+	fake_now = 1000;
+	assert_int_equal(ul_loop_turn_now(tn_loop), 1000);
+	ul_loop_post(tn_loop, &w);
+	ul_loop_run_once(tn_loop, 0);
+	assert_int_equal(tn_seen[0], 1000);
+	assert_int_equal(tn_seen[1], 1000);
+	assert_int_equal(ul_loop_turn_now(tn_loop), 1100);   /* outside: live */
+	fake_now = 5000;   /* a stale cache would still say 1000 */
+	ul_loop_post(tn_loop, &w);
+	ul_loop_run_once(tn_loop, 0);
+	assert_int_equal(tn_seen[0], 5000);
+	fake_now = 9000;
+	ul_loop_post(tn_loop, &w);
+	ul_loop_spin_once(tn_loop);
+	assert_int_equal(tn_seen[0], 9000);
+	assert_int_equal(tn_seen[1], 9000);
+	ul_loop_destroy(tn_loop);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_timers_fire_in_deadline_order),
+		cmocka_unit_test(test_turn_now_is_read_per_turn),
 		cmocka_unit_test(test_posted_work_runs_once),
 		cmocka_unit_test(test_fd_readiness),
 		cmocka_unit_test(test_spin_polls_the_hot_io_directly),

@@ -31,6 +31,7 @@
 #include "lnd/socklnd/sock_wire.h"
 #include "ulnet/nid.h"
 #include "util/evloop.h"
+#include "util/ul_lock.h"
 
 struct lnet_ni;
 struct lnet_msg;
@@ -380,7 +381,7 @@ struct ksock_net {
 	uint64_t timeout_ns;
 	uint64_t tx_seq;                  /* conn choices made (round robin) */
 
-	pthread_mutex_t lock;
+	uint32_t lock;                    /* ul_lock() (util/ul_lock.h) */
 	struct ksock_peer *peers;
 	struct ksock_conn *hs_conns;      /* handshaking conns */
 	struct ksock_tx *tx_free;
@@ -401,7 +402,7 @@ struct ksock_net {
 	bool kick_connect;                /* some peer wants an active connect */
 	/* shutdown handshake with a running loop */
 	struct ul_timer shutdown_timer;
-	pthread_cond_t shutdown_cond;
+	uint32_t shutdown_cond;           /* ul_cond_*() with lock */
 	bool shutdown_started, shutdown_done, shutdown_abandoned;
 	int loop_tid;                     /* thread that ran our callbacks last */
 };
@@ -418,12 +419,12 @@ static inline bool ksock_nid_same(const ulnet_nid_t *a, const ulnet_nid_t *b)
 /* socklnd.c */
 static inline void ksock_lock(struct ksock_net *net)
 {
-	pthread_mutex_lock(&net->lock);
+	ul_lock(&net->lock);
 }
 
 static inline void ksock_unlock(struct ksock_net *net)
 {
-	pthread_mutex_unlock(&net->lock);
+	ul_unlock(&net->lock);
 }
 
 struct ksock_peer *ksock_peer_find(struct ksock_net *net, const ulnet_nid_t *nid);
@@ -460,6 +461,13 @@ static inline struct ksock_tx *ksock_tx_alloc_msg(struct ksock_net *net)
 static inline uint64_t ksock_now(const struct ksock_net *net)
 {
 	return lnet_ni_now(net->ni);
+}
+/* The same clock for progress and liveness stamps: on the loop thread, as
+ * read when its turn began (one read per turn, not per message); else
+ * read now. Never for deadlines. */
+static inline uint64_t ksock_stamp_now(const struct ksock_net *net)
+{
+	return ul_loop_turn_now(net->loop);
 }
 
 const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);

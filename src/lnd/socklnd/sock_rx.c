@@ -62,7 +62,7 @@ static KSOCK_ALWAYS_INLINE ssize_t ksock_rx_fill(struct ksock_conn *c)
 			c->rx_buf_len = (size_t)n;
 			if ((size_t)n < sizeof(c->rx_buf))
 				c->rx_ready = false;
-			c->rx_last_progress = ksock_now(c->net);
+			c->rx_last_progress = ksock_stamp_now(c->net);
 			c->peer->last_alive = c->rx_last_progress;
 			return n;
 		}
@@ -213,7 +213,7 @@ static int ksock_rx_payload(struct ksock_conn *c)
 			return -errno;
 		}
 		c->rx_reads++;
-		c->rx_last_progress = ksock_now(c->net);
+		c->rx_last_progress = ksock_stamp_now(c->net);
 		c->peer->last_alive = c->rx_last_progress;
 		ksock_rx_advance(c, (size_t)got);
 	}

@@ -152,7 +152,7 @@ static inline void ksock_conn_stamp_settle(struct ksock_conn *c)
 	if (c->tx_stamp_due) {
 		c->tx_stamp_due = false;
 		if (c->tx_queued)
-			c->tx_last_progress = ksock_now(c->net);
+			c->tx_last_progress = ksock_stamp_now(c->net);
 	}
 }
 
@@ -333,7 +333,7 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 		if ((size_t)w < tx->nob) {
 			/* short write: the socket is full, EPOLLOUT resumes */
 			tx->sent = (size_t)w;
-			c->tx_last_progress = ksock_now(c->net);
+			c->tx_last_progress = ksock_stamp_now(c->net);
 			c->tx_stamp_due = false;
 			return 0;
 		}
@@ -380,7 +380,7 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 		c->tx_queued -= wrote;
 		/* the clock only matters while bytes wait (the reaper) */
 		if (c->tx_queued) {
-			c->tx_last_progress = ksock_now(c->net);
+			c->tx_last_progress = ksock_stamp_now(c->net);
 			c->tx_stamp_due = false;
 		}
 		while (w > 0) {

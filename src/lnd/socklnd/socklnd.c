@@ -410,8 +410,8 @@ static int ksock_startup(struct lnet_ni *ni)
 	net->listen_fd = -1;
 	net->next_priv_port = KSOCK_PRIV_PORT_HI;
 	net->loop_tid = 0;
-	pthread_mutex_init(&net->lock, NULL);
-	pthread_cond_init(&net->shutdown_cond, NULL);
+	net->lock = 0;
+	net->shutdown_cond = 0;
 	ul_timer_init(&net->reaper, ksock_reaper_cb);
 	ul_timer_init(&net->kick, ksock_kick_cb);
 
@@ -458,8 +458,6 @@ static int ksock_startup(struct lnet_ni *ni)
 
 static void ksock_startup_fail_free(struct ksock_net *net)
 {
-	pthread_mutex_destroy(&net->lock);
-	pthread_cond_destroy(&net->shutdown_cond);
 	free(net);
 }
 
@@ -551,7 +549,7 @@ static void ksock_shutdown_timer_cb(struct ul_timer *t)
 	ksock_shutdown_now(net);
 	ksock_lock(net);
 	net->shutdown_done = true;
-	pthread_cond_broadcast(&net->shutdown_cond);
+	ul_cond_broadcast(&net->shutdown_cond);
 	ksock_unlock(net);
 }
 
@@ -579,7 +577,7 @@ static void ksock_shutdown(struct lnet_ni *ni)
 
 		ul_timer_init(&net->shutdown_timer, ksock_shutdown_timer_cb);
 		ul_timer_start(net->loop, &net->shutdown_timer, 0);
-		clock_gettime(CLOCK_REALTIME, &ts);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += 500 * 1000000L;
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
@@ -587,7 +585,7 @@ static void ksock_shutdown(struct lnet_ni *ni)
 		}
 		ksock_lock(net);
 		while (!net->shutdown_done) {
-			if (pthread_cond_timedwait(&net->shutdown_cond, &net->lock, &ts) == ETIMEDOUT &&
+			if (ul_cond_wait(&net->shutdown_cond, &net->lock, &ts) == -ETIMEDOUT &&
 			    !net->shutdown_started) {
 				net->shutdown_abandoned = true;
 				inline_it = true;
@@ -603,8 +601,6 @@ static void ksock_shutdown(struct lnet_ni *ni)
 		ksock_shutdown_now(net);
 	}
 	lnet_ni_set_data(ni, NULL);
-	pthread_mutex_destroy(&net->lock);
-	pthread_cond_destroy(&net->shutdown_cond);
 	free(net);
 }
 

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ul_lock.c - the slow paths of the futex lock and its condition
+ * (ul_lock.h): futex waits and wakes. The uncontended lock and unlock are
+ * inline.
+ *
+ * The lock word is 0 (free), 1 (held) or 2 (held, and a thread may sleep on
+ * it): the classic three-state futex mutex (U. Drepper, "Futexes Are
+ * Tricky", mutex 3). The condition is a sequence number: a waiter reads it
+ * under the lock, unlocks and sleeps while it is unchanged; a broadcast
+ * bumps it and wakes every sleeper. Waiters recheck their predicate, so a
+ * spurious wakeup costs a loop turn, never correctness.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util/ul_lock.h"
+
+static long ul_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts,
+		     uint32_t val3)
+{
+	return syscall(SYS_futex, uaddr, op, val, ts, NULL, val3);
+}
+
+void ul_lock_slow(uint32_t *lock)
+{
+	uint32_t c = __atomic_exchange_n(lock, 2, __ATOMIC_ACQUIRE);
+
+	/* 2 from now on: we (or whoever wins) may leave sleepers behind, so
+	 * the unlock must wake one */
+	while (c != 0) {
+		ul_futex(lock, FUTEX_WAIT_PRIVATE, 2, NULL, 0);
+		c = __atomic_exchange_n(lock, 2, __ATOMIC_ACQUIRE);
+	}
+}
+
+void ul_lock_wake(uint32_t *lock)
+{
+	ul_futex(lock, FUTEX_WAKE_PRIVATE, 1, NULL, 0);
+}
+
+int ul_cond_wait(uint32_t *cond, uint32_t *lock, const struct timespec *abs_mono)
+{
+	uint32_t seq = __atomic_load_n(cond, __ATOMIC_RELAXED);
+	long rc;
+
+	ul_unlock(lock);
+	if (abs_mono)
+		/* absolute, CLOCK_MONOTONIC (no FUTEX_CLOCK_REALTIME) */
+		rc = ul_futex(cond, FUTEX_WAIT_BITSET_PRIVATE, seq, abs_mono,
+			      FUTEX_BITSET_MATCH_ANY);
+	else
+		rc = ul_futex(cond, FUTEX_WAIT_PRIVATE, seq, NULL, 0);
+	rc = rc < 0 && errno == ETIMEDOUT ? -ETIMEDOUT : 0;
+	ul_lock(lock);
+	return (int)rc;
+}
+
+void ul_cond_broadcast(uint32_t *cond)
+{
+	__atomic_fetch_add(cond, 1, __ATOMIC_RELEASE);
+	ul_futex(cond, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, 0);
+}
