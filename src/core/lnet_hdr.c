@@ -80,52 +80,10 @@ _Static_assert(LNET_HDR_MSG_OFF_ACK_MLENGTH == LNET_HDR_MSG_OFF_MATCH + 8, "ack 
 /* HELLO: incarnation 8 + type 4 = 12 */
 _Static_assert(LNET_HDR_MSG_OFF_HELLO_TYPE == LNET_HDR_MSG_OFF_HELLO_INC + 8, "hello type");
 
-/* Little-endian loads and stores for the header, written so that the
- * compiler emits one plain load or store per field: the byte-by-byte forms
- * of util_bytes.h are correct but GCC does not always merge them (the
- * 64-bit ones became ~25 shifts and ORs each), and every message encodes
- * and decodes a header. memcpy() of a value in wire byte order is still an
- * explicit, bounded store, not an overlay. The codec's helpers are all
- * inlined into the four entry points (one call per header). */
+/* The codec's helpers are all inlined into the four entry points (one
+ * call per header); the loads and stores are util_bytes.h's word-sized
+ * ones. */
 #define HDR_INLINE static inline __attribute__((always_inline))
-
-HDR_INLINE void hdr_put_le32(uint8_t *p, uint32_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap32(v);
-#endif
-	memcpy(p, &v, sizeof(v));
-}
-
-HDR_INLINE void hdr_put_le64(uint8_t *p, uint64_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	memcpy(p, &v, sizeof(v));
-}
-
-HDR_INLINE uint32_t hdr_get_le32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap32(v);
-#endif
-	return v;
-}
-
-HDR_INLINE uint64_t hdr_get_le64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
 
 /* ulnet_nid_to_nid4() / ulnet_nid_from_nid4() inline: two of each per
  * header on the nid4 wire form, every message. */
@@ -160,14 +118,14 @@ static bool type_known(uint32_t type)
 
 HDR_INLINE void put_wmd(uint8_t *p, const lnet_wire_handle_t *wh)
 {
-	hdr_put_le64(p, wh->wh_interface_cookie);
-	hdr_put_le64(p + 8, wh->wh_object_cookie);
+	ul_put_le64(p, wh->wh_interface_cookie);
+	ul_put_le64(p + 8, wh->wh_object_cookie);
 }
 
 HDR_INLINE void get_wmd(const uint8_t *p, lnet_wire_handle_t *wh)
 {
-	wh->wh_interface_cookie = hdr_get_le64(p);
-	wh->wh_object_cookie = hdr_get_le64(p + 8);
+	wh->wh_interface_cookie = ul_get_le64(p);
+	wh->wh_object_cookie = ul_get_le64(p + 8);
 }
 
 /* Writes the 40-byte union; unused bytes are zero as receivers expect. */
@@ -177,29 +135,29 @@ HDR_INLINE int msg_encode(const struct lnet_hdr *h, uint8_t *u)
 	switch (h->type) {
 	case ULNET_MSG_PUT:
 		put_wmd(u + LNET_HDR_MSG_OFF_WMD, &h->msg.put.ack_wmd);
-		hdr_put_le64(u + LNET_HDR_MSG_OFF_MATCH, h->msg.put.match_bits);
-		hdr_put_le64(u + LNET_HDR_MSG_OFF_PUT_HDR_DATA, h->msg.put.hdr_data);
-		hdr_put_le32(u + LNET_HDR_MSG_OFF_PUT_PTL, h->msg.put.ptl_index);
-		hdr_put_le32(u + LNET_HDR_MSG_OFF_PUT_OFFSET, h->msg.put.offset);
+		ul_put_le64(u + LNET_HDR_MSG_OFF_MATCH, h->msg.put.match_bits);
+		ul_put_le64(u + LNET_HDR_MSG_OFF_PUT_HDR_DATA, h->msg.put.hdr_data);
+		ul_put_le32(u + LNET_HDR_MSG_OFF_PUT_PTL, h->msg.put.ptl_index);
+		ul_put_le32(u + LNET_HDR_MSG_OFF_PUT_OFFSET, h->msg.put.offset);
 		return 0;
 	case ULNET_MSG_GET:
 		put_wmd(u + LNET_HDR_MSG_OFF_WMD, &h->msg.get.return_wmd);
-		hdr_put_le64(u + LNET_HDR_MSG_OFF_MATCH, h->msg.get.match_bits);
-		hdr_put_le32(u + LNET_HDR_MSG_OFF_GET_PTL, h->msg.get.ptl_index);
-		hdr_put_le32(u + LNET_HDR_MSG_OFF_GET_SRC_OFFSET, h->msg.get.src_offset);
-		hdr_put_le32(u + LNET_HDR_MSG_OFF_GET_SINK_LEN, h->msg.get.sink_length);
+		ul_put_le64(u + LNET_HDR_MSG_OFF_MATCH, h->msg.get.match_bits);
+		ul_put_le32(u + LNET_HDR_MSG_OFF_GET_PTL, h->msg.get.ptl_index);
+		ul_put_le32(u + LNET_HDR_MSG_OFF_GET_SRC_OFFSET, h->msg.get.src_offset);
+		ul_put_le32(u + LNET_HDR_MSG_OFF_GET_SINK_LEN, h->msg.get.sink_length);
 		return 0;
 	case ULNET_MSG_ACK:
 		put_wmd(u + LNET_HDR_MSG_OFF_WMD, &h->msg.ack.dst_wmd);
-		hdr_put_le64(u + LNET_HDR_MSG_OFF_MATCH, h->msg.ack.match_bits);
-		hdr_put_le32(u + LNET_HDR_MSG_OFF_ACK_MLENGTH, h->msg.ack.mlength);
+		ul_put_le64(u + LNET_HDR_MSG_OFF_MATCH, h->msg.ack.match_bits);
+		ul_put_le32(u + LNET_HDR_MSG_OFF_ACK_MLENGTH, h->msg.ack.mlength);
 		return 0;
 	case ULNET_MSG_REPLY:
 		put_wmd(u + LNET_HDR_MSG_OFF_WMD, &h->msg.reply.dst_wmd);
 		return 0;
 	case ULNET_MSG_HELLO:
-		hdr_put_le64(u + LNET_HDR_MSG_OFF_HELLO_INC, h->msg.hello.incarnation);
-		hdr_put_le32(u + LNET_HDR_MSG_OFF_HELLO_TYPE, h->msg.hello.type);
+		ul_put_le64(u + LNET_HDR_MSG_OFF_HELLO_INC, h->msg.hello.incarnation);
+		ul_put_le32(u + LNET_HDR_MSG_OFF_HELLO_TYPE, h->msg.hello.type);
 		return 0;
 	default:
 		return -EPROTO;
@@ -214,29 +172,29 @@ HDR_INLINE int msg_decode(const uint8_t *u, struct lnet_hdr *h)
 	switch (h->type) {
 	case ULNET_MSG_PUT:
 		get_wmd(u + LNET_HDR_MSG_OFF_WMD, &h->msg.put.ack_wmd);
-		h->msg.put.match_bits = hdr_get_le64(u + LNET_HDR_MSG_OFF_MATCH);
-		h->msg.put.hdr_data = hdr_get_le64(u + LNET_HDR_MSG_OFF_PUT_HDR_DATA);
-		h->msg.put.ptl_index = hdr_get_le32(u + LNET_HDR_MSG_OFF_PUT_PTL);
-		h->msg.put.offset = hdr_get_le32(u + LNET_HDR_MSG_OFF_PUT_OFFSET);
+		h->msg.put.match_bits = ul_get_le64(u + LNET_HDR_MSG_OFF_MATCH);
+		h->msg.put.hdr_data = ul_get_le64(u + LNET_HDR_MSG_OFF_PUT_HDR_DATA);
+		h->msg.put.ptl_index = ul_get_le32(u + LNET_HDR_MSG_OFF_PUT_PTL);
+		h->msg.put.offset = ul_get_le32(u + LNET_HDR_MSG_OFF_PUT_OFFSET);
 		return 0;
 	case ULNET_MSG_GET:
 		get_wmd(u + LNET_HDR_MSG_OFF_WMD, &h->msg.get.return_wmd);
-		h->msg.get.match_bits = hdr_get_le64(u + LNET_HDR_MSG_OFF_MATCH);
-		h->msg.get.ptl_index = hdr_get_le32(u + LNET_HDR_MSG_OFF_GET_PTL);
-		h->msg.get.src_offset = hdr_get_le32(u + LNET_HDR_MSG_OFF_GET_SRC_OFFSET);
-		h->msg.get.sink_length = hdr_get_le32(u + LNET_HDR_MSG_OFF_GET_SINK_LEN);
+		h->msg.get.match_bits = ul_get_le64(u + LNET_HDR_MSG_OFF_MATCH);
+		h->msg.get.ptl_index = ul_get_le32(u + LNET_HDR_MSG_OFF_GET_PTL);
+		h->msg.get.src_offset = ul_get_le32(u + LNET_HDR_MSG_OFF_GET_SRC_OFFSET);
+		h->msg.get.sink_length = ul_get_le32(u + LNET_HDR_MSG_OFF_GET_SINK_LEN);
 		return 0;
 	case ULNET_MSG_ACK:
 		get_wmd(u + LNET_HDR_MSG_OFF_WMD, &h->msg.ack.dst_wmd);
-		h->msg.ack.match_bits = hdr_get_le64(u + LNET_HDR_MSG_OFF_MATCH);
-		h->msg.ack.mlength = hdr_get_le32(u + LNET_HDR_MSG_OFF_ACK_MLENGTH);
+		h->msg.ack.match_bits = ul_get_le64(u + LNET_HDR_MSG_OFF_MATCH);
+		h->msg.ack.mlength = ul_get_le32(u + LNET_HDR_MSG_OFF_ACK_MLENGTH);
 		return 0;
 	case ULNET_MSG_REPLY:
 		get_wmd(u + LNET_HDR_MSG_OFF_WMD, &h->msg.reply.dst_wmd);
 		return 0;
 	case ULNET_MSG_HELLO:
-		h->msg.hello.incarnation = hdr_get_le64(u + LNET_HDR_MSG_OFF_HELLO_INC);
-		h->msg.hello.type = hdr_get_le32(u + LNET_HDR_MSG_OFF_HELLO_TYPE);
+		h->msg.hello.incarnation = ul_get_le64(u + LNET_HDR_MSG_OFF_HELLO_INC);
+		h->msg.hello.type = ul_get_le32(u + LNET_HDR_MSG_OFF_HELLO_TYPE);
 		return 0;
 	default:
 		return -EPROTO;
@@ -246,18 +204,18 @@ HDR_INLINE int msg_decode(const uint8_t *u, struct lnet_hdr *h)
 /* pids, type and payload_length: the same four LE words in both forms */
 HDR_INLINE void common_encode(const struct lnet_hdr *h, uint8_t *p)
 {
-	hdr_put_le32(p, h->dest_pid);
-	hdr_put_le32(p + 4, h->src_pid);
-	hdr_put_le32(p + 8, h->type);
-	hdr_put_le32(p + 12, h->payload_length);
+	ul_put_le32(p, h->dest_pid);
+	ul_put_le32(p + 4, h->src_pid);
+	ul_put_le32(p + 8, h->type);
+	ul_put_le32(p + 12, h->payload_length);
 }
 
 HDR_INLINE void common_decode(const uint8_t *p, struct lnet_hdr *h)
 {
-	h->dest_pid = hdr_get_le32(p);
-	h->src_pid = hdr_get_le32(p + 4);
-	h->type = hdr_get_le32(p + 8);
-	h->payload_length = hdr_get_le32(p + 12);
+	h->dest_pid = ul_get_le32(p);
+	h->src_pid = ul_get_le32(p + 4);
+	h->type = ul_get_le32(p + 8);
+	h->payload_length = ul_get_le32(p + 12);
 }
 
 ssize_t lnet_hdr_encode_nid4(const struct lnet_hdr *h, uint8_t *buf, size_t len)
@@ -274,8 +232,8 @@ ssize_t lnet_hdr_encode_nid4(const struct lnet_hdr *h, uint8_t *buf, size_t len)
 	rc = msg_encode(h, buf + LNET_HDR_NID4_OFF_MSG);
 	if (rc)
 		return rc;
-	hdr_put_le64(buf + LNET_HDR_NID4_OFF_DEST_NID, dst);
-	hdr_put_le64(buf + LNET_HDR_NID4_OFF_SRC_NID, src);
+	ul_put_le64(buf + LNET_HDR_NID4_OFF_DEST_NID, dst);
+	ul_put_le64(buf + LNET_HDR_NID4_OFF_SRC_NID, src);
 	common_encode(h, buf + LNET_HDR_NID4_OFF_DEST_PID);
 	return LNET_HDR_NID4_SIZE;
 }
@@ -286,14 +244,14 @@ ssize_t lnet_hdr_decode_nid4(const uint8_t *buf, size_t len, struct lnet_hdr *h)
 
 	if (len < LNET_HDR_NID4_SIZE)
 		return -EMSGSIZE;
-	if (!type_known(hdr_get_le32(buf + LNET_HDR_NID4_OFF_TYPE)))
+	if (!type_known(ul_get_le32(buf + LNET_HDR_NID4_OFF_TYPE)))
 		return -EPROTO;
 	common_decode(buf + LNET_HDR_NID4_OFF_DEST_PID, h);
 	rc = msg_decode(buf + LNET_HDR_NID4_OFF_MSG, h);
 	if (rc)
 		return rc;
-	nid_from_nid4(hdr_get_le64(buf + LNET_HDR_NID4_OFF_DEST_NID), &h->dest_nid);
-	nid_from_nid4(hdr_get_le64(buf + LNET_HDR_NID4_OFF_SRC_NID), &h->src_nid);
+	nid_from_nid4(ul_get_le64(buf + LNET_HDR_NID4_OFF_DEST_NID), &h->dest_nid);
+	nid_from_nid4(ul_get_le64(buf + LNET_HDR_NID4_OFF_SRC_NID), &h->src_nid);
 	return LNET_HDR_NID4_SIZE;
 }
 
@@ -320,7 +278,7 @@ ssize_t lnet_hdr_decode_nid16(const uint8_t *buf, size_t len, struct lnet_hdr *h
 
 	if (len < LNET_HDR_NID16_SIZE)
 		return -EMSGSIZE;
-	if (!type_known(hdr_get_le32(buf + LNET_HDR_NID16_OFF_TYPE)))
+	if (!type_known(ul_get_le32(buf + LNET_HDR_NID16_OFF_TYPE)))
 		return -EPROTO;
 	common_decode(buf + LNET_HDR_NID16_OFF_DEST_PID, h);
 	rc = msg_decode(buf + LNET_HDR_NID16_OFF_MSG, h);

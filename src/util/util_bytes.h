@@ -8,55 +8,56 @@
 #define ULNET_UTIL_BYTES_H
 
 #include <stdint.h>
+#include <string.h>
 
-static inline uint16_t ul_get_le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static inline uint32_t ul_get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static inline uint64_t ul_get_le64(const uint8_t *p)
-{
-	return (uint64_t)ul_get_le32(p) | (uint64_t)ul_get_le32(p + 4) << 32;
-}
-static inline uint16_t ul_get_be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static inline uint32_t ul_get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-static inline uint64_t ul_get_be64(const uint8_t *p)
-{
-	return (uint64_t)ul_get_be32(p) << 32 | (uint64_t)ul_get_be32(p + 4);
-}
-static inline uint8_t *ul_put_le16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8);
-	return p + 2;
-}
-static inline uint8_t *ul_put_le32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
-	return p + 4;
-}
-static inline uint8_t *ul_put_le64(uint8_t *p, uint64_t v)
-{
-	ul_put_le32(p, (uint32_t)v);
-	return ul_put_le32(p + 4, (uint32_t)(v >> 32));
-}
-static inline uint8_t *ul_put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v;
-	return p + 2;
-}
-static inline uint8_t *ul_put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
-	return p + 4;
-}
-static inline uint8_t *ul_put_be64(uint8_t *p, uint64_t v)
-{
-	ul_put_be32(p, (uint32_t)(v >> 32));
-	return ul_put_be32(p + 4, (uint32_t)v);
-}
+/* Each is a memcpy() of the value in wire byte order (a byte swap where the
+ * host differs): compilers emit one plain load or store per field, where
+ * the byte-by-byte form was not always merged (GCC built a 64-bit field
+ * from ~25 shifts and ORs), and every message encodes and decodes headers.
+ * A bounded copy of a value, not a struct overlay. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define UL_LE16(v) __builtin_bswap16(v)
+#define UL_LE32(v) __builtin_bswap32(v)
+#define UL_LE64(v) __builtin_bswap64(v)
+#define UL_BE16(v) (v)
+#define UL_BE32(v) (v)
+#define UL_BE64(v) (v)
+#else
+#define UL_LE16(v) (v)
+#define UL_LE32(v) (v)
+#define UL_LE64(v) (v)
+#define UL_BE16(v) __builtin_bswap16(v)
+#define UL_BE32(v) __builtin_bswap32(v)
+#define UL_BE64(v) __builtin_bswap64(v)
+#endif
+
+#define UL_BYTES_LOAD(name, type, swap)                 \
+	static inline type name(const uint8_t *p)       \
+	{                                               \
+		type v;                                 \
+		memcpy(&v, p, sizeof(v));               \
+		return (type)swap(v);                   \
+	}
+#define UL_BYTES_STORE(name, type, swap)                \
+	static inline uint8_t *name(uint8_t *p, type v) \
+	{                                               \
+		v = (type)swap(v);                      \
+		memcpy(p, &v, sizeof(v));               \
+		return p + sizeof(v);                   \
+	}
+
+UL_BYTES_LOAD(ul_get_le16, uint16_t, UL_LE16)
+UL_BYTES_LOAD(ul_get_le32, uint32_t, UL_LE32)
+UL_BYTES_LOAD(ul_get_le64, uint64_t, UL_LE64)
+UL_BYTES_LOAD(ul_get_be16, uint16_t, UL_BE16)
+UL_BYTES_LOAD(ul_get_be32, uint32_t, UL_BE32)
+UL_BYTES_LOAD(ul_get_be64, uint64_t, UL_BE64)
+UL_BYTES_STORE(ul_put_le16, uint16_t, UL_LE16)
+UL_BYTES_STORE(ul_put_le32, uint32_t, UL_LE32)
+UL_BYTES_STORE(ul_put_le64, uint64_t, UL_LE64)
+UL_BYTES_STORE(ul_put_be16, uint16_t, UL_BE16)
+UL_BYTES_STORE(ul_put_be32, uint32_t, UL_BE32)
+UL_BYTES_STORE(ul_put_be64, uint64_t, UL_BE64)
 
 /* Loads/stores in a byte order chosen at run time (sender's order on the wire:
  * HELLO, ksock header, ping info). `be` = the buffer is big-endian. */

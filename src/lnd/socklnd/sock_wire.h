@@ -107,7 +107,7 @@ _Static_assert(KSOCK_MSG_HDR_SIZE == KSM_OFF_ZC1 + 8, "ksm header is 24 bytes");
 
 /* The little-endian forms, inline for the per-message paths (the same
  * bytes and checks as ksock_msg_hdr_encode/decode with be = false; the
- * byte stores of ul_put_le* merge into plain word stores). We always send
+ * ul_put_le* stores are plain word stores). We always send
  * little-endian. The caller provides KSOCK_MSG_HDR_SIZE bytes. */
 static inline void ksock_msg_hdr_put_le(uint8_t *buf, uint32_t type, uint32_t csum, uint64_t c0,
 					uint64_t c1)
