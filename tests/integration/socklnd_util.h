@@ -264,6 +264,19 @@ static inline void st_md_fini(struct st_md *m)
 	pthread_cond_destroy(&m->cv);
 }
 
+/* The start of a two-node test: MD records ready, a on 127.0.0.2 and b on
+ * 127.0.0.3 sharing `port`, accepting all. 0 or the first error. */
+static inline int st_pair_start(struct st_node *a, struct st_md *am, struct st_node *b,
+				struct st_md *bm, uint16_t port)
+{
+	int rc;
+
+	st_md_init(am);
+	st_md_init(bm);
+	rc = st_node_start(a, "127.0.0.2@tcp", port, "all");
+	return rc ? rc : st_node_start(b, "127.0.0.3@tcp", port, "all");
+}
+
 /* The end of a two-node test: each node's MD unlinked, the nodes stopped,
  * then the MD records freed (their handlers may run until the stop). */
 static inline void st_pair_stop(struct st_node *a, struct st_md *am, struct st_node *b,

@@ -40,10 +40,7 @@ static void test_queue_longer_than_one_sendmsg(void **state)
 	uint16_t port = st_port();
 
 	(void)state;
-	st_md_init(&am);
-	st_md_init(&bm);
-	assert_int_equal(st_node_start(&a, "127.0.0.2@tcp", port, "all"), 0);
-	assert_int_equal(st_node_start(&b, "127.0.0.3@tcp", port, "all"), 0);
+	assert_int_equal(st_pair_start(&a, &am, &b, &bm, port), 0);
 	assert_int_equal(st_target(&b, PORTAL, MB, dst, sizeof(dst), &bm), 0);
 	st_fill(src, sizeof(src), 7);
 	for (int i = 0; i < NFRAG; i++) {

@@ -80,10 +80,7 @@ static void test_stream_conn_keeps_quick_acks(void **state)
 	uint64_t end;
 
 	(void)state;
-	st_md_init(&am);
-	st_md_init(&bm);
-	assert_int_equal(st_node_start(&a, "127.0.0.2@tcp", port, "all"), 0);
-	assert_int_equal(st_node_start(&b, "127.0.0.3@tcp", port, "all"), 0);
+	assert_int_equal(st_pair_start(&a, &am, &b, &bm, port), 0);
 	assert_int_equal(st_target(&b, PORTAL, MB, dst, sizeof(dst), &bm), 0);
 	st_fill(src, sizeof(src), 3);
 	assert_int_equal(st_bind(&a, src, sizeof(src), ULNET_MD_THRESH_INF, &am), 0);
