@@ -107,6 +107,10 @@ void ulnet_destroy(ulnet_t *ln);
  * read directly (one recv() instead of epoll_wait() + recv()), with a full
  * epoll turn every 16th call; a call after a longer pause always makes a
  * full turn. Timers run on every call.
+ * One thread at a time runs an instance's loop: with manual progress, do
+ * not call ulnet_progress() from two threads at once, nor while another
+ * thread is in ulnet_ping() or ulnet_discover() (they progress the loop
+ * themselves while they wait).
  * Errors: -EINVAL (ln NULL), -EBUSY (progress thread), or epoll's -errno.
  */
 int ulnet_progress(ulnet_t *ln, int timeout_ms);

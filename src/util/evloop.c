@@ -39,6 +39,7 @@ struct ul_loop {
 	/* earliest timer deadline (UINT64_MAX: none), written under `lock`,
 	 * read without it by run_ready() to skip the locks on a quiet turn */
 	uint64_t next_due;
+	uint64_t timer_seq;         /* timers armed so far (under `lock`) */
 	bool has_work;              /* work_head != NULL, same rules */
 	/* busy-poll (loop thread only): ios polled directly, see ul_loop_spin_once */
 	bool busy;
@@ -305,6 +306,7 @@ int ul_timer_start(struct ul_loop *loop, struct ul_timer *t, uint64_t deadline_n
 		loop->capheap = cap;
 	}
 	t->deadline_ns = deadline_ns;
+	t->armed_seq = ++loop->timer_seq;
 	t->heap_idx = loop->nheap;
 	loop->heap[loop->nheap++] = t;
 	heap_up(loop, t->heap_idx);
@@ -325,6 +327,7 @@ void ul_timer_stop(struct ul_loop *loop, struct ul_timer *t)
 /* Run posted work and timers expired at `now`; returns how many ran. */
 static int run_ready_at(struct ul_loop *loop, uint64_t now)
 {
+	uint64_t limit;
 	int n = 0;
 
 	/* unlocked peek: anything queued by another thread after this is
@@ -350,10 +353,17 @@ static int run_ready_at(struct ul_loop *loop, uint64_t now)
 		w->fn(w);
 		n++;
 	}
+	/* only timers armed before this pass: one that re-arms itself due now
+	 * (an LND's "after this batch" kick) runs again next turn, after the
+	 * fds, instead of looping here for as long as it keeps re-arming */
+	ul_lock(&loop->lock);
+	limit = loop->timer_seq;
+	ul_unlock(&loop->lock);
 	for (;;) {
 		struct ul_timer *t = NULL;
 		ul_lock(&loop->lock);
-		if (loop->nheap > 0 && loop->heap[0]->deadline_ns <= now) {
+		if (loop->nheap > 0 && loop->heap[0]->deadline_ns <= now &&
+		    loop->heap[0]->armed_seq <= limit) {
 			t = loop->heap[0];
 			heap_remove(loop, t);
 			heap_note(loop);

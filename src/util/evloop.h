@@ -37,6 +37,7 @@ struct ul_timer {
 	uint64_t deadline_ns;                    /* absolute, loop clock */
 	void (*cb)(struct ul_timer *t);
 	int heap_idx;                            /* -1 when not armed */
+	uint64_t armed_seq;                      /* when armed, in the loop's arming order */
 };
 
 struct ul_work {

@@ -312,6 +312,41 @@ static void test_turn_now_is_read_per_turn(void **state)
 	ul_loop_destroy(tn_loop);
 }
 
+/* A timer that re-arms itself due now from its callback (socklnd's rx
+ * budget yield does) runs once per turn: the fds are served in between. */
+static struct ul_loop *rearm_loop;
+static int rearm_runs;
+static void rearm_cb(struct ul_timer *t)
+{
+	rearm_runs++;
+	assert_int_equal(ul_timer_start(rearm_loop, t, 0), 0);
+}
+
+static void test_self_rearming_timer_yields_to_fds(void **state)
+{
+	(void)state;
+	struct ul_loop *loop = ul_loop_create(fake_clock, NULL);
+	struct ul_timer t;
+	struct pio p;
+
+	fake_now = 1000000;
+	rearm_loop = loop;
+	rearm_runs = 0;
+	pio_open(loop, &p, false);
+	ul_timer_init(&t, rearm_cb);
+	assert_int_equal(ul_timer_start(loop, &t, 0), 0);
+	pio_send(&p);
+	ul_loop_run_once(loop, 0);
+	assert_int_equal(rearm_runs, 1);
+	assert_int_equal(p.cbs, 1);
+	for (int i = 0; i < 3; i++)
+		ul_loop_spin_once(loop);
+	assert_int_equal(rearm_runs, 4);
+	ul_timer_stop(loop, &t);
+	pio_close(loop, &p);
+	ul_loop_destroy(loop);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_spin_serves_other_fds_within_16_calls),
 		cmocka_unit_test(test_spin_runs_due_timers_on_hot_turns),
 		cmocka_unit_test(test_spin_leaves_cold_ios_to_epoll),
+		cmocka_unit_test(test_self_rearming_timer_yields_to_fds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

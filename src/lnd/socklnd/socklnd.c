@@ -585,7 +585,11 @@ static void ksock_shutdown(struct lnet_ni *ni)
 		}
 		ksock_lock(net);
 		while (!net->shutdown_done) {
-			if (ul_cond_wait(&net->shutdown_cond, &net->lock, &ts) == -ETIMEDOUT &&
+			/* once the loop has started it, wait for the end without a
+			 * deadline (a past one would make this spin) */
+			const struct timespec *until = net->shutdown_started ? NULL : &ts;
+
+			if (ul_cond_wait(&net->shutdown_cond, &net->lock, until) == -ETIMEDOUT &&
 			    !net->shutdown_started) {
 				net->shutdown_abandoned = true;
 				inline_it = true;
