@@ -910,11 +910,8 @@ void lnet_fail_queued_locked(ulnet_t *ln, struct lnet_ni *ni, struct lnet_sendq 
 /* Latency sample of a peer NI, lock held: `what` ULNET_EVENT_SEND (a PUT
  * left: put_egress), ULNET_EVENT_REPLY (get_rtt) or ULNET_EVENT_ACK
  * (put_ack); others are ignored. `start` is the instance clock when the
- * PUT/GET was committed. */
-void lnet_peer_ni_latency_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
-				 enum ulnet_event_kind what, uint64_t start);
-/* The same with the clock already read (`now`); inline: once or twice per
- * message. */
+ * PUT/GET was committed, `now` the clock read for the completion; inline:
+ * once or twice per message. */
 static inline void lnet_peer_ni_latency_at_locked(struct lnet_peer_ni *lpni,
 						  enum ulnet_event_kind what, uint64_t start,
 						  uint64_t now)

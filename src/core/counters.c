@@ -91,11 +91,4 @@ void ulnet_counters_reset(ulnet_t *ln)
 	lnet_unlock(ln);
 }
 
-void lnet_peer_ni_latency_locked(ulnet_t *ln, struct lnet_peer_ni *lpni,
-				 enum ulnet_event_kind what, uint64_t start)
-{
-	if (!lpni || !start)
-		return;
-	lnet_peer_ni_latency_at_locked(lpni, what, start, lnet_now(ln));
-}
 

@@ -111,10 +111,6 @@ bool lnet_ni_batch_hold(const struct lnet_ni *ni);
 /* Messages wait for credits on ni's instance (their senders' completions
  * release them). A lock-free hint: callable with LND locks held. */
 bool lnet_ni_tx_waiting(const struct lnet_ni *ni);
-/* The instance has a progress thread (not ULNET_OPT_MANUAL_PROGRESS). */
-bool lnet_ni_has_progress_thread(const struct lnet_ni *ni);
-/* The instance's LND timeout (s) derived from the globals. */
-int lnet_ni_lnd_timeout(const struct lnet_ni *ni);
 /* Connections per type and peer (>= 1). It can change while the NI runs
  * (lnetctl net set --conns-per-peer): read it when deciding, don't cache. */
 int lnet_ni_conns_per_peer(const struct lnet_ni *ni);

@@ -760,11 +760,6 @@ static _Thread_local ulnet_t *lnet_batch_ln;
 static _Thread_local unsigned lnet_batch_depth;
 static _Thread_local bool lnet_batch_held, lnet_batch_more;
 
-bool lnet_ni_has_progress_thread(const struct lnet_ni *ni)
-{
-	return ni->ni_ln->ln_has_thread;
-}
-
 bool lnet_ni_tx_waiting(const struct lnet_ni *ni)
 {
 	/* a hint for MSG_MORE: no lock (LNDs call it holding their own) */

@@ -42,17 +42,6 @@ int ulnet_lnd_timeout(const struct ulnet_globals *g)
 	return t >= 1 ? t : 1;
 }
 
-int lnet_ni_lnd_timeout(const struct lnet_ni *ni)
-{
-	ulnet_t *ln = ni->ni_ln;
-	int t;
-
-	lnet_lock(ln);
-	t = ulnet_lnd_timeout(&ln->ln_g);
-	lnet_unlock(ln);
-	return t;
-}
-
 /* --- lookups -------------------------------------------------------------------- */
 
 struct lnet_ni *lnet_nid2ni_walk_locked(ulnet_t *ln, const ulnet_nid_t *nid)

@@ -162,6 +162,7 @@ void ul_io_init(struct ul_io *io, int fd, void (*cb)(struct ul_io *, uint32_t))
 	io->active = false;
 	io->poll = NULL;
 	io->hot = false;
+	io->cold = false;
 	io->hot_idle = 0;
 }
 
@@ -327,7 +328,7 @@ void ul_timer_stop(struct ul_loop *loop, struct ul_timer *t)
 /* Run posted work and timers expired at `now`; returns how many ran. */
 static int run_ready_at(struct ul_loop *loop, uint64_t now)
 {
-	uint64_t limit;
+	uint64_t limit = UINT64_MAX;   /* timer_seq when the timer pass began */
 	int n = 0;
 
 	/* unlocked peek: anything queued by another thread after this is
@@ -356,12 +357,11 @@ static int run_ready_at(struct ul_loop *loop, uint64_t now)
 	/* only timers armed before this pass: one that re-arms itself due now
 	 * (an LND's "after this batch" kick) runs again next turn, after the
 	 * fds, instead of looping here for as long as it keeps re-arming */
-	ul_lock(&loop->lock);
-	limit = loop->timer_seq;
-	ul_unlock(&loop->lock);
 	for (;;) {
 		struct ul_timer *t = NULL;
 		ul_lock(&loop->lock);
+		if (limit == UINT64_MAX)
+			limit = loop->timer_seq;
 		if (loop->nheap > 0 && loop->heap[0]->deadline_ns <= now &&
 		    loop->heap[0]->armed_seq <= limit) {
 			t = loop->heap[0];

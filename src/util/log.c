@@ -19,11 +19,3 @@ void ul_vlog(const struct ul_logger *lg, enum ulnet_log_level lvl, const char *f
 	fprintf(stderr, "ulnet%s%s: %s: %s\n", lg->prefix ? " " : "", lg->prefix ? lg->prefix : "",
 		level_names[lvl], msg);
 }
-
-void ul_log(const struct ul_logger *lg, enum ulnet_log_level lvl, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	ul_vlog(lg, lvl, fmt, ap);
-	va_end(ap);
-}

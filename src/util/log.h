@@ -14,8 +14,6 @@ struct ul_logger {
 	const char *prefix;    /* e.g. the node's first NID, may be NULL */
 };
 
-void ul_log(const struct ul_logger *lg, enum ulnet_log_level lvl, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 void ul_vlog(const struct ul_logger *lg, enum ulnet_log_level lvl, const char *fmt, va_list ap);
 
 #endif

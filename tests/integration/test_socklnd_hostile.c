@@ -175,8 +175,8 @@ static int handshake(void)
 	return handshake_type(SOCKLND_CONN_CONTROL);
 }
 
-/* ksock LNET header + PUT header (to an unmatched portal) into buf. */
-static size_t put_hdr(uint8_t *buf, uint32_t payload_length)
+/* ksock LNET header + PUT header (portal, match bits) into buf. */
+static size_t put_hdr_to(uint8_t *buf, uint32_t payload_length, unsigned portal, uint64_t mb)
 {
 	struct ksock_msg_hdr k = { .type = KSOCK_MSG_LNET };
 	struct lnet_hdr h;
@@ -189,34 +189,27 @@ static size_t put_hdr(uint8_t *buf, uint32_t payload_length)
 	h.type = ULNET_MSG_PUT;
 	h.payload_length = payload_length;
 	h.msg.put.ack_wmd = LNET_WIRE_HANDLE_NONE;
-	h.msg.put.ptl_index = PORTAL + 1;
+	h.msg.put.ptl_index = portal;
+	h.msg.put.match_bits = mb;
 	assert_int_equal(ksock_msg_hdr_encode(&k, false, buf, KSOCK_MSG_HDR_SIZE), KSOCK_MSG_HDR_SIZE);
 	assert_int_equal(lnet_hdr_encode_nid4(&h, buf + KSOCK_MSG_HDR_SIZE, LNET_HDR_NID4_SIZE),
 			 LNET_HDR_NID4_SIZE);
 	return KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE;
 }
 
+/* The headers of a PUT to an unmatched portal. */
+static size_t put_hdr(uint8_t *buf, uint32_t payload_length)
+{
+	return put_hdr_to(buf, payload_length, PORTAL + 1, 0);
+}
+
 /* A PUT of `len` bytes (seed `seed`) to the victim's target MD. */
 static size_t put_to_target(uint8_t *buf, uint32_t len, unsigned seed)
 {
-	struct ksock_msg_hdr k = { .type = KSOCK_MSG_LNET };
-	struct lnet_hdr h;
+	size_t n = put_hdr_to(buf, len, PORTAL, 1);
 
-	memset(&h, 0, sizeof(h));
-	assert_int_equal(ulnet_nid_parse(VICTIM_NID, &h.dest_nid, NULL), 0);
-	assert_int_equal(ulnet_nid_parse(ATTACKER_NID, &h.src_nid, NULL), 0);
-	h.dest_pid = ULNET_PID_LUSTRE;
-	h.src_pid = ULNET_PID_LUSTRE;
-	h.type = ULNET_MSG_PUT;
-	h.payload_length = len;
-	h.msg.put.ack_wmd = LNET_WIRE_HANDLE_NONE;
-	h.msg.put.ptl_index = PORTAL;
-	h.msg.put.match_bits = 1;
-	assert_int_equal(ksock_msg_hdr_encode(&k, false, buf, KSOCK_MSG_HDR_SIZE), KSOCK_MSG_HDR_SIZE);
-	assert_int_equal(lnet_hdr_encode_nid4(&h, buf + KSOCK_MSG_HDR_SIZE, LNET_HDR_NID4_SIZE),
-			 LNET_HDR_NID4_SIZE);
-	st_fill(buf + KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE, len, seed);
-	return KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE + len;
+	st_fill(buf + n, len, seed);
+	return n + len;
 }
 
 /* Send [from, to) of buf as its own segment, and let the node read it. */
