@@ -3,9 +3,10 @@
 # from ../shared/tools/anchors.sh; prints one line per figure with ulnet's
 # value, each anchor's and the ratios. Figures, not pass/fail tests.
 #
-# The run is ROUNDS rounds; each round measures the anchors once, then
-# ulnet once in each mode, so that both sides of a ratio sample the same
-# minutes (this VM's speed drifts by 20-40% over an hour). Each line gives
+# The run is ROUNDS rounds; each round measures figure by figure, the
+# figure's anchors and then ulnet in each mode, so that both sides of a
+# ratio sample the same seconds (this VM's speed drifts by 20-40% over an
+# hour, and by 10-20% from one minute to the next). Each line gives
 # the medians over the rounds, their ratio, and the median of the ratios
 # taken round by round ("paired": the figure least moved by drift).
 #
@@ -22,33 +23,46 @@ secs=${BENCH_SECS:-3}
 rounds=${REPS:-3}
 work=$(mktemp -d /tmp/ulnet-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-rows='^(tcp_stream_1MiB$|ucx_tag_bw_1MiB|tcp_rtt_64B_avg|tcp_rtt_64B_spin|ucx_tag_lat_64B|tcp_msgrate_64B_sockperf)'
 
 echo "# ulnet bench $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(nproc) CPUs, kernel $(uname -r)"
 
 echo "## core (in-process, loopback LND)"
 "$build/bin/bench_core" | tee "$work/core.txt"
 
-echo "## ulnet over TCP loopback (two processes) beside the anchors: $rounds rounds, each anchors then ulnet, ${secs}s per ulnet figure"
+echo "## ulnet over TCP loopback (two processes) beside the anchors: $rounds rounds, each figure by figure (its anchors, then ulnet), ${secs}s per ulnet run"
+# anchors_for <round> <row regex>: the selected anchors rows, appended
+anchors_for() {
+  [ "${NO_ANCHORS:-0}" = 1 ] && return 0
+  if [ -n "${ANCHORS_FILE:-}" ]; then
+    [ -f "$work/anchors.$1" ] || cp "$ANCHORS_FILE" "$work/anchors.$1"
+    return 0
+  fi
+  ONLY=$2 REPS=1 REPS_SHORT=1 bash "$shared/tools/anchors.sh" >> "$work/anchors.$1" 2>>"$work/anchors.log" || true
+}
+# ulnet_for <round> <file prefix> <mode> [VAR=value...]: one bench_tcp run, appended
+ulnet_for() {
+  local r=$1 pfx=$2 mode=$3; shift 3
+  env "$@" BENCH_PORT=$((21900 + (port_seq++ % 80))) "$build/bin/bench_tcp" "$mode" "$secs" >> "$work/$pfx.$r" ||
+    echo "# round $r: $pfx $mode run failed" >&2
+}
+port_seq=0
+# Each round measures figure by figure: a figure's anchors, then ulnet's
+# runs of that figure, so both sides of a ratio are seconds apart, not a
+# minute (a whole round of anchors first left ratios open to the drift).
 for r in $(seq 1 "$rounds"); do
-  if [ "${NO_ANCHORS:-0}" != 1 ]; then
-    if [ -n "${ANCHORS_FILE:-}" ]; then
-      cp "$ANCHORS_FILE" "$work/anchors.$r"
-    else
-      echo "# round $r: anchors (../shared/tools/anchors.sh, selected rows)" >&2
-      ONLY=$rows REPS=1 REPS_SHORT=1 bash "$shared/tools/anchors.sh" > "$work/anchors.$r" 2>>"$work/anchors.log" || true
-    fi
-  fi
-  echo "# round $r: ulnet" >&2
-  BENCH_PORT=$((21988 + r)) "$build/bin/bench_tcp" all "$secs" > "$work/tcp.$r" || echo "# round $r: run failed" >&2
-  if [ "${BENCH_MANUAL_TOO:-1}" = 1 ]; then
-    BENCH_MANUAL=1 BENCH_PORT=$((21960 + r)) "$build/bin/bench_tcp" all "$secs" > "$work/manual.$r" ||
-      echo "# round $r: manual run failed" >&2
-  fi
-  if [ "${BENCH_BUSY_POLL_TOO:-1}" = 1 ]; then
-    BENCH_BUSY_POLL=1 BENCH_PORT=$((21940 + r)) "$build/bin/bench_tcp" lat "$secs" > "$work/busy.$r" ||
-      echo "# round $r: busy-poll run failed" >&2
-  fi
+  echo "# round $r: bandwidth (anchors, then ulnet)" >&2
+  anchors_for "$r" '^(tcp_stream_1MiB$|ucx_tag_bw_1MiB)'
+  ulnet_for "$r" tcp bw
+  [ "${BENCH_MANUAL_TOO:-1}" = 1 ] && ulnet_for "$r" manual bw BENCH_MANUAL=1
+  echo "# round $r: round trip (anchors, then ulnet)" >&2
+  anchors_for "$r" '^(tcp_rtt_64B_avg|tcp_rtt_64B_p50|tcp_rtt_64B_spin|ucx_tag_lat_64B)'
+  ulnet_for "$r" tcp lat
+  [ "${BENCH_MANUAL_TOO:-1}" = 1 ] && ulnet_for "$r" manual lat BENCH_MANUAL=1
+  [ "${BENCH_BUSY_POLL_TOO:-1}" = 1 ] && ulnet_for "$r" busy lat BENCH_BUSY_POLL=1
+  echo "# round $r: message rate (anchors, then ulnet)" >&2
+  anchors_for "$r" '^tcp_msgrate_64B_sockperf'
+  ulnet_for "$r" tcp rate
+  [ "${BENCH_MANUAL_TOO:-1}" = 1 ] && ulnet_for "$r" manual rate BENCH_MANUAL=1
 done
 
 # vals <file prefix> <figure name>: one line per round, "round value"
