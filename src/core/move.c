@@ -343,8 +343,10 @@ int lnet_check_reachable_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulne
 	return rc < 0 ? rc : 0;
 }
 
-/* Multi-Rail: among the peer's NIs on nets we have, the one with the most
- * credits, round robin among equals; the local NI likewise. */
+/* Multi-Rail: among the peer's NIs on nets we have, the healthiest, then
+ * the one with the most credits, round robin among equals (the kernel's
+ * lnet_select_peer_ni() order, without UDSP); the local NI by credits and
+ * round robin. */
 static inline __attribute__((always_inline)) int
 lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
 		      struct lnet_ni **best_ni, struct lnet_peer_ni **best_lpni)
@@ -369,6 +371,11 @@ lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
 
 		if (src_ni ? ulnet_nid_net(&src_ni->ni_nid) != net : !lnet_net_is_local_locked(ln, net))
 			continue;
+		if (best && lpni->lpni_health.health_value != best->lpni_health.health_value) {
+			if (lpni->lpni_health.health_value > best->lpni_health.health_value)
+				best = lpni;
+			continue;
+		}
 		if (!best || lpni->lpni_txcredits > best->lpni_txcredits ||
 		    (lpni->lpni_txcredits == best->lpni_txcredits && lpni->lpni_seq < best->lpni_seq))
 			best = lpni;
@@ -1135,23 +1142,12 @@ drop:
 void lnet_notify_peer_ni(struct lnet_ni *ni, const ulnet_nid_t *peer, int status)
 {
 	ulnet_t *ln = ni->ni_ln;
-	struct lnet_peer_ni *lpni;
 	char nid[ULNET_NIDSTR_SIZE];
 
-	lnet_lock(ln);
-	lpni = lnet_peer_ni_find_locked(ln, peer);
-	if (lpni && status) {
-		struct ulnet_health_stats *h = &lpni->lpni_health;
-
-		h->health_value -= ln->ln_g.health_sensitivity;
-		if (h->health_value < 0)
-			h->health_value = 0;
-		if (status == -ETIMEDOUT)
-			h->timeouts++;
-		else
-			h->error++;
-	}
-	lnet_unlock(ln);
+	/* Health is the messages' (lnet_health_check_locked(), msg.c): a
+	 * connection failure with messages queued fails them, and each
+	 * failed message counts, as in the kernel, whose lnet_notify()
+	 * leaves peer NI health alone. */
 	if (status)
 		lnet_log(ln, ULNET_LOG_INFO, "peer NI %s reported failed: %s",
 			 lnet_nidstr(peer, nid), ulnet_strerror(status));

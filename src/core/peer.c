@@ -455,6 +455,21 @@ int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
 	return 0;
 }
 
+/* --- health ------------------------------------------------------------------ */
+
+void lnet_peer_ni_set_ns_status_locked(ulnet_t *ln, struct lnet_peer_ni *lpni, uint32_t status)
+{
+	uint32_t old = lpni->lpni_ns_status;
+	char nid[ULNET_NIDSTR_SIZE];
+
+	lpni->lpni_ns_status = status;
+	if (old == status || status != LNET_NI_STATUS_DOWN)
+		return;
+	lnet_peer_ni_health_dec_locked(ln, lpni);
+	lnet_log(ln, ULNET_LOG_INFO, "peer NI %s: reported down by its node, health %d",
+		 lnet_nidstr(&lpni->lpni_nid, nid), lpni->lpni_health.health_value);
+}
+
 /* --- runtime settings (lnetctl peer set) ------------------------------------ */
 
 int ulnet_peer_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value)
