@@ -295,6 +295,47 @@ static void test_resend_once_succeeds(void **state)
 	pair_down(&p);
 }
 
+/* A GET whose send fails once is resent: one SEND, one REPLY with the
+ * data, the tracker gone. */
+static uint8_t getsrc[32] = "resent GET source bytes";
+
+static void test_get_resent(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct sendlog s = { 0 };
+	struct ulnet_counters c;
+	uint8_t sink[32] = { 0 };
+	ulnet_handle_t meh, mdh;
+	struct ulnet_md smd = { .start = getsrc, .length = sizeof(getsrc),
+				.threshold = ULNET_MD_THRESH_INF, .options = ULNET_MD_OP_GET };
+	struct ulnet_md gmd = { .start = sink, .length = sizeof(sink), .threshold = 2,
+				.user_ptr = &s, .handler = send_handler };
+	ulnet_process_id_t t;
+
+	pair_up(&p, false);
+	assert_int_equal(ulnet_me_attach(p.b, PORTAL + 1, any, 7, 0, ULNET_UNLINK, ULNET_INS_AFTER,
+					 &meh), 0);
+	assert_int_equal(ulnet_md_attach(p.b, meh, &smd, ULNET_UNLINK, &mdh), 0);
+	memlnd_fail_next(p.net, 1, 1u << ULNET_MSG_GET, -ECONNREFUSED);
+	assert_int_equal(ulnet_md_bind(p.a, &gmd, ULNET_UNLINK, &mdh), 0);
+	t.nid = p.nb1;
+	t.pid = 12345;
+	assert_int_equal(ulnet_get(p.a, NULL, mdh, t, PORTAL + 1, 7, 0), 0);
+	memlnd_pump(p.net);
+	assert_int_equal(s.nsend, 1);
+	assert_int_equal(s.nevents, 2);   /* SEND, REPLY */
+	assert_int_equal(s.status, 0);
+	assert_int_equal(s.unlinked, 1);
+	assert_memory_equal(sink, getsrc, sizeof(sink));
+	ulnet_counters_get(p.a, &c);
+	assert_int_equal(c.resend_count, 1);
+	assert_int_equal(c.successful_resends, 1);
+	assert_int_equal(c.msgs_alloc, 0);
+	assert_int_equal(c.rst_alloc, 0);
+	pair_down(&p);
+}
+
 /* A non-resendable status (a local error) ends the PUT at once; the
  * application sees it once. */
 static void test_local_error_not_resent(void **state)
@@ -474,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_reported_down_ni_avoided),
 		cmocka_unit_test(test_send_failures_move_traffic),
 		cmocka_unit_test(test_resend_once_succeeds),
+		cmocka_unit_test(test_get_resent),
 		cmocka_unit_test(test_local_error_not_resent),
 		cmocka_unit_test(test_retry_count_exhausted),
 		cmocka_unit_test(test_resend_respects_transaction_timeout),
