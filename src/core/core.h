@@ -262,6 +262,7 @@ struct lnet_msg {
 			unsigned msg_discovery_wait:1; /* queued on a peer until discovered */
 			unsigned msg_tracked:1;        /* counted in md_rspt_pending */
 			unsigned msg_retries:8;        /* resends so far (lnet_health_check_locked()) */
+			unsigned msg_recovery:1;       /* recovery ping: to its NID only, never resent */
 		};
 		unsigned msg_bits;             /* all of the above at once */
 	};
@@ -375,6 +376,8 @@ struct lnet_peer_ni {
 	long lpni_txqnob;
 	struct ul_list lpni_txq;       /* messages waiting for a peer credit */
 	uint32_t lpni_ns_status;       /* as the peer's ping info said */
+	bool lpni_recovering;          /* a recovery ping is out (peer.c) */
+	uint64_t lpni_next_ping;       /* instance clock: next recovery ping no sooner */
 	unsigned lpni_seq;
 	/* per message type; the totals are their sums (lnet_type_counts_sum()) */
 	struct ulnet_msg_type_counts lpni_sent, lpni_received, lpni_dropped;
@@ -467,6 +470,7 @@ struct ulnet {
 	struct ul_list *ln_pni_hash;
 	unsigned ln_pni_hash_size;
 	struct lnet_peer_ni *ln_pni_last; /* last one found (in the table), or NULL */
+	struct ul_timer ln_recovery_timer; /* pings unhealthy peer NIs (peer.c) */
 
 	struct ulnet_globals ln_g;
 	struct ulnet_counters ln_ctr;
@@ -988,6 +992,12 @@ static inline void lnet_peer_ni_health_inc_locked(ulnet_t *ln, struct lnet_peer_
 
 	lpni->lpni_health.health_value = h > ULNET_MAX_HEALTH ? ULNET_MAX_HEALTH : h;
 }
+/* A peer NI's health dropped: make sure the recovery timer runs. */
+void lnet_recovery_arm_locked(ulnet_t *ln);
+/* The recovery ping (GET of the ping target) to `nid` exactly, on `md`
+ * (move.c); sends go to `q`. */
+int lnet_get_recovery_locked(ulnet_t *ln, struct lnet_libmd *md, const ulnet_nid_t *nid,
+			     struct lnet_sendq *q);
 /* The NI status a ping/push reported for `lpni` (handle_disc_lpni_health()
  * in the kernel): a change to DOWN lowers its health once. */
 void lnet_peer_ni_set_ns_status_locked(ulnet_t *ln, struct lnet_peer_ni *lpni, uint32_t status);

@@ -454,12 +454,12 @@ remote:
 	}
 
 	if (lpni->lpni_peer && (lpni->lpni_peer->lp_state & LNET_PEER_MULTI_RAIL) &&
-	    !lnet_msg_is_response(msg)) {
+	    !lnet_msg_is_response(msg) && !msg->msg_recovery) {
 		rc = lnet_select_mr_locked(ln, lpni->lpni_peer, src_ni, &best_ni, &best_lpni);
 		if (rc)
 			return rc;
 	} else {
-		/* non-MR peers and responses go to the NID given */
+		/* non-MR peers, responses and recovery pings go to the NID given */
 		best_lpni = lpni;
 		best_ni = src_ni ? src_ni : lnet_best_ni_on_net_locked(ln, ulnet_nid_net(dst));
 		if (!best_ni)
@@ -713,6 +713,30 @@ int lnet_get_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		msg->msg_tracked = 1;
 	}
 	lnet_send_or_fail_locked(ln, self, msg, q, reach);
+	return 0;
+}
+
+int lnet_get_recovery_locked(ulnet_t *ln, struct lnet_libmd *md, const ulnet_nid_t *nid,
+			     struct lnet_sendq *q)
+{
+	ulnet_process_id_t target = { .nid = *nid, .pid = ULNET_PID_LUSTRE };
+	struct lnet_msg *msg;
+	int reach;
+	int rc = lnet_initiate_locked(ln, NULL, md, ULNET_MSG_GET, &target, 0, &msg, &reach);
+
+	if (rc)
+		return rc;
+	msg->msg_recovery = 1;
+	msg->msg_hdr.msg.get.match_bits = ULNET_PROTO_PING_MATCHBITS;
+	msg->msg_hdr.msg.get.ptl_index = ULNET_RESERVED_PORTAL;
+	msg->msg_hdr.msg.get.src_offset = 0;
+	msg->msg_hdr.msg.get.sink_length = (uint32_t)md->md_length;
+	msg->msg_hdr.msg.get.return_wmd.wh_interface_cookie = ln->ln_interface_cookie;
+	msg->msg_hdr.msg.get.return_wmd.wh_object_cookie = md->md_cookie;
+	lnet_build_msg_event(msg, ULNET_EVENT_SEND);
+	lnet_rspt_attach_locked(ln, md);
+	msg->msg_tracked = 1;
+	lnet_send_or_fail_locked(ln, NULL, msg, q, reach);
 	return 0;
 }
 

@@ -424,11 +424,12 @@ static int lnet_health_check_locked(ulnet_t *ln, struct lnet_msg *msg, int statu
 	/* a peer with one NI: its health changes nothing (the kernel keeps it) */
 	if (multi) {
 		lnet_peer_ni_health_dec_locked(ln, lpni);
+		lnet_recovery_arm_locked(ln);
 		lnet_log(ln, ULNET_LOG_INFO, "peer NI %s: %s failed (%s), health %d",
 			 lnet_nidstr(&lpni->lpni_nid, nid), lnet_msgtype_name(msg->msg_type),
 			 ulnet_strerror(status), lpni->lpni_health.health_value);
 	}
-	if (hs != LNET_HS_REMOTE_DROPPED || !multi ||
+	if (hs != LNET_HS_REMOTE_DROPPED || !multi || msg->msg_recovery ||
 	    (msg->msg_type != ULNET_MSG_PUT && msg->msg_type != ULNET_MSG_GET) ||
 	    (msg->msg_md && (msg->msg_md->md_flags & LNET_MD_FLAG_ABORTED)))
 		return status;

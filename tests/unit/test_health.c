@@ -336,6 +336,80 @@ static void test_get_resent(void **state)
 	pair_down(&p);
 }
 
+/* Recovery: a peer NI below full health is pinged (checked every
+ * recovery_interval; 2^n s after its n-th ping); a failed ping lowers it more, an answered one
+ * raises it, until it is back to full health and takes traffic again. */
+static int gets_to(struct memlnd_net *net, const ulnet_nid_t *to)
+{
+	static struct memlnd_trace_ent tr[256];
+	int n = memlnd_trace(net, tr, 256), k = 0;
+
+	for (int i = 0; i < n && i < 256; i++)
+		if (tr[i].hdr.type == ULNET_MSG_GET && tr[i].hdr.msg.get.ptl_index == 0 &&
+		    ulnet_nid_same(&tr[i].hdr.dest_nid, to))
+			k++;
+	return k;
+}
+
+static void tick(struct pair *p, uint64_t ns)
+{
+	fake_now += ns;
+	ulnet_progress(p->a, 0);
+	memlnd_pump(p->net);
+}
+
+static void test_recovery_pings(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct sendlog s[2] = { 0 };
+	const uint64_t sec = 1000000000ULL;
+
+	pair_up(&p, false);
+	memlnd_fail_nid(p.net, &p.nb2, -ECONNREFUSED);
+	put(p.a, &p.nb1, &s[0], ULNET_NOACK_REQ);
+	put(p.a, &p.nb1, &s[1], ULNET_NOACK_REQ);
+	memlnd_pump(p.net);
+	assert_int_equal(p.r.n, 2);
+	assert_int_equal(peer_ni(p.a, &p.nb2).health.health_value, 900);
+	memlnd_trace_clear(p.net);
+
+	/* 1 s: the first recovery ping, to .13 only; it fails: 800 */
+	tick(&p, sec);
+	assert_int_equal(gets_to(p.net, &p.nb2), 1);
+	assert_int_equal(gets_to(p.net, &p.nb1), 0);
+	assert_int_equal(peer_ni(p.a, &p.nb2).health.health_value, 800);
+	assert_int_equal(peer_ni(p.a, &p.nb2).health.ping_count, 1);
+	/* 1 s later: the back-off is 2 s now, no ping yet */
+	tick(&p, sec);
+	assert_int_equal(gets_to(p.net, &p.nb2), 1);
+	/* .13 is reachable again: the second ping (2 s after the first) is
+	 * answered (REPLY from .13): 900; the third 4 s later: 1000 */
+	memlnd_fail_nid(p.net, &p.nb2, 0);
+	tick(&p, sec);
+	assert_int_equal(gets_to(p.net, &p.nb2), 2);
+	assert_int_equal(peer_ni(p.a, &p.nb2).health.health_value, 900);
+	assert_int_equal(peer_ni(p.a, &p.nb2).health.ping_count, 0);
+	tick(&p, 3 * sec);
+	assert_int_equal(gets_to(p.net, &p.nb2), 2);
+	tick(&p, sec);
+	assert_int_equal(gets_to(p.net, &p.nb2), 3);
+	assert_int_equal(peer_ni(p.a, &p.nb2).health.health_value, ULNET_MAX_HEALTH);
+	/* healthy: no more pings, and round robin uses .13 again */
+	tick(&p, 5 * sec);
+	assert_int_equal(gets_to(p.net, &p.nb2), 3);
+	memlnd_trace_clear(p.net);
+	{
+		struct sendlog s2[NPUTS] = { 0 };
+
+		for (int i = 0; i < NPUTS; i++)
+			put(p.a, &p.nb1, &s2[i], ULNET_NOACK_REQ);
+		memlnd_pump(p.net);
+	}
+	assert_int_equal(puts_to(p.net, &p.nb2), NPUTS / 2);
+	pair_down(&p);
+}
+
 /* A non-resendable status (a local error) ends the PUT at once; the
  * application sees it once. */
 static void test_local_error_not_resent(void **state)
@@ -516,6 +590,7 @@ int main(void)
 		cmocka_unit_test(test_send_failures_move_traffic),
 		cmocka_unit_test(test_resend_once_succeeds),
 		cmocka_unit_test(test_get_resent),
+		cmocka_unit_test(test_recovery_pings),
 		cmocka_unit_test(test_local_error_not_resent),
 		cmocka_unit_test(test_retry_count_exhausted),
 		cmocka_unit_test(test_resend_respects_transaction_timeout),
