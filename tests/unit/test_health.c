@@ -410,6 +410,36 @@ static void test_recovery_pings(void **state)
 	pair_down(&p);
 }
 
+/* A recovery ping that gets no REPLY within transaction_timeout lowers the
+ * peer NI's health (nothing failed a message). */
+static enum memlnd_verdict drop_pings(void *arg, const struct lnet_hdr *hdr)
+{
+	(void)arg;
+	return hdr->type == ULNET_MSG_GET && hdr->msg.get.ptl_index == 0 ? MEMLND_DROP
+									  : MEMLND_PASS;
+}
+
+static void test_recovery_ping_unanswered(void **state)
+{
+	(void)state;
+	struct pair p;
+	const uint64_t sec = 1000000000ULL;
+
+	pair_up(&p, false);
+	assert_int_equal(ulnet_peer_ni_set_health(p.a, &p.nb2, 900), 0);
+	memlnd_set_filter(p.net, drop_pings, NULL);
+	tick(&p, sec);
+	assert_int_equal(gets_to(p.net, &p.nb2), 1);
+	assert_int_equal(peer_ni(p.a, &p.nb2).health.health_value, 900);
+	/* one ping out at a time, however long it takes */
+	tick(&p, 100 * sec);
+	assert_int_equal(gets_to(p.net, &p.nb2), 1);
+	tick(&p, 51 * sec);
+	assert_int_equal(peer_ni(p.a, &p.nb2).health.health_value, 800);
+	memlnd_set_filter(p.net, NULL, NULL);
+	pair_down(&p);
+}
+
 /* A non-resendable status (a local error) ends the PUT at once; the
  * application sees it once. */
 static void test_local_error_not_resent(void **state)
@@ -591,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_resend_once_succeeds),
 		cmocka_unit_test(test_get_resent),
 		cmocka_unit_test(test_recovery_pings),
+		cmocka_unit_test(test_recovery_ping_unanswered),
 		cmocka_unit_test(test_local_error_not_resent),
 		cmocka_unit_test(test_retry_count_exhausted),
 		cmocka_unit_test(test_resend_respects_transaction_timeout),
