@@ -261,6 +261,8 @@ struct lnet_msg {
 			unsigned msg_rx_delayed:1;     /* waiting on a lazy portal */
 			unsigned msg_discovery_wait:1; /* queued on a peer until discovered */
 			unsigned msg_tracked:1;        /* counted in md_rspt_pending */
+			unsigned msg_retries:8;        /* resends so far (lnet_health_check_locked()) */
+			unsigned msg_recovery:1;       /* recovery ping: to its NID only, never resent */
 		};
 		unsigned msg_bits;             /* all of the above at once */
 	};
@@ -280,6 +282,7 @@ struct lnet_msg {
 	void *msg_rx_private;
 	uint64_t msg_deadline;         /* instance clock */
 	uint64_t msg_t_start;
+	uint64_t msg_resend_deadline;  /* no resend after it; valid once msg_retries > 0 */
 	void *msg_lnd_slot;
 	struct ulnet_event msg_ev;
 };
@@ -373,6 +376,8 @@ struct lnet_peer_ni {
 	long lpni_txqnob;
 	struct ul_list lpni_txq;       /* messages waiting for a peer credit */
 	uint32_t lpni_ns_status;       /* as the peer's ping info said */
+	bool lpni_recovering;          /* a recovery ping is out (peer.c) */
+	uint64_t lpni_next_ping;       /* instance clock: next recovery ping no sooner */
 	unsigned lpni_seq;
 	/* per message type; the totals are their sums (lnet_type_counts_sum()) */
 	struct ulnet_msg_type_counts lpni_sent, lpni_received, lpni_dropped;
@@ -465,6 +470,7 @@ struct ulnet {
 	struct ul_list *ln_pni_hash;
 	unsigned ln_pni_hash_size;
 	struct lnet_peer_ni *ln_pni_last; /* last one found (in the table), or NULL */
+	struct ul_timer ln_recovery_timer; /* pings unhealthy peer NIs (peer.c) */
 
 	struct ulnet_globals ln_g;
 	struct ulnet_counters ln_ctr;
@@ -971,6 +977,30 @@ static inline void lnet_peer_ni_decref_locked(ulnet_t *ln, struct lnet_peer_ni *
 	if (--lpni->lpni_refcount == 0)
 		lnet_peer_ni_free_locked(lpni);
 }
+/* Peer NI health, as the kernel's lnet_dec/inc_healthv(): down by
+ * health_sensitivity on a failure (not below 0), up by it on a success
+ * (not above ULNET_MAX_HEALTH). Selection prefers the healthiest peer NI. */
+static inline void lnet_peer_ni_health_dec_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
+{
+	int h = lpni->lpni_health.health_value, s = ln->ln_g.health_sensitivity;
+
+	lpni->lpni_health.health_value = h < s ? 0 : h - s;
+}
+static inline void lnet_peer_ni_health_inc_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
+{
+	int h = lpni->lpni_health.health_value + ln->ln_g.health_sensitivity;
+
+	lpni->lpni_health.health_value = h > ULNET_MAX_HEALTH ? ULNET_MAX_HEALTH : h;
+}
+/* A peer NI's health dropped: make sure the recovery timer runs. */
+void lnet_recovery_arm_locked(ulnet_t *ln);
+/* The recovery ping (GET of the ping target) to `nid` exactly, on `md`
+ * (move.c); sends go to `q`. */
+int lnet_get_recovery_locked(ulnet_t *ln, struct lnet_libmd *md, const ulnet_nid_t *nid,
+			     struct lnet_sendq *q);
+/* The NI status a ping/push reported for `lpni` (handle_disc_lpni_health()
+ * in the kernel): a change to DOWN lowers its health once. */
+void lnet_peer_ni_set_ns_status_locked(ulnet_t *ln, struct lnet_peer_ni *lpni, uint32_t status);
 /* Primary NID of the peer owning `nid` (or `nid` itself). */
 void lnet_peer_primary_nid_locked(ulnet_t *ln, const ulnet_nid_t *nid, ulnet_nid_t *primary);
 bool lnet_peer_same_locked(void *ln, const ulnet_nid_t *a, const ulnet_nid_t *b);

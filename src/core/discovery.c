@@ -154,7 +154,7 @@ merge:
 				continue;
 			lpni = lnet_peer_ni_find_locked(ln, &pi->nis[i].nid);
 			if (lpni)
-				lpni->lpni_ns_status = pi->nis[i].status;
+				lnet_peer_ni_set_ns_status_locked(ln, lpni, pi->nis[i].status);
 		}
 		/* NIDs it no longer lists go, except the primary (locked, as
 		 * the kernel's lock_prim_nid) and configured peers' */
@@ -166,8 +166,13 @@ merge:
 
 				for (i = 1; i < pi->nnis && !listed; i++)
 					listed = lnet_nid_eq(&pi->nis[i].nid, &lpni->lpni_nid);
-				if (!listed && !lnet_nid_eq(&lpni->lpni_nid, &lp->lp_primary))
+				if (listed)
+					continue;
+				if (!lnet_nid_eq(&lpni->lpni_nid, &lp->lp_primary))
 					lnet_peer_ni_remove_locked(ln, lpni);
+				else   /* kept, but gone from the node: down */
+					lnet_peer_ni_set_ns_status_locked(ln, lpni,
+									  LNET_NI_STATUS_DOWN);
 			}
 		}
 	} else {
@@ -176,7 +181,7 @@ merge:
 			struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, &pi->nis[i].nid);
 
 			if (lpni && lpni->lpni_peer == lp)
-				lpni->lpni_ns_status = pi->nis[i].status;
+				lnet_peer_ni_set_ns_status_locked(ln, lpni, pi->nis[i].status);
 		}
 	}
 	lp->lp_state |= LNET_PEER_NIDS_UPTODATE;

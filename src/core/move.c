@@ -343,8 +343,10 @@ int lnet_check_reachable_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulne
 	return rc < 0 ? rc : 0;
 }
 
-/* Multi-Rail: among the peer's NIs on nets we have, the one with the most
- * credits, round robin among equals; the local NI likewise. */
+/* Multi-Rail: among the peer's NIs on nets we have, the healthiest, then
+ * the one with the most credits, round robin among equals (the kernel's
+ * lnet_select_peer_ni() order, without UDSP); the local NI by credits and
+ * round robin. */
 static inline __attribute__((always_inline)) int
 lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
 		      struct lnet_ni **best_ni, struct lnet_peer_ni **best_lpni)
@@ -369,6 +371,11 @@ lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
 
 		if (src_ni ? ulnet_nid_net(&src_ni->ni_nid) != net : !lnet_net_is_local_locked(ln, net))
 			continue;
+		if (best && lpni->lpni_health.health_value != best->lpni_health.health_value) {
+			if (lpni->lpni_health.health_value > best->lpni_health.health_value)
+				best = lpni;
+			continue;
+		}
 		if (!best || lpni->lpni_txcredits > best->lpni_txcredits ||
 		    (lpni->lpni_txcredits == best->lpni_txcredits && lpni->lpni_seq < best->lpni_seq))
 			best = lpni;
@@ -447,12 +454,12 @@ remote:
 	}
 
 	if (lpni->lpni_peer && (lpni->lpni_peer->lp_state & LNET_PEER_MULTI_RAIL) &&
-	    !lnet_msg_is_response(msg)) {
+	    !lnet_msg_is_response(msg) && !msg->msg_recovery) {
 		rc = lnet_select_mr_locked(ln, lpni->lpni_peer, src_ni, &best_ni, &best_lpni);
 		if (rc)
 			return rc;
 	} else {
-		/* non-MR peers and responses go to the NID given */
+		/* non-MR peers, responses and recovery pings go to the NID given */
 		best_lpni = lpni;
 		best_ni = src_ni ? src_ni : lnet_best_ni_on_net_locked(ln, ulnet_nid_net(dst));
 		if (!best_ni)
@@ -706,6 +713,30 @@ int lnet_get_locked(ulnet_t *ln, const ulnet_nid_t *self, struct lnet_libmd *md,
 		msg->msg_tracked = 1;
 	}
 	lnet_send_or_fail_locked(ln, self, msg, q, reach);
+	return 0;
+}
+
+int lnet_get_recovery_locked(ulnet_t *ln, struct lnet_libmd *md, const ulnet_nid_t *nid,
+			     struct lnet_sendq *q)
+{
+	ulnet_process_id_t target = { .nid = *nid, .pid = ULNET_PID_LUSTRE };
+	struct lnet_msg *msg;
+	int reach;
+	int rc = lnet_initiate_locked(ln, NULL, md, ULNET_MSG_GET, &target, 0, &msg, &reach);
+
+	if (rc)
+		return rc;
+	msg->msg_recovery = 1;
+	msg->msg_hdr.msg.get.match_bits = ULNET_PROTO_PING_MATCHBITS;
+	msg->msg_hdr.msg.get.ptl_index = ULNET_RESERVED_PORTAL;
+	msg->msg_hdr.msg.get.src_offset = 0;
+	msg->msg_hdr.msg.get.sink_length = (uint32_t)md->md_length;
+	msg->msg_hdr.msg.get.return_wmd.wh_interface_cookie = ln->ln_interface_cookie;
+	msg->msg_hdr.msg.get.return_wmd.wh_object_cookie = md->md_cookie;
+	lnet_build_msg_event(msg, ULNET_EVENT_SEND);
+	lnet_rspt_attach_locked(ln, md);
+	msg->msg_tracked = 1;
+	lnet_send_or_fail_locked(ln, NULL, msg, q, reach);
 	return 0;
 }
 
@@ -1135,23 +1166,12 @@ drop:
 void lnet_notify_peer_ni(struct lnet_ni *ni, const ulnet_nid_t *peer, int status)
 {
 	ulnet_t *ln = ni->ni_ln;
-	struct lnet_peer_ni *lpni;
 	char nid[ULNET_NIDSTR_SIZE];
 
-	lnet_lock(ln);
-	lpni = lnet_peer_ni_find_locked(ln, peer);
-	if (lpni && status) {
-		struct ulnet_health_stats *h = &lpni->lpni_health;
-
-		h->health_value -= ln->ln_g.health_sensitivity;
-		if (h->health_value < 0)
-			h->health_value = 0;
-		if (status == -ETIMEDOUT)
-			h->timeouts++;
-		else
-			h->error++;
-	}
-	lnet_unlock(ln);
+	/* Health is the messages' (lnet_health_check_locked(), msg.c): a
+	 * connection failure with messages queued fails them, and each
+	 * failed message counts, as in the kernel, whose lnet_notify()
+	 * leaves peer NI health alone. */
 	if (status)
 		lnet_log(ln, ULNET_LOG_INFO, "peer NI %s reported failed: %s",
 			 lnet_nidstr(peer, nid), ulnet_strerror(status));

@@ -175,6 +175,8 @@ lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struc
 		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT)
 			ln->ln_ctr.send_length += msg->msg_len;
 		ln->ln_ctr.send_count++;
+		if (__builtin_expect(msg->msg_retries != 0, 0))
+			ln->ln_ctr.successful_resends++;
 		if (msg->msg_txpeer)
 			msg->msg_txpeer->lpni_sent.n[type]++;
 		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT &&
@@ -328,11 +330,173 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 	}
 }
 
+/* --- health and resend ---------------------------------------------------------- */
+
+/* The kernel's message health classes that an errno from an LND maps to
+ * (socklnd's rule, ksocknal_txlist_done(): the peer could not be reached or
+ * dropped the connection -> REMOTE_DROPPED; a timeout -> NETWORK_TIMEOUT;
+ * anything else -> LOCAL_ERROR). */
+enum lnet_hstatus { LNET_HS_LOCAL_ERROR, LNET_HS_REMOTE_DROPPED, LNET_HS_NETWORK_TIMEOUT };
+
+static enum lnet_hstatus lnet_errno2hstatus(int status)
+{
+	switch (status) {
+	case -ETIMEDOUT:
+		return LNET_HS_NETWORK_TIMEOUT;
+	case -ENETDOWN:
+	case -EHOSTUNREACH:
+	case -ENETUNREACH:
+	case -ECONNREFUSED:
+	case -ECONNRESET:
+		return LNET_HS_REMOTE_DROPPED;
+	default:
+		return LNET_HS_LOCAL_ERROR;
+	}
+}
+
+static const char *lnet_msgtype_name(uint32_t type)
+{
+	static const char *const names[] = { "ACK", "PUT", "GET", "REPLY", "HELLO" };
+
+	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "<UNKNOWN>";
+}
+
+/* When a failed message may no longer be resent: its deadline (a PUT's,
+ * set at commit, or one that waited for credits), else its MD's response
+ * deadline, else transaction_timeout from this first failure. */
+static uint64_t lnet_msg_resend_deadline(ulnet_t *ln, const struct lnet_msg *msg, uint64_t now)
+{
+	if (msg->msg_deadline && msg->msg_deadline != UINT64_MAX)
+		return msg->msg_deadline;
+	if (msg->msg_tracked && msg->msg_md && msg->msg_md->md_rspt_active)
+		return msg->msg_md->md_rspt_deadline;
+	return now + (uint64_t)ln->ln_g.transaction_timeout * LNET_NSEC_PER_SEC;
+}
+
+#define LNET_MSG_RESENT 1
+
+/*
+ * An LND failed a send (the kernel's lnet_health_check()): count it, lower
+ * the peer NI's health, and resend the message when the kernel would:
+ * REMOTE_DROPPED, a PUT or GET (responses go to the NID given, not
+ * resent here), a peer with more than one NI (nowhere else to go
+ * otherwise), fewer than retry_count resends so far, before its deadline,
+ * its MD not unlinked. Returns LNET_MSG_RESENT (the message is back in the
+ * send path: not completed now), or the status to complete it with.
+ */
+static int lnet_health_check_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
+				    struct lnet_sendq *q, uint64_t *nowp)
+{
+	struct lnet_peer_ni *lpni = msg->msg_txpeer;
+	struct lnet_peer *lp = lpni->lpni_peer;
+	enum lnet_hstatus hs = lnet_errno2hstatus(status);
+	bool multi = lp && lp->lp_nnis > 1 && !lnet_nid_is_local_locked(ln, &lpni->lpni_nid);
+	char nid[ULNET_NIDSTR_SIZE], tnid[ULNET_NIDSTR_SIZE];
+	uint64_t now, deadline;
+	unsigned max_retries;
+	int rc;
+
+	if (ln->ln_state != LNET_STATE_RUNNING)
+		return status;
+	now = lnet_fin_now(ln, nowp);
+	deadline = msg->msg_retries ? msg->msg_resend_deadline
+				    : lnet_msg_resend_deadline(ln, msg, now);
+	if (now > deadline)
+		return status;   /* too late for anything (as the kernel) */
+
+	switch (hs) {
+	case LNET_HS_REMOTE_DROPPED:
+		ln->ln_ctr.remote_dropped_count++;
+		lpni->lpni_health.dropped++;
+		break;
+	case LNET_HS_NETWORK_TIMEOUT:
+		ln->ln_ctr.network_timeout_count++;
+		lpni->lpni_health.network_timeout++;
+		if (msg->msg_txni)
+			msg->msg_txni->ni_health.network_timeout++;
+		break;
+	default:
+		ln->ln_ctr.local_error_count++;
+		if (msg->msg_txni)
+			msg->msg_txni->ni_health.error++;
+		return status;
+	}
+	/* a peer with one NI: its health changes nothing (the kernel keeps it) */
+	if (multi) {
+		lnet_peer_ni_health_dec_locked(ln, lpni);
+		lnet_recovery_arm_locked(ln);
+		lnet_log(ln, ULNET_LOG_INFO, "peer NI %s: %s failed (%s), health %d",
+			 lnet_nidstr(&lpni->lpni_nid, nid), lnet_msgtype_name(msg->msg_type),
+			 ulnet_strerror(status), lpni->lpni_health.health_value);
+	}
+	if (hs != LNET_HS_REMOTE_DROPPED || !multi || msg->msg_recovery ||
+	    (msg->msg_type != ULNET_MSG_PUT && msg->msg_type != ULNET_MSG_GET) ||
+	    (msg->msg_md && (msg->msg_md->md_flags & LNET_MD_FLAG_ABORTED)))
+		return status;
+	max_retries = ln->ln_g.retry_count > 255 ? 255 : (unsigned)ln->ln_g.retry_count;
+	if (msg->msg_retries >= max_retries) {
+		if (max_retries)
+			ln->ln_ctr.failed_resends++;
+		lnet_log(ln, ULNET_LOG_WARN, "%s to %s failed after %u resends: %s",
+			 lnet_msgtype_name(msg->msg_type), lnet_nidstr(&lpni->lpni_nid, nid),
+			 msg->msg_retries, ulnet_strerror(status));
+		return status;
+	}
+
+	/* back to where lnet_send_locked() takes it: no credits, no NI,
+	 * not committed; the MD, the event and the header's message part
+	 * stay; the peer is selected again (the failed NI is less healthy) */
+	msg->msg_retries++;
+	msg->msg_resend_deadline = deadline;
+	lnet_return_tx_credits_locked(ln, msg, q, now);
+	msg->msg_tx_committed = 0;
+	if (!msg->msg_rx_committed)
+		ln->ln_ctr.msgs_alloc--;
+	lnet_nidstr(&lpni->lpni_nid, nid);
+	if (msg->msg_txni) {
+		lnet_ni_decref_locked(msg->msg_txni);
+		msg->msg_txni = NULL;
+	}
+	msg->msg_txpeer = NULL;
+	lnet_peer_ni_decref_locked(ln, lpni);
+	msg->msg_sending = 0;
+	msg->msg_tx_delayed = 0;
+	__atomic_store_n(&msg->msg_finalized, 0, __ATOMIC_RELEASE);
+	ln->ln_ctr.resend_count++;
+	lnet_log(ln, ULNET_LOG_INFO, "resending %s to %s (resend %u of %u): peer NI %s failed: %s",
+		 lnet_msgtype_name(msg->msg_type), lnet_nidstr(&msg->msg_target.nid, tnid),
+		 msg->msg_retries, max_retries, nid, ulnet_strerror(status));
+	rc = lnet_send_locked(ln, &msg->msg_src_nid_param, msg, q);
+	if (rc < 0) {
+		lnet_log(ln, ULNET_LOG_WARN, "can't resend %s to %s: %s",
+			 lnet_msgtype_name(msg->msg_type), tnid, ulnet_strerror(rc));
+		return rc;
+	}
+	return LNET_MSG_RESENT;
+}
+
 /* Complete one message with the lock held (dropped around its handler);
  * sends it causes (an ACK, messages released by its credits) go to q. */
 static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
 				     struct lnet_sendq *q, uint64_t *nowp)
 {
+	/* a send that an LND failed (lnet_finalize() marked it: the core's
+	 * own failures never reached a peer NI) */
+	if (__builtin_expect(status != 0, 0)) {
+		if (msg->msg_tx_committed && msg->msg_txpeer &&
+		    __atomic_load_n(&msg->msg_finalized, __ATOMIC_ACQUIRE)) {
+			status = lnet_health_check_locked(ln, msg, status, q, nowp);
+			if (status == LNET_MSG_RESENT)
+				return;
+		}
+	} else if (msg->msg_rxpeer && msg->msg_rx_committed &&
+		   __builtin_expect(msg->msg_rxpeer->lpni_health.health_value < ULNET_MAX_HEALTH,
+				    0)) {
+		/* a message came from it: that NI works (the kernel raises a
+		 * peer NI's health on receives only, before the MD's
+		 * handler: a push saying it is down lowers it after) */
+		lnet_peer_ni_health_inc_locked(ln, msg->msg_rxpeer);
+	}
 	msg->msg_ev.status = status;
 	if (msg->msg_md)
 		lnet_msg_detach_md_locked(ln, msg, status, nowp);

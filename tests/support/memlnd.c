@@ -46,6 +46,12 @@ struct memlnd_net {
 	void *filter_arg;
 	int drop_n;
 	unsigned drop_mask;
+	int fail_n, fail_status;
+	unsigned fail_mask;
+	struct {
+		ulnet_nid_t nid;
+		int status;
+	} fail_nids[MEMLND_MAX_FAIL_NIDS];
 	struct memlnd_trace_ent *trace;
 	int ntrace, captrace;
 };
@@ -290,6 +296,7 @@ static void memlnd_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	struct memlnd_node *dst;
 	struct memlnd_pkt *p;
 	struct ul_loop *loop = NULL;
+	int fail_status = 0;
 
 	p = calloc(1, sizeof(*p));
 	if (!p) {
@@ -304,6 +311,20 @@ static void memlnd_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	    (!net->drop_mask || (net->drop_mask & (1u << hdr->type)))) {
 		net->drop_n--;
 		v = MEMLND_DROP;
+	}
+	if (v == MEMLND_FAIL)
+		fail_status = -EHOSTUNREACH;
+	for (int i = 0; v == MEMLND_PASS && i < MEMLND_MAX_FAIL_NIDS; i++) {
+		if (net->fail_nids[i].status && ulnet_nid_same(&net->fail_nids[i].nid, &hdr->dest_nid)) {
+			v = MEMLND_FAIL;
+			fail_status = net->fail_nids[i].status;
+		}
+	}
+	if (v == MEMLND_PASS && net->fail_n > 0 &&
+	    (!net->fail_mask || (net->fail_mask & (1u << hdr->type)))) {
+		net->fail_n--;
+		v = MEMLND_FAIL;
+		fail_status = net->fail_status;
 	}
 	if (net->ntrace == net->captrace) {
 		int cap = net->captrace ? net->captrace * 2 : 64;
@@ -329,6 +350,12 @@ static void memlnd_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		one.iov_base = t->data;
 		one.iov_len = len;
 		t->data_len = (uint32_t)lnet_copy_iov(&one, 1, 0, iov, niov, off, len);
+	}
+	if (v == MEMLND_FAIL) {
+		pthread_mutex_unlock(&net->lock);
+		free(p);
+		lnet_finalize(msg, fail_status);
+		return;
 	}
 	if (!dst || v == MEMLND_DROP) {
 		pthread_mutex_unlock(&net->lock);
@@ -463,6 +490,59 @@ void memlnd_drop_next(struct memlnd_net *net, int n, unsigned type_mask)
 	net->drop_n = n;
 	net->drop_mask = type_mask;
 	pthread_mutex_unlock(&net->lock);
+}
+
+void memlnd_fail_next(struct memlnd_net *net, int n, unsigned type_mask, int status)
+{
+	pthread_mutex_lock(&net->lock);
+	net->fail_n = n;
+	net->fail_mask = type_mask;
+	net->fail_status = status;
+	pthread_mutex_unlock(&net->lock);
+}
+
+void memlnd_fail_nid(struct memlnd_net *net, const ulnet_nid_t *nid, int status)
+{
+	int i, free_slot = -1;
+
+	pthread_mutex_lock(&net->lock);
+	for (i = 0; i < MEMLND_MAX_FAIL_NIDS; i++) {
+		if (net->fail_nids[i].status && ulnet_nid_same(&net->fail_nids[i].nid, nid))
+			break;
+		if (!net->fail_nids[i].status && free_slot < 0)
+			free_slot = i;
+	}
+	if (i == MEMLND_MAX_FAIL_NIDS)
+		i = free_slot;
+	if (i >= 0) {
+		net->fail_nids[i].nid = *nid;
+		net->fail_nids[i].status = status;
+	}
+	pthread_mutex_unlock(&net->lock);
+}
+
+int memlnd_fail_held(struct memlnd_net *net, int status)
+{
+	struct memlnd_pkt *p, *head = NULL;
+	int n = 0;
+
+	pthread_mutex_lock(&net->lock);
+	while ((p = pl_first(&net->held))) {
+		pl_del(&net->held, p);
+		p->next = head;
+		head = p;
+		n++;
+	}
+	pthread_mutex_unlock(&net->lock);
+	/* finalize outside the lock: the core may send (resend) */
+	while (head) {
+		p = head;
+		head = p->next;
+		if (p->tx)
+			lnet_finalize(p->tx, status);
+		free(p);
+	}
+	return n;
 }
 
 int memlnd_release_held(struct memlnd_net *net)

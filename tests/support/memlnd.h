@@ -13,8 +13,9 @@
  * instance's event loop instead (threaded instances, blocking calls).
  *
  * Faults: a filter sees every header and says pass, drop (the sender's send
- * still completes, as a lost packet) or hold (kept until
- * memlnd_release_held()).
+ * still completes, as a lost packet), hold (kept until
+ * memlnd_release_held()) or fail (the send fails, as an LND that could not
+ * reach the peer: memlnd_fail_next(), memlnd_fail_nid()).
  */
 #ifndef ULNET_TESTS_MEMLND_H
 #define ULNET_TESTS_MEMLND_H
@@ -29,7 +30,10 @@
 
 struct memlnd_net;
 
-enum memlnd_verdict { MEMLND_PASS = 0, MEMLND_DROP, MEMLND_HOLD };
+/* MEMLND_FAIL: the send fails (finalized with the status set by
+ * memlnd_fail_next()/memlnd_fail_nid(), -EHOSTUNREACH from a filter), nothing
+ * reaches the peer. */
+enum memlnd_verdict { MEMLND_PASS = 0, MEMLND_DROP, MEMLND_HOLD, MEMLND_FAIL };
 /* Called with memlnd's lock held: must not call into memlnd or ulnet. */
 typedef enum memlnd_verdict (*memlnd_filter_fn)(void *arg, const struct lnet_hdr *hdr);
 
@@ -70,6 +74,17 @@ void memlnd_set_filter(struct memlnd_net *net, memlnd_filter_fn fn, void *arg);
 /* Drop the next `n` messages whose type bit (1 << ULNET_MSG_x) is in
  * `type_mask` (0: any type). */
 void memlnd_drop_next(struct memlnd_net *net, int n, unsigned type_mask);
+/* Fail the next `n` sends whose type bit is in `type_mask` (0: any type)
+ * with `status` (e.g. -ECONNREFUSED: the LND could not reach the peer). */
+void memlnd_fail_next(struct memlnd_net *net, int n, unsigned type_mask, int status);
+/* Fail every send to `nid` with `status` (an unreachable NI); status 0
+ * clears it. At most MEMLND_MAX_FAIL_NIDS NIDs at once. */
+#define MEMLND_MAX_FAIL_NIDS 4
+void memlnd_fail_nid(struct memlnd_net *net, const ulnet_nid_t *nid, int status);
+/* Fail every held message with `status` (a connection reset with the
+ * messages still queued): the senders' sends complete with it, nothing is
+ * delivered. Returns how many. */
+int memlnd_fail_held(struct memlnd_net *net, int status);
 /* Queue held messages again (in their order). Returns how many. */
 int memlnd_release_held(struct memlnd_net *net);
 
