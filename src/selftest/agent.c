@@ -129,6 +129,14 @@ static void peer_str(const struct slot *s, char buf[ULNET_NIDSTR_SIZE])
 
 /* --- request buffers --------------------------------------------------------- */
 
+/* Whether requests of this service are being taken (lock held). */
+static bool service_on(const struct ulnet_selftest *st, int service)
+{
+	if (st->stopping)
+		return false;
+	return is_framework(service) || st->test_enabled[test_index(service)];
+}
+
 /* Post slot `s` (IDLE, the caller moved it to POSTED under the lock). On
  * failure the slot goes back to IDLE. */
 static void post_slot(struct slot *s)
@@ -150,13 +158,20 @@ static void post_slot(struct slot *s)
 	rc = ulnet_me_attach(st->ln, portal, any, (uint64_t)s->service, 0, ULNET_UNLINK,
 			     is_framework(s->service) ? ULNET_INS_AFTER : ULNET_INS_LOCAL, &me);
 	if (rc == 0) {
+		bool on;
+
 		pthread_mutex_lock(&st->lock);
 		s->me = me;
+		/* unpost_service() may have passed this slot before its ME
+		 * existed: look again now that it can be unlinked */
+		on = service_on(st, s->service);
 		pthread_mutex_unlock(&st->lock);
 		/* may deliver a queued request (and run handler()) at once */
 		rc = ulnet_md_attach(st->ln, me, &md, ULNET_UNLINK, &mdh);
 		if (rc)
 			(void)ulnet_me_unlink(st->ln, me);
+		else if (!on)
+			(void)ulnet_me_unlink(st->ln, me);   /* its UNLINK event idles the slot */
 	}
 	if (rc) {
 		lnet_log(st->ln, ULNET_LOG_ERROR, "selftest: cannot post a request buffer of service %d: %s",
@@ -166,14 +181,6 @@ static void post_slot(struct slot *s)
 		st->refs--;
 		pthread_mutex_unlock(&st->lock);
 	}
-}
-
-/* Whether requests of this service are being taken (lock held). */
-static bool service_on(const struct ulnet_selftest *st, int service)
-{
-	if (st->stopping)
-		return false;
-	return is_framework(service) || st->test_enabled[test_index(service)];
 }
 
 /* An RPC of slot `s` is over (or its buffer came back): repost or idle. */
