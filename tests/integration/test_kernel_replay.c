@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 
 #include "kpeer.h"
+#include "ulnet/selftest.h"
 #include "socklnd_util.h"
 #include "test_util.h"
 
@@ -43,6 +44,8 @@ static bool g_priv;            /* privileged source ports available */
 static uint16_t g_port;
 static void (*g_after)(void *arg);   /* passive_replay: checks before the node stops */
 static void *g_after_arg;
+static bool g_srpc;            /* passive_replay: kpeer compares SRPC replies */
+static ulnet_selftest_t *g_agent;
 
 /* The test's ulnet node and kpeers live outside any stack frame: a failed
  * check leaves the test by longjmp, and teardown() then stops the node
@@ -163,6 +166,7 @@ static void passive_replay(const char *pcap, unsigned k, const char *what,
 	if (before)
 		before(n, arg);
 	kp_load(kp, &c);
+	kp->conf.srpc = g_srpc;
 	if (limit)
 		kp->conf.limit = limit(kp);
 	rc = kpeer_start(kp);
@@ -317,6 +321,82 @@ static void lst_after(void *arg)
 	if (t->md.last_mlength != 160)
 		fail_msg("PUT to portal 51: mlength %u != 160", t->md.last_mlength);
 	print_message("[  REPLAY  ] the kernel's lst PUT (ptl 51, 160 bytes) was delivered\n");
+}
+
+/* The lst captures played to their end with the selftest agent running on
+ * ulnet (.12): every SRPC reply, the brw bulk GETs and PUTs, compared with
+ * the kernel server's (kpeer_conf.srpc says what is not compared). */
+struct lst_agent {
+	unsigned rpcs;          /* requests in the capture */
+	unsigned brw, ping;
+	bool mid_session;       /* the capture starts after .12 discovered .11 */
+};
+
+static void agent_before(struct st_node *n, void *arg)
+{
+	const struct lst_agent *want = arg;
+	int rc;
+
+	if (want->mid_session) {
+		/* the kernel node had discovered its peer before the capture
+		 * began: ulnet must not start a discovery the capture lacks */
+		struct ulnet_globals g;
+
+		ulnet_globals_get(n->ln, &g);
+		g.discovery = 0;
+		assert_int_equal(ulnet_globals_set(n->ln, &g), 0);
+	}
+	rc = ulnet_selftest_start(n->ln, NULL, &g_agent);
+	if (rc)
+		fail_msg("ulnet_selftest_start: %s", ulnet_strerror(rc));
+}
+
+static void agent_after(void *arg)
+{
+	const struct lst_agent *want = arg;
+	struct ulnet_selftest_stats s;
+
+	assert_int_equal(ulnet_selftest_stats_get(g_agent, &s), 0);
+	ulnet_selftest_stop(g_agent);
+	g_agent = NULL;
+	if (s.rpcs_rcvd != want->rpcs || s.rpcs_dropped || s.brw_reqs != want->brw ||
+	    s.ping_reqs != want->ping || s.brw_check_errors || s.session_active)
+		fail_msg("selftest agent: %u RPCs (%u dropped), brw %u, ping %u, check errors %u, "
+			 "session %d; the capture has %u RPCs, brw %u, ping %u, the session removed",
+			 s.rpcs_rcvd, s.rpcs_dropped, s.brw_reqs, s.ping_reqs, s.brw_check_errors,
+			 s.session_active, want->rpcs, want->brw, want->ping);
+	print_message("[  REPLAY  ] selftest agent served %u RPCs (brw %u, ping %u) as the kernel did\n",
+		      s.rpcs_rcvd, s.brw_reqs, s.ping_reqs);
+}
+
+static void agent_replay(const char *pcap, unsigned k, const char *what, struct lst_agent *want)
+{
+	g_after = agent_after;
+	g_after_arg = want;
+	g_srpc = true;
+	passive_replay(pcap, k, what, agent_before, want, NULL);
+	g_after = NULL;
+	g_srpc = false;
+}
+
+static void test_first_contact_lst_agent(void **state)
+{
+	/* make session, add a ping server test, 2 pings, remove session */
+	static struct lst_agent want = { .rpcs = 5, .brw = 0, .ping = 2 };
+
+	(void)state;
+	agent_replay("first-contact-lst", 16, "first-contact-lst.pcap to its end, selftest agent on .12",
+		     &want);
+}
+
+static void test_lst_agent(void **state)
+{
+	/* make session, 3 test adds, 5 pings, 6 brw (3 write 64k full, 3 read
+	 * 4k simple), 3 stats, remove session */
+	static struct lst_agent want = { .rpcs = 19, .brw = 6, .ping = 5, .mid_session = true };
+
+	(void)state;
+	agent_replay("lst", 17, "lst.pcap, selftest agent on .12", &want);
 }
 
 /* idle-keepalive: ulnet plays .12, which sent the NOOPs; each NOOP is
@@ -595,6 +675,9 @@ static int teardown(void **state)
 {
 	(void)state;
 	g_after = NULL;
+	g_srpc = false;
+	ulnet_selftest_stop(g_agent);   /* a failed agent test left it running */
+	g_agent = NULL;
 	if (g_node.log)
 		st_node_stop(&g_node);
 	for (unsigned i = 0; i < 2; i++)
@@ -614,6 +697,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_discover_fresh_ulnet_passive, teardown),
 		cmocka_unit_test_teardown(test_discover_fresh_ulnet_active, teardown),
 		cmocka_unit_test_teardown(test_first_contact_lst, teardown),
+		cmocka_unit_test_teardown(test_first_contact_lst_agent, teardown),
+		cmocka_unit_test_teardown(test_lst_agent, teardown),
 		cmocka_unit_test_teardown(test_idle_keepalive, teardown),
 		cmocka_unit_test_teardown(test_errors_refused, teardown),
 	};

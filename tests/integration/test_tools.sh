@@ -385,5 +385,43 @@ grep -qF "$T/badcfg.yaml:" "$T/E.log" || fail "no file:line:col in ulnetd error:
 [[ ! -e $T/E.sock ]] || fail "failed start left a socket"
 "$ULNETD" --bogus >/dev/null 2>&1 && fail "ulnetd accepted --bogus"
 
+# --selftest: the node answers an lst console (SRPC), across an unconfigure
+for bad in "--session-timeout x" "--session-timeout -1" "--session-timeout 86401" "--session-timeout"; do
+	CHECKS=$((CHECKS + 1))
+	# shellcheck disable=SC2086
+	"$ULNETD" --ctl "$T/S0.sock" --selftest $bad >"$T/S0.log" 2>&1
+	rc=$?
+	[[ $rc == 2 ]] || fail "ulnetd --selftest $bad exited $rc, want 2"
+	[[ $bad == --session-timeout ]] || grep -qF "bad value for --session-timeout" "$T/S0.log" ||
+		fail "ulnetd --selftest $bad: $(cat "$T/S0.log")"
+done
+CHECKS=$((CHECKS + 1))
+"$ULNETD" --ctl "$T/S0.sock" --session-timeout 5 >"$T/S0.log" 2>&1
+[[ $? == 2 ]] && grep -qF -- "--session-timeout needs --selftest" "$T/S0.log" ||
+	fail "--session-timeout without --selftest: $(cat "$T/S0.log")"
+grep -qF -- "--selftest" <("$ULNETD" --help) || fail "ulnetd --help lacks --selftest"
+start S --selftest --session-timeout 30 || fail "ulnetd --selftest did not start"
+run S 0 net add --nid 127.0.0.4@tcp
+srpc() {
+	CHECKS=$((CHECKS + 1))
+	timeout 60 "$BIN/prog_srpc_console" 127.0.0.5@tcp "$PORT" 127.0.0.4@tcp >"$T/srpc.out" 2>&1
+	local rc=$?
+	[[ $rc == 0 ]] && grep -qF "srpc console: 0 failures" "$T/srpc.out" ||
+		fail "SRPC console against ulnetd --selftest ($1): exit $rc: $(cat "$T/srpc.out")"
+	alive S
+}
+srpc "first"
+run S 0 lnet unconfigure
+run S 0 lnet configure
+run S 0 net add --nid 127.0.0.4@tcp
+srpc "after lnet unconfigure/configure"
+# without --selftest nothing answers on portal 51
+start N || fail "ulnetd N did not start"
+run N 0 net add --nid 127.0.0.6@tcp
+CHECKS=$((CHECKS + 1))
+timeout 60 "$BIN/prog_srpc_console" 127.0.0.5@tcp "$PORT" 127.0.0.6@tcp >"$T/srpc.out" 2>&1 &&
+	fail "a node without --selftest answered SRPC"
+grep -qF "make session: FAILED" "$T/srpc.out" || fail "no SRPC failure reported: $(cat "$T/srpc.out")"
+
 echo "$CHECKS checks, $FAILS failures"
 [[ $FAILS == 0 ]]

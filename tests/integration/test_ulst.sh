@@ -5,8 +5,10 @@
 #   serve (two targets, one with the ULST_TEST_CORRUPT hook), ping, brw
 #   read/write of several sizes with --check simple/full, two clients at
 #   once, data errors detected on both sides, unreachable targets, the
-#   counters serve prints on SIGTERM/SIGINT, and bad arguments: each with its
-#   exit code and message. Every command runs under timeout(1).
+#   counters serve prints on SIGTERM/SIGINT, serve as a test server of an
+#   lst console (prog_srpc_console: SRPC session, ping, brw, stat), and bad
+#   arguments: each with its exit code and message. Every command runs under
+#   timeout(1).
 #
 # If this ulnet does not implement LNet ping yet (ENOSYS), everything else is
 # checked and the test then exits 77 saying so.
@@ -21,6 +23,7 @@ BAD=127.0.3.5@tcp          # a target whose GET source is corrupt
 CL1=127.0.3.3@tcp          # clients
 CL2=127.0.3.4@tcp
 NOBODY=127.0.3.9@tcp       # nothing listens there
+CON=127.0.3.7@tcp          # an lst console (prog_srpc_console)
 
 [ -x "$ULST" ] || { echo "FAIL: $ULST not built"; exit 1; }
 
@@ -153,6 +156,16 @@ expect 1 "$NOBODY does not answer as a 'ulst serve' node on portal 60" -- \
 expect 1 "does not answer as a 'ulst serve' node on portal 61" -- \
     "${C1[@]}" brw write "$SRV" --count 1 --portal 61 --timeout 1
 
+# --- serve is an lst test server ------------------------------------------------------
+grep -q "ready on portal 60 .*; lst test server (selftest portals 50-52)" "$WORK/serve.log" &&
+    pass "serve's ready line names the selftest agent" || bad "serve's ready line: $(head -1 "$WORK/serve.log")"
+out=$(timeout 60 "$ULNET_BIN/prog_srpc_console" "$CON" "$PORT" "$SRV" 2>&1); rc=$?
+if [ $rc = 0 ] && grep -q "srpc console: 0 failures" <<<"$out"; then
+    pass "an SRPC console runs a session, ping and brw tests and stat on serve"
+else
+    bad "SRPC console against serve: exit $rc"; echo "$out" | sed 's/^/     | /'
+fi
+
 # --- node setup errors ---------------------------------------------------------------
 expect 1 "--accept-port $PORT: already in use" -- --nid "$SRV" --accept-port "$PORT" ping "$CL1"
 expect 1 "that address is not on this host" -- --nid 10.255.255.1@tcp --accept-port "$PORT" ping "$SRV"
@@ -220,6 +233,9 @@ if grep -q "ulst serve: $SRV: SIGTERM: PUT 60 (50.00 MiB), GET 910 (" "$WORK/ser
 else
     bad "serve counters"; sed 's/^/     | /' "$WORK/serve.log"
 fi
+grep -q "ulst serve: $SRV: selftest: 10 RPCs (0 dropped), ping 3, brw 2, brw check errors 0" "$WORK/serve.log" &&
+    pass "serve prints its selftest counters" ||
+    { bad "serve selftest counters"; sed 's/^/     | /' "$WORK/serve.log"; }
 stop_serve "$BAD_PID" INT "$WORK/bad.log"
 grep -q "ulst serve: $BAD: SIGINT: PUT 5 (0.04 MiB), GET 5 (0.04 MiB), check errors 5" "$WORK/bad.log" &&
     pass "the corrupt-read target counted the 5 bad PUTs" ||

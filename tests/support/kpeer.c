@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "selftest/srpc_wire.h"
 #include "test_util.h"
 #include "util/util_bytes.h"
 
@@ -950,6 +951,60 @@ static void cmp_hello(struct cmp *x, const struct ksock_hello *h)
 	x->kp->have_ulnet_inc = true;
 }
 
+/* An SRPC reply (or brw read bulk) on portal 52: see kpeer_conf.srpc. */
+static void cmp_srpc(struct cmp *x, const uint8_t *live, const uint8_t *cap, size_t len)
+{
+	struct srpc_msg a, b;
+	uint8_t ea[SRPC_MSG_SIZE], eb[SRPC_MSG_SIZE];
+
+	if (len < 4 || ul_get_le32(cap) != SRPC_MSG_MAGIC) {
+		/* brw read bulk: the pattern words of each page */
+		for (size_t pg = 0; pg < len; pg += SRPC_PAGE_SIZE) {
+			size_t plen = len - pg < SRPC_PAGE_SIZE ? len - pg : SRPC_PAGE_SIZE;
+			size_t offs[2] = { pg, pg + plen - 8 };
+
+			for (int i = 0; i < (plen >= 16 ? 2 : plen >= 8 ? 1 : 0); i++)
+				if (memcmp(live + offs[i], cap + offs[i], 8)) {
+					cmp_fail(x, "brw bulk: the 8 bytes at %zu are 0x%016llx, the kernel's 0x%016llx",
+						 offs[i], (unsigned long long)ul_get_le64(live + offs[i]),
+						 (unsigned long long)ul_get_le64(cap + offs[i]));
+					return;
+				}
+		}
+		return;
+	}
+	if (len != SRPC_MSG_SIZE || srpc_msg_decode(live, len, &a) || srpc_msg_decode(cap, len, &b)) {
+		cmp_fail(x, "SRPC message does not decode (%zu bytes, magic 0x%x)", len, ul_get_le32(live));
+		return;
+	}
+	cmp_u64(x, "srpc version", a.version, b.version);
+	cmp_u64(x, "srpc type", a.type, b.type);
+	cmp_u64(x, "srpc reserved0", a.reserved0, b.reserved0);
+	cmp_u64(x, "srpc reserved1", a.reserved1, b.reserved1);
+	cmp_u64(x, "srpc ses_feats", a.ses_feats, b.ses_feats);
+	if (x->bad)
+		return;
+	if (a.type == SRPC_MSG_STAT_REPLY) {
+		/* the node's own: how long the session ran (a replay runs in
+		 * milliseconds what the capture took seconds for), its LNet
+		 * counters */
+		a.body.stat_reply.fw.running_ms = b.body.stat_reply.fw.running_ms = 0;
+		memset(&a.body.stat_reply.lnet, 0, sizeof(a.body.stat_reply.lnet));
+		memset(&b.body.stat_reply.lnet, 0, sizeof(b.body.stat_reply.lnet));
+	}
+	/* everything else as the kernel wrote it: compare the canonical
+	 * encodings and name the first field that differs */
+	srpc_msg_encode(&a, ea, sizeof(ea));
+	srpc_msg_encode(&b, eb, sizeof(eb));
+	for (size_t i = 0; i < SRPC_MSG_SIZE; i++)
+		if (ea[i] != eb[i]) {
+			cmp_fail(x, "srpc %s body byte %zu: 0x%02x != 0x%02x (status %u/%u)",
+				 i < SRPC_HDR_SIZE ? "header" : "reply", i < SRPC_HDR_SIZE ? i : i - SRPC_HDR_SIZE,
+				 ea[i], eb[i], ul_get_le32(ea + SRPC_HDR_SIZE), ul_get_le32(eb + SRPC_HDR_SIZE));
+			return;
+		}
+}
+
 static void cmp_lnet(struct cmp *x, const struct ksock_msg_hdr *k, struct lnet_hdr *h,
 		     const uint8_t *payload)
 {
@@ -998,6 +1053,8 @@ static void cmp_lnet(struct cmp *x, const struct ksock_msg_hdr *k, struct lnet_h
 		return;
 	if (m->has_pi)
 		cmp_ping_info(x, payload, h->payload_length);
+	else if (x->kp->conf.srpc && w->type == ULNET_MSG_PUT && w->msg.put.ptl_index == SRPC_RDMA_PORTAL)
+		cmp_srpc(x, payload, m->payload, h->payload_length);
 	else if (memcmp(payload, m->payload, h->payload_length))
 		cmp_fail(x, "payload bytes differ");
 }
@@ -1016,6 +1073,16 @@ static __thread struct kp_raw *kp_raw_slot;
 
 /* The script message a received item is: first unmatched one of ulnet's
  * side, same kind (and LNet type) on a connection of the same type. */
+static bool lnet_hdr_has_mbits(const struct lnet_hdr *h)
+{
+	return h->type == ULNET_MSG_PUT || h->type == ULNET_MSG_GET;
+}
+
+static uint64_t hdr_mbits(const struct lnet_hdr *h)
+{
+	return h->type == ULNET_MSG_PUT ? h->msg.put.match_bits : h->msg.get.match_bits;
+}
+
 static struct kpeer_msg *match_msg(struct kpeer *kp, struct kp_conn *c, enum kpeer_kind kind,
 				   const struct lnet_hdr *h, const char *what)
 {
@@ -1027,6 +1094,21 @@ static struct kpeer_msg *match_msg(struct kpeer *kp, struct kp_conn *c, enum kpe
 		if (m->from_kpeer || m->matched || m->kind != kind ||
 		    (kind == KP_LNET && m->hdr.type != h->type))
 			continue;
+		if (m->ctype == c->ctype && kind == KP_LNET && lnet_hdr_has_mbits(h)) {
+			/* a later one with the same match bits goes first */
+			for (unsigned j = i; j < kp->conf.limit; j++) {
+				struct kpeer_msg *e = &kp->msgs[j];
+
+				if (!e->from_kpeer && !e->matched && e->kind == KP_LNET &&
+				    e->ctype == c->ctype && e->hdr.type == h->type &&
+				    hdr_mbits(&e->hdr) == hdr_mbits(h)) {
+					if (j != i)
+						kp_log(kp, "%s arrived before script msg %u (order differs; "
+							   "matched by its match bits)", what, m->idx);
+					return e;
+				}
+			}
+		}
 		if (m->ctype == c->ctype) {
 			/* connections open in the capture's order (CONTROL,
 			 * BULK_IN, BULK_OUT, one after the other) */
@@ -1295,7 +1377,8 @@ static int pump(struct kpeer *kp, int ms)
 
 static int send_msg(struct kpeer *kp, struct kpeer_msg *m)
 {
-	uint8_t buf[KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE + 4096];
+	/* brw bulk REPLYs carry up to 1 MiB */
+	static __thread uint8_t buf[KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE + KPEER_SBUF_PAYLOAD];
 	struct kp_conn *c = NULL;
 	ssize_t n = 0;
 	char d[200];
@@ -1389,6 +1472,32 @@ static struct kpeer_msg *first_missing(struct kpeer *kp, unsigned upto, int ctyp
 	return NULL;
 }
 
+/* The ulnet message before `i` whose handle kpeer's message `i` echoes (a
+ * REPLY to its GET, an ACK of its PUT), possibly on another connection; -1
+ * if none. */
+static int echoed_msg(struct kpeer *kp, unsigned i)
+{
+	struct kpeer_msg *m = &kp->msgs[i];
+	struct lnet_hdr h = m->hdr;
+	lnet_wire_handle_t *w;
+
+	if (m->kind != KP_LNET || (h.type != ULNET_MSG_REPLY && h.type != ULNET_MSG_ACK))
+		return -1;
+	w = hdr_wmd(&h);
+	for (unsigned j = i; j-- > 0;) {
+		struct kpeer_msg *e = &kp->msgs[j];
+		struct lnet_hdr eh = e->hdr;
+		lnet_wire_handle_t *ew;
+
+		if (e->from_kpeer || e->kind != KP_LNET)
+			continue;
+		ew = hdr_wmd(&eh);
+		if (ew && wmd_eq(ew, w))
+			return (int)j;
+	}
+	return -1;
+}
+
 static int wait_for(struct kpeer *kp, unsigned upto, int ctype)
 {
 	struct kpeer_msg *e, *waited = NULL;
@@ -1457,6 +1566,14 @@ int kpeer_run(struct kpeer *kp)
 		 * after what ulnet said before it on that connection */
 		if (wait_for(kp, i, m->kind == KP_CONNREQ ? SOCKLND_CONN_NONE : m->ctype))
 			return -1;
+		/* ... and after the message whose handle it echoes, which may
+		 * have come on another connection (a bulk REPLY to a GET) */
+		{
+			int j = echoed_msg(kp, i);
+
+			if (j >= 0 && wait_for(kp, (unsigned)j + 1, kp->msgs[j].ctype))
+				return -1;
+		}
 		if (send_msg(kp, m))
 			return -1;
 		/* take what already came before the next step */

@@ -22,6 +22,9 @@
  * message (kpeer_error()). Ignored: incarnations, the value of wire-handle
  * cookies ulnet makes (an echo of ours must be exact), ZC cookie values
  * (zero or not is compared), times, and the 0@lo status (a sequence number).
+ * Among ulnet's unmatched messages of one kind and type on a connection, one
+ * with the same match bits is taken first (two RPCs served at once may
+ * answer in either order); otherwise the first.
  *
  * Bounded: every wait has a deadline (conf.timeout_ms), every buffer and
  * loop a limit. Not thread-safe: one thread drives one kpeer (the test may
@@ -44,6 +47,7 @@
 #define KPEER_MAX_CONNS 16
 #define KPEER_PI_MAX 16
 #define KPEER_RBUF (64u << 10)
+#define KPEER_SBUF_PAYLOAD (1u << 20)  /* largest payload kpeer sends */
 
 enum kpeer_kind { KP_CONNREQ, KP_HELLO, KP_NOOP, KP_LNET };
 
@@ -85,6 +89,14 @@ struct kpeer_conf {
 	void (*on_wait)(void *arg, const struct kpeer_msg *m);
 	void *arg;
 	bool verbose;              /* transcript on stderr (also env KPEER_VERBOSE) */
+	/* LNet selftest traffic: ulnet's PUTs to portal 52 are compared as
+	 * SRPC replies (decoded, field by field; of a STAT reply the session's
+	 * running time and the LNet counters, which are the node's own, are
+	 * not compared) or, when they carry no SRPC message, as brw read bulk
+	 * (the pattern words at both ends of every 4096-byte page must be the
+	 * kernel's; the bytes between are leftovers of earlier RPCs in the
+	 * kernel's pages). Off: every payload is compared byte for byte. */
+	bool srpc;
 };
 
 struct kp_conn;

@@ -319,6 +319,17 @@ static int cmd_lnet_configure(struct ctl_ctx *ctx, const struct cmd *c, int argc
 		ctx->ln = NULL;
 		return -EINVAL;
 	}
+	if (ctx->selftest) {
+		rc = ulnet_selftest_start(ctx->ln, &ctx->selftest_conf, &ctx->st);
+		if (rc < 0) {
+			char eb[96], msg[160];
+
+			snprintf(msg, sizeof(msg), "LNet configure error: selftest: %s",
+				 ctl_strerror(rc, eb, sizeof(eb)));
+			y_nl_error(&rp->err, "configure", "lnet", rc, msg);
+			ctx->st = NULL;
+		}
+	}
 	/* module parameters outlive an unconfigure */
 	if (ctx->saved_g_valid)
 		ulnet_globals_set(ctx->ln, &ctx->saved_g);
@@ -343,6 +354,8 @@ static int cmd_lnet_unconfigure(struct ctl_ctx *ctx, const struct cmd *c, int ar
 	if (ctx->ln) {
 		ulnet_globals_get(ctx->ln, &ctx->saved_g);
 		ctx->saved_g_valid = true;
+		ulnet_selftest_stop(ctx->st);
+		ctx->st = NULL;
 		ulnet_destroy(ctx->ln);
 		ctx->ln = NULL;
 	}
@@ -2021,8 +2034,24 @@ int ctl_ctx_set_modparams(struct ctl_ctx *ctx, const char *name, const char *tex
 	return 0;
 }
 
+int ctl_ctx_enable_selftest(struct ctl_ctx *ctx, const struct ulnet_selftest_conf *conf)
+{
+	int rc = 0;
+
+	ctx->selftest = true;
+	if (conf)
+		ctx->selftest_conf = *conf;
+	if (ctx->ln && !ctx->st)
+		rc = ulnet_selftest_start(ctx->ln, &ctx->selftest_conf, &ctx->st);
+	if (rc < 0)
+		ctx->st = NULL;
+	return rc;
+}
+
 void ctl_ctx_fini(struct ctl_ctx *ctx)
 {
+	ulnet_selftest_stop(ctx->st);
+	ctx->st = NULL;
 	if (ctx->ln)
 		ulnet_destroy(ctx->ln);
 	ctx->ln = NULL;

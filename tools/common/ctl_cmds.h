@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "ctl_proto.h"
+#include "ulnet/selftest.h"
 #include "ulnet/ulnet.h"
 
 struct ctl_ctx {
@@ -31,6 +32,11 @@ struct ctl_ctx {
 	/* Globals kept across unconfigure/configure, as module parameters. */
 	struct ulnet_globals saved_g;
 	bool saved_g_valid;
+	/* The selftest agent (ulnetd --selftest): started with the instance,
+	 * stopped before it is destroyed (lnet unconfigure, fini). */
+	bool selftest;
+	struct ulnet_selftest_conf selftest_conf;
+	ulnet_selftest_t *st;
 	/* Writers: commands that change the node; readers: shows and pings
 	 * (which may block), so one slow ping never blocks a show. */
 	pthread_rwlock_t lock;
@@ -42,6 +48,9 @@ int ctl_ctx_init(struct ctl_ctx *ctx, const struct ulnet_opts *opts, bool config
 /* Keep a copy of `text` (named `name` in errors) as the networks "lnet
  * configure --all" applies. Returns 0 or -ENOMEM. */
 int ctl_ctx_set_modparams(struct ctl_ctx *ctx, const char *name, const char *text, size_t len);
+/* Run the selftest agent on the instance, now (if configured) and after
+ * every "lnet configure". Returns 0 or the error of ulnet_selftest_start(). */
+int ctl_ctx_enable_selftest(struct ctl_ctx *ctx, const struct ulnet_selftest_conf *conf);
 /* Destroy the instance (if any) and the lock. */
 void ctl_ctx_fini(struct ctl_ctx *ctx);
 

@@ -236,6 +236,10 @@ static void usage(FILE *f)
 		"  --accept-port N      default acceptor port of tcp NIs (default 988)\n"
 		"  --accept MODE        default acceptor mode: secure (default), all, none\n"
 		"  --pid N              LNet PID of the node (default 12345)\n"
+		"  --selftest           run the LNet selftest agent: the node answers a kernel\n"
+		"                       lst console as a test server (like loading lnet_selftest)\n"
+		"  --session-timeout S  selftest session_timeout, seconds without a console\n"
+		"                       RPC before the session ends (default 100, 0 never)\n"
 		"  --help               this text\n");
 }
 
@@ -255,8 +259,8 @@ int main(int argc, char **argv)
 {
 	const char *config = NULL, *ctl = NULL, *accept = NULL;
 	char path[256];
-	bool daemonize = false;
-	long accept_port = 0, pid = 0;
+	bool daemonize = false, selftest = false;
+	long accept_port = 0, pid = 0, session_timeout = -2;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -294,6 +298,18 @@ int main(int argc, char **argv)
 			}
 			*(a[2] == 'a' ? &accept_port : &pid) = n;
 			i++;
+		} else if (strcmp(a, "--selftest") == 0) {
+			selftest = true;
+		} else if (v && strcmp(a, "--session-timeout") == 0) {
+			char *end;
+			long n = strtol(v, &end, 10);
+
+			if (!*v || *end || n < 0 || n > 86400) {
+				fprintf(stderr, "ulnetd: bad value for --session-timeout: '%s' (0..86400)\n", v);
+				return 2;
+			}
+			session_timeout = n;
+			i++;
 		} else if (v && strcmp(a, "--log-level") == 0) {
 			if (parse_level(v, &log_level) < 0) {
 				fprintf(stderr, "ulnetd: bad log level '%s'\n", v);
@@ -305,6 +321,10 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (session_timeout != -2 && !selftest) {
+		fprintf(stderr, "ulnetd: --session-timeout needs --selftest\n");
+		return 2;
 	}
 	if (ctl)
 		snprintf(path, sizeof(path), "%s", ctl);
@@ -404,6 +424,23 @@ int main(int argc, char **argv)
 			dlog(ULNET_LOG_WARN, "no memory to keep '%s' for lnet configure --all", config);
 	}
 	ybuf_free(&cfg);
+	if (selftest) {
+		/* lnet_selftest's session_timeout: 0 is never (the API's -1) */
+		struct ulnet_selftest_conf sc = {
+			.session_timeout = session_timeout == -2 ? 0 : session_timeout == 0 ? -1
+										: (int)session_timeout,
+		};
+
+		rc = ctl_ctx_enable_selftest(&ctx, &sc);
+		if (rc < 0) {
+			dlog(ULNET_LOG_ERROR, "cannot start the selftest agent: %s", strerror(-rc));
+			ctl_ctx_fini(&ctx);
+			close(lfd);
+			unlink(path);
+			return 1;
+		}
+		dlog(ULNET_LOG_INFO, "selftest agent running (portals 50-52)");
+	}
 	dlog(ULNET_LOG_INFO, "listening on %s", path);
 
 	bool stop = false;

@@ -7,6 +7,8 @@
  *     the ACK leaves (the handler runs first, as in the kernel);
  *   - one GET source, ULST_MB_READ, 1 MiB of the ULST_READ_SEED pattern;
  *   - the counters, ULST_MB_STATS, for brw to read (little-endian u64s).
+ * It also runs the selftest agent (ulnet/selftest.h), so a kernel lst
+ * console can use the node as a test server (ping and brw on portals 50-52).
  * Runs until SIGINT/SIGTERM (or --duration), prints its counters, exits 0.
  */
 #include <endian.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ulnet/selftest.h"
 #include "ulst.h"
 
 struct serve {
@@ -116,7 +119,8 @@ static void serve_usage(FILE *f)
 		"usage: ulst [node options] serve [--portal P] [--duration S]\n"
 		"  Be a target for 'ulst brw': accept PUTs (%d slots) and GETs of up to 1 MiB\n"
 		"  on portal P, check the data of PUTs that ask for it, and on SIGINT or\n"
-		"  SIGTERM print the counters and exit 0.\n"
+		"  SIGTERM print the counters and exit 0. The node is also a test server for a\n"
+		"  kernel lst console (the selftest agent, portals 50-52).\n"
 		"  -P, --portal P     portal index, 1..63 (default %d; brw must use the same)\n"
 		"  -d, --duration S   exit by itself after S seconds, 0..86400 (default 0: never)\n"
 		"%s",
@@ -146,6 +150,8 @@ int ulst_cmd_serve(struct ulst_global *g, int argc, char **argv)
 	unsigned long portal = ULST_PORTAL_DEFAULT;
 	double duration = 0;
 	struct ulst_node node;
+	ulnet_selftest_t *st = NULL;
+	struct ulnet_selftest_stats sts;
 	char nb[ULNET_NIDSTR_SIZE], why[64] = "duration over";
 	sigset_t set;
 	uint64_t end;
@@ -229,7 +235,15 @@ int ulst_cmd_serve(struct ulst_global *g, int argc, char **argv)
 		rc = ULST_EXIT_FAIL;
 		goto out_free;
 	}
-	printf("ulst serve: %s ready on portal %lu (port %u, accept %s), PUT/GET up to 1 MiB, %d write slots\n",
+	rc = ulnet_selftest_start(node.ln, NULL, &st);
+	if (rc) {
+		fprintf(stderr, "ulst serve: cannot start the selftest agent: %s\n", ulnet_strerror(rc));
+		ulst_node_stop(&node);
+		rc = ULST_EXIT_FAIL;
+		goto out_free;
+	}
+	printf("ulst serve: %s ready on portal %lu (port %u, accept %s), PUT/GET up to 1 MiB, %d write slots; "
+	       "lst test server (selftest portals 50-52)\n",
 	       nb, portal, g->port, g->accept, ULST_SLOTS);
 	fflush(stdout);
 
@@ -249,8 +263,13 @@ int ulst_cmd_serve(struct ulst_global *g, int argc, char **argv)
 		if (end && ulst_now_ns() >= end)
 			break;
 	}
+	(void)ulnet_selftest_stats_get(st, &sts);
+	ulnet_selftest_stop(st);
 	ulst_node_stop(&node);    /* no handler runs after this */
 	print_counters(nb, why);
+	printf("ulst serve: %s: selftest: %u RPCs (%u dropped), ping %u, brw %u, brw check errors %u\n", nb,
+	       sts.rpcs_rcvd, sts.rpcs_dropped, sts.ping_reqs, sts.brw_reqs, sts.brw_check_errors);
+	fflush(stdout);
 	rc = ULST_EXIT_OK;
 out_free:
 	for (int s = 0; s < ULST_SLOTS; s++)

@@ -5,7 +5,8 @@
  * ulst is one ulnet node (--nid, --accept-port, --accept) that runs one
  * command: ping (LNet pings), serve (a test target) or brw (bulk read/write
  * against a serve target). It speaks plain LNet PUT/GET on its own portal and
- * match bits, not the kernel selftest's SRPC protocol (docs/ulst.md).
+ * match bits, not the kernel selftest's SRPC protocol (docs/ulst.md); serve also
+ * runs libulnet's SRPC agent so that a kernel lst console can use the node.
  *
  * Modules: main.c (dispatch, global options), args.c (argument parsers),
  * node.c (the ulnet node), pattern.c (data patterns and checks), stats.c

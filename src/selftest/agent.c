@@ -1,0 +1,1096 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agent.c - the LNet selftest (SRPC) agent, server side (ulnet/selftest.h).
+ *
+ * Request buffers: each RPC slot owns one 160-byte request buffer, posted as
+ * an ME (match bits = service id) + MD (threshold 1, unlinked on use) on
+ * portal 51 (framework) or 50 (tests). Both portals are lazy, as in the
+ * kernel: a request that finds no buffer waits until a slot is free again,
+ * so the slots bound the work in flight and nothing is allocated per RPC
+ * (brw bulk buffers are allocated on a slot's first use and kept).
+ *
+ * An RPC: the PUT event hands the slot its request; the slot is answered in
+ * the handler (framework, ping) or after its bulk transfer (brw); the reply
+ * is PUT from the slot's reply buffer (no ACK) to portal 52, match bits the
+ * rpyid; its SEND event reposts the request buffer.
+ *
+ * Locking: `lock` guards the session, batches, counters and slot states. It
+ * is never held across a ulnet call: those may run our handler at once
+ * (loopback, lazy-queued PUTs delivered by ulnet_md_attach()).
+ *
+ * Behaviour follows lnet/selftest/{rpc,framework,brw_test,ping_test}.c of
+ * Lustre 2.17 (read for facts; docs/selftest.md lists the differences).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/core.h"
+#include "selftest/srpc_wire.h"
+#include "ulnet/selftest.h"
+#include "util/util_bytes.h"
+
+#define SESSION_TIMEOUT_DEFAULT 100     /* s, lnet_selftest session_timeout */
+#define FW_NBUF 2                       /* request buffers per framework service */
+#define TEST_NBUF 8                     /* per test service, posted on test add */
+#define MAX_BATCHES 16
+#define MAX_TESTS 64                    /* server tests per session */
+#define STOP_WAIT_NS (5 * LNET_NSEC_PER_SEC)
+
+static const int fw_services[] = {
+	SRPC_SERVICE_DEBUG, SRPC_SERVICE_MAKE_SESSION, SRPC_SERVICE_REMOVE_SESSION,
+	SRPC_SERVICE_BATCH, SRPC_SERVICE_TEST, SRPC_SERVICE_QUERY_STAT,
+};
+#define N_FW_SERVICES (int)(sizeof(fw_services) / sizeof(fw_services[0]))
+#define N_SLOTS (N_FW_SERVICES * FW_NBUF + 2 * TEST_NBUF)
+
+enum tag_kind { TAG_REQ, TAG_BULK, TAG_REPLY, TAG_COUNT };
+enum slot_state { SLOT_IDLE, SLOT_POSTED, SLOT_BUSY };
+
+struct slot;
+struct tag {
+	struct slot *slot;
+	enum tag_kind kind;
+};
+
+struct slot {
+	struct ulnet_selftest *st;
+	int service;
+	enum slot_state state;
+	struct tag tags[TAG_COUNT];
+	ulnet_handle_t me;              /* while POSTED */
+	uint8_t req[SRPC_MSG_SIZE];
+	uint8_t rep[SRPC_MSG_SIZE];
+	struct srpc_msg msg;            /* the request, decoded */
+	struct srpc_msg reply;
+	ulnet_process_id_t peer;
+	ulnet_nid_t self;
+	uint64_t rpyid;
+	uint8_t *bulk;                  /* brw: kept between RPCs */
+	size_t bulk_cap;
+	int bulk_status;                /* first failure of the bulk MD's events */
+};
+
+struct test_rec {
+	uint64_t bid;
+	uint32_t service, loop, concur;
+};
+
+struct ulnet_selftest {
+	ulnet_t *ln;
+	pthread_mutex_t lock;
+	int timeout_s;                  /* 0: never */
+	bool stopping;
+	int refs;                       /* posted buffers + MDs with events to come */
+
+	/* session */
+	bool sn_active;
+	struct srpc_sid sn_id;
+	uint32_t sn_features;
+	char sn_name[SRPC_NAME_SIZE];
+	int sn_refcount;
+	uint64_t sn_started_ns;
+	uint64_t sn_last_ns;            /* last framework RPC: the expiry timer */
+	uint64_t batches[MAX_BATCHES];
+	int nbatches;
+	struct test_rec tests[MAX_TESTS];
+	int ntests;
+	bool test_enabled[2];           /* brw, ping services */
+
+	struct ulnet_selftest_stats stats;
+	struct slot slots[N_SLOTS];
+	struct ulnet_selftest *next;    /* registry */
+};
+
+/* One agent per instance. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ulnet_selftest *registry;
+
+static void handler(const struct ulnet_event *ev);
+
+static bool is_framework(int service)
+{
+	return service < SRPC_FRAMEWORK_SERVICE_MAX_ID;
+}
+
+static int test_index(int service)
+{
+	return service == SRPC_SERVICE_BRW ? 0 : 1;
+}
+
+static void peer_str(const struct slot *s, char buf[ULNET_NIDSTR_SIZE])
+{
+	lnet_nidstr(&s->peer.nid, buf);
+}
+
+/* --- request buffers --------------------------------------------------------- */
+
+/* Whether requests of this service are being taken (lock held). */
+static bool service_on(const struct ulnet_selftest *st, int service)
+{
+	if (st->stopping)
+		return false;
+	return is_framework(service) || st->test_enabled[test_index(service)];
+}
+
+/* Post slot `s` (IDLE, the caller moved it to POSTED under the lock). On
+ * failure the slot goes back to IDLE. */
+static void post_slot(struct slot *s)
+{
+	struct ulnet_selftest *st = s->st;
+	ulnet_process_id_t any = { .nid = ULNET_NID_ANY, .pid = ULNET_PID_ANY };
+	struct ulnet_md md = {
+		.start = s->req,
+		.length = sizeof(s->req),
+		.threshold = 1,
+		.options = ULNET_MD_OP_PUT,
+		.user_ptr = &s->tags[TAG_REQ],
+		.handler = handler,
+	};
+	unsigned portal = is_framework(s->service) ? SRPC_FRAMEWORK_REQUEST_PORTAL : SRPC_REQUEST_PORTAL;
+	ulnet_handle_t me, mdh;
+	int rc;
+
+	rc = ulnet_me_attach(st->ln, portal, any, (uint64_t)s->service, 0, ULNET_UNLINK,
+			     is_framework(s->service) ? ULNET_INS_AFTER : ULNET_INS_LOCAL, &me);
+	if (rc == 0) {
+		bool on;
+
+		pthread_mutex_lock(&st->lock);
+		s->me = me;
+		/* unpost_service() may have passed this slot before its ME
+		 * existed: look again now that it can be unlinked */
+		on = service_on(st, s->service);
+		pthread_mutex_unlock(&st->lock);
+		/* may deliver a queued request (and run handler()) at once */
+		rc = ulnet_md_attach(st->ln, me, &md, ULNET_UNLINK, &mdh);
+		if (rc)
+			(void)ulnet_me_unlink(st->ln, me);
+		else if (!on)
+			(void)ulnet_me_unlink(st->ln, me);   /* its UNLINK event idles the slot */
+	}
+	if (rc) {
+		lnet_log(st->ln, ULNET_LOG_ERROR, "selftest: cannot post a request buffer of service %d: %s",
+			 s->service, ulnet_strerror(rc));
+		pthread_mutex_lock(&st->lock);
+		s->state = SLOT_IDLE;
+		st->refs--;
+		pthread_mutex_unlock(&st->lock);
+	}
+}
+
+/* An RPC of slot `s` is over (or its buffer came back): repost or idle. */
+static void slot_done(struct slot *s)
+{
+	struct ulnet_selftest *st = s->st;
+	bool post;
+
+	pthread_mutex_lock(&st->lock);
+	post = service_on(st, s->service);
+	s->state = post ? SLOT_POSTED : SLOT_IDLE;
+	if (post)
+		st->refs++;
+	pthread_mutex_unlock(&st->lock);
+	if (post)
+		post_slot(s);
+}
+
+/* Post every idle slot of `service` (after enabling it). */
+static void post_service(struct ulnet_selftest *st, int service)
+{
+	for (int i = 0; i < N_SLOTS; i++) {
+		struct slot *s = &st->slots[i];
+		bool post;
+
+		if (s->service != service)
+			continue;
+		pthread_mutex_lock(&st->lock);
+		post = s->state == SLOT_IDLE && service_on(st, service);
+		if (post) {
+			s->state = SLOT_POSTED;
+			st->refs++;
+		}
+		pthread_mutex_unlock(&st->lock);
+		if (post)
+			post_slot(s);
+	}
+}
+
+/* Take back the posted buffers of `service` (-1: all). Their UNLINK
+ * events idle the slots; a buffer consumed meanwhile ends in the PUT path,
+ * which sees the service off and drops the request. */
+static void unpost_service(struct ulnet_selftest *st, int service)
+{
+	for (int i = 0; i < N_SLOTS; i++) {
+		struct slot *s = &st->slots[i];
+		ulnet_handle_t me = ULNET_HANDLE_NONE;
+
+		if (service >= 0 && s->service != service)
+			continue;
+		pthread_mutex_lock(&st->lock);
+		if (s->state == SLOT_POSTED)
+			me = s->me;
+		pthread_mutex_unlock(&st->lock);
+		if (!ulnet_handle_is_none(me))
+			(void)ulnet_me_unlink(st->ln, me);
+	}
+}
+
+/* --- session (lock held) --------------------------------------------------- */
+
+static struct srpc_sid old_sid(const struct ulnet_selftest *st)
+{
+	if (st->sn_active)
+		return st->sn_id;
+	return (struct srpc_sid){ .nid = SRPC_NID4_ANY, .stamp = -1 };
+}
+
+static bool sid_equal(struct srpc_sid a, struct srpc_sid b)
+{
+	return a.nid == b.nid && a.stamp == b.stamp;
+}
+
+/* End the session; returns whether test services must be taken back. */
+static bool session_end_locked(struct ulnet_selftest *st)
+{
+	bool had_tests = st->test_enabled[0] || st->test_enabled[1];
+
+	st->sn_active = false;
+	st->nbatches = 0;
+	st->ntests = 0;
+	st->test_enabled[0] = st->test_enabled[1] = false;
+	return had_tests;
+}
+
+/* The kernel's session timer, checked when a request comes. */
+static bool session_check_expiry_locked(struct ulnet_selftest *st, uint64_t now)
+{
+	if (!st->sn_active || st->timeout_s == 0)
+		return false;
+	if (now - st->sn_last_ns < (uint64_t)st->timeout_s * LNET_NSEC_PER_SEC)
+		return false;
+	lnet_log(st->ln, ULNET_LOG_WARN, "selftest: session expired: sid %llx-%lld, name %.32s",
+		 (unsigned long long)st->sn_id.nid, (long long)st->sn_id.stamp, st->sn_name);
+	return session_end_locked(st);
+}
+
+static int find_batch(const struct ulnet_selftest *st, uint64_t bid)
+{
+	for (int i = 0; i < st->nbatches; i++)
+		if (st->batches[i] == bid)
+			return i;
+	return -1;
+}
+
+/* --- framework services (lock held); return 0 (reply) or -errno (drop) ---- */
+
+static int fw_make_session(struct ulnet_selftest *st, struct slot *s, uint64_t now)
+{
+	const struct srpc_mksn_reqst *rq = &s->msg.body.mksn_reqst;
+	struct srpc_mksn_reply *rp = &s->reply.body.mksn_reply;
+
+	if (rq->sid.nid == SRPC_NID4_ANY) {
+		rp->sid = old_sid(st);
+		rp->status = EINVAL;
+		return 0;
+	}
+	if (st->sn_active) {
+		rp->status = 0;
+		rp->sid = old_sid(st);
+		rp->timeout = (uint32_t)st->timeout_s;
+		if (sid_equal(rq->sid, st->sn_id)) {
+			st->sn_refcount++;
+			return 0;
+		}
+		if (!rq->force) {
+			rp->status = EBUSY;
+			memcpy(rp->name, st->sn_name, sizeof(rp->name));
+			return 0;
+		}
+	}
+	if (s->msg.ses_feats & ~LST_FEATS_MASK) {
+		rp->status = EPROTO;
+		return 0;
+	}
+	if (st->sn_active) {
+		char pb[ULNET_NIDSTR_SIZE];
+
+		peer_str(s, pb);
+		lnet_log(st->ln, ULNET_LOG_WARN, "selftest: session %.32s replaced by force from %s",
+			 st->sn_name, pb);
+		(void)session_end_locked(st);   /* the caller takes test buffers back */
+	}
+	st->sn_active = true;
+	st->sn_id = rq->sid;
+	st->sn_features = s->msg.ses_feats;
+	memcpy(st->sn_name, rq->name, sizeof(st->sn_name));
+	st->sn_name[SRPC_NAME_SIZE - 1] = '\0';
+	st->sn_refcount = 1;
+	st->sn_started_ns = now;
+	rp->status = 0;
+	rp->sid = st->sn_id;
+	rp->timeout = (uint32_t)st->timeout_s;
+	return 0;
+}
+
+static void fw_remove_session(struct ulnet_selftest *st, struct slot *s)
+{
+	const struct srpc_rmsn_reqst *rq = &s->msg.body.rmsn_reqst;
+	struct srpc_rmsn_reply *rp = &s->reply.body.rmsn_reply;
+
+	rp->sid = old_sid(st);
+	if (rq->sid.nid == SRPC_NID4_ANY) {
+		rp->status = EINVAL;
+		return;
+	}
+	if (!st->sn_active || !sid_equal(rq->sid, st->sn_id)) {
+		rp->status = st->sn_active ? EBUSY : ESRCH;
+		return;
+	}
+	rp->status = 0;
+	if (--st->sn_refcount > 0)
+		return;
+	(void)session_end_locked(st);
+	rp->sid = old_sid(st);
+}
+
+static void fw_debug(struct ulnet_selftest *st, struct slot *s)
+{
+	struct srpc_debug_reply *rp = &s->reply.body.dbg_reply;
+
+	rp->sid = old_sid(st);
+	if (!st->sn_active) {
+		rp->status = ESRCH;
+		return;
+	}
+	rp->status = 0;
+	rp->timeout = (uint32_t)st->timeout_s;
+	memcpy(rp->name, st->sn_name, sizeof(rp->name));
+}
+
+static void fw_stat(struct ulnet_selftest *st, struct slot *s, uint64_t now)
+{
+	const struct srpc_stat_reqst *rq = &s->msg.body.stat_reqst;
+	struct srpc_stat_reply *rp = &s->reply.body.stat_reply;
+	struct ulnet_counters c;
+
+	rp->sid = old_sid(st);
+	if (rq->sid.nid == SRPC_NID4_ANY) {
+		rp->status = EINVAL;
+		return;
+	}
+	if (!st->sn_active || !sid_equal(rq->sid, st->sn_id)) {
+		rp->status = ESRCH;
+		return;
+	}
+	/* ulnet_counters_get() takes the instance lock, never ours: fine here */
+	ulnet_counters_get(st->ln, &c);
+	rp->lnet.msgs_alloc = (uint32_t)c.msgs_alloc;
+	rp->lnet.msgs_max = (uint32_t)c.msgs_max;
+	rp->lnet.errors = (uint32_t)c.errors;
+	rp->lnet.send_count = (uint32_t)c.send_count;
+	rp->lnet.recv_count = (uint32_t)c.recv_count;
+	rp->lnet.route_count = (uint32_t)c.route_count;
+	rp->lnet.drop_count = (uint32_t)c.drop_count;
+	rp->lnet.send_length = c.send_length;
+	rp->lnet.recv_length = c.recv_length;
+	rp->lnet.route_length = c.route_length;
+	rp->lnet.drop_length = c.drop_length;
+	rp->rpc.errors = st->stats.errors;
+	rp->rpc.rpcs_sent = 0;          /* no client role */
+	rp->rpc.rpcs_rcvd = st->stats.rpcs_rcvd;
+	rp->rpc.rpcs_dropped = st->stats.rpcs_dropped;
+	rp->rpc.rpcs_expired = 0;
+	rp->rpc.bulk_get = st->stats.bulk_get;
+	rp->rpc.bulk_put = st->stats.bulk_put;
+	rp->fw.running_ms = (uint32_t)((now - st->sn_started_ns) / 1000000u);
+	rp->fw.active_batches = 0;      /* server tests are never active */
+	rp->fw.zombie_sessions = 0;
+	rp->fw.brw_errors = 0;          /* client-side counts */
+	rp->fw.ping_errors = 0;
+	rp->status = 0;
+}
+
+/* Returns the test service to post now, or -1. */
+static int fw_add_test(struct ulnet_selftest *st, struct slot *s, int *drop)
+{
+	const struct srpc_test_reqst *rq = &s->msg.body.tes_reqst;
+	struct srpc_test_reply *rp = &s->reply.body.tes_reply;
+	int b;
+
+	rp->sid = old_sid(st);
+	if (rq->loop == 0 || rq->concur == 0 || rq->sid.nid == SRPC_NID4_ANY ||
+	    rq->ndest > ULNET_MAX_IOV * (SRPC_PAGE_SIZE / SRPC_ID_PACKED_SIZE) ||
+	    (rq->is_client && rq->ndest == 0) || rq->concur > LST_MAX_CONCUR ||
+	    rq->service >= SRPC_SERVICE_MAX_ID || rq->service <= SRPC_FRAMEWORK_SERVICE_MAX_ID) {
+		rp->status = EINVAL;
+		return -1;
+	}
+	if (!st->sn_active || !sid_equal(rq->sid, st->sn_id) ||
+	    (rq->service != SRPC_SERVICE_BRW && rq->service != SRPC_SERVICE_PING)) {
+		rp->status = ENOENT;
+		return -1;
+	}
+	b = find_batch(st, rq->bid);
+	if (b < 0) {
+		if (st->nbatches == MAX_BATCHES) {
+			*drop = -ENOMEM;
+			return -1;
+		}
+		b = st->nbatches++;
+		st->batches[b] = rq->bid;
+	}
+	if (rq->is_client) {
+		rp->status = EOPNOTSUPP;    /* the test-client role is not done */
+		return -1;
+	}
+	if (st->ntests == MAX_TESTS) {
+		rp->status = ENOMEM;
+		return -1;
+	}
+	st->tests[st->ntests++] = (struct test_rec){
+		.bid = rq->bid, .service = rq->service, .loop = rq->loop, .concur = rq->concur,
+	};
+	rp->status = 0;
+	if (st->test_enabled[test_index((int)rq->service)])
+		return -1;
+	st->test_enabled[test_index((int)rq->service)] = true;
+	return (int)rq->service;
+}
+
+static int fw_batch(struct ulnet_selftest *st, struct slot *s)
+{
+	const struct srpc_batch_reqst *rq = &s->msg.body.bat_reqst;
+	struct srpc_batch_reply *rp = &s->reply.body.bat_reply;
+
+	rp->sid = old_sid(st);
+	if (!st->sn_active || !sid_equal(rq->sid, st->sn_id)) {
+		rp->status = ESRCH;
+		return 0;
+	}
+	if (find_batch(st, rq->bid) < 0) {
+		rp->status = ENOENT;
+		return 0;
+	}
+	switch (rq->opc) {
+	case SRPC_BATCH_OPC_RUN:
+	case SRPC_BATCH_OPC_STOP:
+		rp->status = 0;         /* server tests: nothing runs */
+		return 0;
+	case SRPC_BATCH_OPC_QUERY: {
+		int idx = (int)rq->testidx;
+
+		if (idx < 0) {
+			rp->status = EINVAL;
+			return 0;
+		}
+		rp->active = 0;
+		if (idx == 0) {
+			rp->status = 0;
+			return 0;
+		}
+		for (int i = 0; i < st->ntests; i++)
+			if (st->tests[i].bid == rq->bid && --idx == 0) {
+				rp->status = 0;
+				return 0;
+			}
+		rp->status = ENOENT;
+		return 0;
+	}
+	default:
+		return -EINVAL;         /* dropped, as the kernel does */
+	}
+}
+
+/* --- replies ----------------------------------------------------------------- */
+
+static void finish_dropped(struct slot *s, int why)
+{
+	struct ulnet_selftest *st = s->st;
+
+	pthread_mutex_lock(&st->lock);
+	st->stats.rpcs_dropped++;
+	pthread_mutex_unlock(&st->lock);
+	(void)why;
+	slot_done(s);
+}
+
+static void send_reply(struct slot *s)
+{
+	struct ulnet_selftest *st = s->st;
+	struct ulnet_md md = {
+		.start = s->rep,
+		.length = SRPC_MSG_SIZE,
+		.threshold = 1,
+		.options = 0,
+		.user_ptr = &s->tags[TAG_REPLY],
+		.handler = handler,
+	};
+	ulnet_handle_t mdh;
+	int rc;
+
+	s->reply.version = SRPC_MSG_VERSION;
+	s->reply.type = (uint32_t)srpc_service2reply(s->service);
+	(void)srpc_msg_encode(&s->reply, s->rep, sizeof(s->rep));
+	pthread_mutex_lock(&st->lock);
+	st->refs++;
+	pthread_mutex_unlock(&st->lock);
+	rc = ulnet_md_bind(st->ln, &md, ULNET_UNLINK, &mdh);
+	if (rc) {
+		pthread_mutex_lock(&st->lock);
+		st->refs--;
+		st->stats.errors++;
+		pthread_mutex_unlock(&st->lock);
+		finish_dropped(s, rc);
+		return;
+	}
+	rc = ulnet_put(st->ln, &s->self, mdh, ULNET_NOACK_REQ, s->peer, SRPC_RDMA_PORTAL, s->rpyid, 0, 0);
+	if (rc) {
+		char pb[ULNET_NIDSTR_SIZE];
+
+		peer_str(s, pb);
+		lnet_log(st->ln, ULNET_LOG_WARN, "selftest: cannot send the reply to %s: %s", pb,
+			 ulnet_strerror(rc));
+		(void)ulnet_md_unlink(st->ln, mdh);   /* its UNLINK event ends the RPC */
+	}
+}
+
+/* --- test services ------------------------------------------------------------ */
+
+static void brw_fill(uint8_t *buf, uint32_t len, uint32_t pattern, uint64_t magic)
+{
+	if (pattern != LST_BRW_CHECK_SIMPLE && pattern != LST_BRW_CHECK_FULL)
+		return;
+	for (uint32_t pg = 0; pg < len; pg += SRPC_PAGE_SIZE) {
+		uint32_t plen = len - pg < SRPC_PAGE_SIZE ? len - pg : SRPC_PAGE_SIZE;
+		uint8_t *p = buf + pg;
+
+		if (pattern == LST_BRW_CHECK_SIMPLE) {
+			if (plen >= 8)
+				ul_put_le64(p, magic);
+			if (plen > 8 && plen >= 16)
+				ul_put_le64(p + ((plen - 8) & ~7u), magic);
+			continue;
+		}
+		for (uint32_t i = 0; i + 8 <= plen; i += 8)
+			ul_put_le64(p + i, magic);
+	}
+}
+
+/* Returns whether the data is bad. `be`: the sender wrote big-endian words. */
+static bool brw_check(const uint8_t *buf, uint32_t len, uint32_t pattern, int be)
+{
+	if (pattern != LST_BRW_CHECK_SIMPLE && pattern != LST_BRW_CHECK_FULL)
+		return false;
+	for (uint32_t pg = 0; pg < len; pg += SRPC_PAGE_SIZE) {
+		uint32_t plen = len - pg < SRPC_PAGE_SIZE ? len - pg : SRPC_PAGE_SIZE;
+		const uint8_t *p = buf + pg;
+
+		if (pattern == LST_BRW_CHECK_SIMPLE) {
+			if (plen >= 8 && ul_get_64(p, be) != LST_BRW_MAGIC)
+				return true;
+			if (plen >= 16 && ul_get_64(p + ((plen - 8) & ~7u), be) != LST_BRW_MAGIC)
+				return true;
+			continue;
+		}
+		for (uint32_t i = 0; i + 8 <= plen; i += 8)
+			if (ul_get_64(p + i, be) != LST_BRW_MAGIC)
+				return true;
+	}
+	return false;
+}
+
+/* Returns 0: reply now; 1: bulk started; -errno: drop. */
+static int brw_handle(struct slot *s)
+{
+	struct ulnet_selftest *st = s->st;
+	const struct srpc_brw_reqst *rq = &s->msg.body.brw_reqst;
+	struct srpc_brw_reply *rp = &s->reply.body.brw_reply;
+	bool sink = rq->rw == LST_BRW_WRITE;
+	struct ulnet_md md = { 0 };
+	ulnet_handle_t mdh;
+	int rc;
+
+	rp->status = 0;
+	if ((rq->rw != LST_BRW_READ && rq->rw != LST_BRW_WRITE) ||
+	    (rq->flags != LST_BRW_CHECK_NONE && rq->flags != LST_BRW_CHECK_FULL &&
+	     rq->flags != LST_BRW_CHECK_SIMPLE && rq->flags != LST_BRW_CHECK_DISCARD)) {
+		rp->status = EINVAL;
+		return 0;
+	}
+	if (s->msg.ses_feats & ~LST_FEATS_MASK) {
+		s->reply.ses_feats = LST_FEATS_MASK;
+		rp->status = EPROTO;
+		return 0;
+	}
+	/* without BULK_LEN the length is still in bytes but must be whole pages */
+	if (!(s->msg.ses_feats & LST_FEAT_BULK_LEN) && (rq->len % SRPC_PAGE_SIZE) != 0) {
+		rp->status = EINVAL;
+		return 0;
+	}
+	s->reply.ses_feats = s->msg.ses_feats;
+	if (rq->len == 0 || rq->len > ULNET_MTU) {
+		rp->status = EINVAL;
+		return 0;
+	}
+	if (s->bulk_cap < rq->len) {
+		/* zeroed: bytes outside the pattern start as 0 (the kernel's
+		 * pages hold whatever an earlier RPC left, zero when fresh) */
+		uint8_t *b = calloc(1, rq->len);
+
+		if (!b)
+			return -ENOMEM;
+		free(s->bulk);
+		s->bulk = b;
+		s->bulk_cap = rq->len;
+	}
+	brw_fill(s->bulk, rq->len, rq->flags, sink ? LST_BRW_POISON : LST_BRW_MAGIC);
+
+	md.start = s->bulk;
+	md.length = rq->len;
+	md.threshold = sink ? 2 : 1;       /* GET: SEND and REPLY */
+	md.user_ptr = &s->tags[TAG_BULK];
+	md.handler = handler;
+	if (sink && rq->flags == LST_BRW_CHECK_DISCARD)
+		md.options |= ULNET_MD_DISCARD;
+	s->bulk_status = 0;
+	pthread_mutex_lock(&st->lock);
+	st->refs++;
+	st->stats.brw_reqs++;
+	pthread_mutex_unlock(&st->lock);
+	rc = ulnet_md_bind(st->ln, &md, ULNET_UNLINK, &mdh);
+	if (rc) {
+		pthread_mutex_lock(&st->lock);
+		st->refs--;
+		pthread_mutex_unlock(&st->lock);
+		return rc;
+	}
+	if (sink)
+		rc = ulnet_get(st->ln, &s->self, mdh, s->peer, SRPC_RDMA_PORTAL, rq->bulkid, 0);
+	else
+		rc = ulnet_put(st->ln, &s->self, mdh, ULNET_NOACK_REQ, s->peer, SRPC_RDMA_PORTAL,
+			       rq->bulkid, 0, 0);
+	if (rc) {
+		s->bulk_status = rc;
+		(void)ulnet_md_unlink(st->ln, mdh);   /* its UNLINK event ends the RPC */
+	}
+	return 1;
+}
+
+/* The brw bulk is over (final event of its MD). */
+static void brw_bulk_done(struct slot *s)
+{
+	struct ulnet_selftest *st = s->st;
+	const struct srpc_brw_reqst *rq = &s->msg.body.brw_reqst;
+	char pb[ULNET_NIDSTR_SIZE];
+	bool stopping;
+
+	pthread_mutex_lock(&st->lock);
+	stopping = st->stopping;
+	pthread_mutex_unlock(&st->lock);
+	if (s->bulk_status || stopping) {
+		peer_str(s, pb);
+		lnet_log(st->ln, ULNET_LOG_WARN, "selftest: brw %s bulk with %s failed: %s",
+			 rq->rw == LST_BRW_READ ? "read" : "write", pb,
+			 ulnet_strerror(s->bulk_status ? s->bulk_status : -ESHUTDOWN));
+		finish_dropped(s, -EIO);
+		return;
+	}
+	if (rq->rw == LST_BRW_WRITE && brw_check(s->bulk, rq->len, rq->flags, s->msg.swapped)) {
+		peer_str(s, pb);
+		lnet_log(st->ln, ULNET_LOG_WARN, "selftest: brw write data from %s is corrupted", pb);
+		s->reply.body.brw_reply.status = EBADMSG;
+		pthread_mutex_lock(&st->lock);
+		st->stats.brw_check_errors++;
+		pthread_mutex_unlock(&st->lock);
+	}
+	send_reply(s);
+}
+
+static int ping_handle(struct slot *s)
+{
+	struct ulnet_selftest *st = s->st;
+	const struct srpc_ping_reqst *rq = &s->msg.body.ping_reqst;
+	struct srpc_ping_reply *rp = &s->reply.body.ping_reply;
+
+	if (rq->magic != LST_PING_TEST_MAGIC)
+		return -EBADMSG;
+	rp->status = 0;
+	rp->seq = rq->seq;
+	rp->magic = LST_PING_TEST_MAGIC;
+	if (s->msg.ses_feats & ~LST_FEATS_MASK) {
+		s->reply.ses_feats = LST_FEATS_MASK;
+		rp->status = EPROTO;
+		return 0;
+	}
+	s->reply.ses_feats = s->msg.ses_feats;
+	pthread_mutex_lock(&st->lock);
+	st->stats.ping_reqs++;
+	pthread_mutex_unlock(&st->lock);
+	return 0;
+}
+
+/* --- a request arrives --------------------------------------------------------- */
+
+static uint64_t request_rpyid(const struct srpc_msg *m)
+{
+	/* every request body starts with rpyid */
+	switch (m->type) {
+	case SRPC_MSG_MKSN_REQST: return m->body.mksn_reqst.rpyid;
+	case SRPC_MSG_RMSN_REQST: return m->body.rmsn_reqst.rpyid;
+	case SRPC_MSG_BATCH_REQST: return m->body.bat_reqst.rpyid;
+	case SRPC_MSG_STAT_REQST: return m->body.stat_reqst.rpyid;
+	case SRPC_MSG_TEST_REQST: return m->body.tes_reqst.rpyid;
+	case SRPC_MSG_DEBUG_REQST: return m->body.dbg_reqst.rpyid;
+	case SRPC_MSG_BRW_REQST: return m->body.brw_reqst.rpyid;
+	case SRPC_MSG_PING_REQST: return m->body.ping_reqst.rpyid;
+	default: return 0;
+	}
+}
+
+static void drop_request(struct slot *s, const char *why)
+{
+	char pb[ULNET_NIDSTR_SIZE];
+
+	peer_str(s, pb);
+	lnet_log(s->st->ln, ULNET_LOG_WARN, "selftest: dropping RPC (service %d) from %s: %s", s->service,
+		 pb, why);
+	finish_dropped(s, -EBADMSG);
+}
+
+/* Framework: returns 0 to reply, -errno to drop. */
+static int framework_handle(struct slot *s, int *post_test, bool *unpost_tests)
+{
+	struct ulnet_selftest *st = s->st;
+	uint64_t now = lnet_now(st->ln);
+	uint32_t features = LST_FEATS_MASK;
+	int rc = 0;
+
+	pthread_mutex_lock(&st->lock);
+	*unpost_tests = session_check_expiry_locked(st, now);
+	if (s->service != SRPC_SERVICE_MAKE_SESSION && s->service != SRPC_SERVICE_DEBUG) {
+		if (st->sn_active && st->sn_features != s->msg.ses_feats) {
+			char pb[ULNET_NIDSTR_SIZE];
+
+			peer_str(s, pb);
+			lnet_log(st->ln, ULNET_LOG_WARN,
+				 "selftest: features of a framework RPC from %s (%#x) differ from the session's (%#x)",
+				 pb, s->msg.ses_feats, st->sn_features);
+			/* status and sid share their place in every reply */
+			s->reply.body.tes_reply.status = EPROTO;
+			s->reply.body.tes_reply.sid = st->sn_id;
+			goto out;
+		}
+	} else if (s->msg.ses_feats & ~LST_FEATS_MASK) {
+		s->reply.body.tes_reply.status = EPROTO;
+		goto out;
+	}
+	switch (s->service) {
+	case SRPC_SERVICE_TEST:
+		*post_test = fw_add_test(st, s, &rc);
+		break;
+	case SRPC_SERVICE_BATCH:
+		rc = fw_batch(st, s);
+		break;
+	case SRPC_SERVICE_QUERY_STAT:
+		fw_stat(st, s, now);
+		break;
+	case SRPC_SERVICE_DEBUG:
+		fw_debug(st, s);
+		break;
+	case SRPC_SERVICE_MAKE_SESSION: {
+		bool had = st->test_enabled[0] || st->test_enabled[1];
+
+		rc = fw_make_session(st, s, now);
+		if (had && !st->test_enabled[0] && !st->test_enabled[1])
+			*unpost_tests = true;
+		break;
+	}
+	case SRPC_SERVICE_REMOVE_SESSION: {
+		bool had = st->test_enabled[0] || st->test_enabled[1];
+
+		fw_remove_session(st, s);
+		if (had && !st->test_enabled[0] && !st->test_enabled[1])
+			*unpost_tests = true;
+		break;
+	}
+	default:
+		rc = -EINVAL;
+		break;
+	}
+	if (st->sn_active)
+		features = st->sn_features;
+out:
+	s->reply.ses_feats = features;
+	st->sn_last_ns = now;          /* the timer restarts after each framework RPC */
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+static void request_arrived(struct slot *s, const struct ulnet_event *ev)
+{
+	struct ulnet_selftest *st = s->st;
+	bool on, unpost_tests = false;
+	int post_test = -1;
+	char why[96];
+	int rc;
+
+	s->peer = ev->source;
+	s->self = ev->target.nid;
+	pthread_mutex_lock(&st->lock);
+	st->stats.rpcs_rcvd++;
+	on = service_on(st, s->service);
+	if (on && !is_framework(s->service) &&
+	    session_check_expiry_locked(st, lnet_now(st->ln)))
+		unpost_tests = true;
+	pthread_mutex_unlock(&st->lock);
+	if (unpost_tests) {
+		unpost_service(st, SRPC_SERVICE_BRW);
+		unpost_service(st, SRPC_SERVICE_PING);
+		on = is_framework(s->service);
+	}
+	if (!on) {
+		drop_request(s, "service is shut down");
+		return;
+	}
+	if (ev->status) {
+		snprintf(why, sizeof(why), "receive failed: %s", ulnet_strerror(ev->status));
+		pthread_mutex_lock(&st->lock);
+		st->stats.errors++;
+		pthread_mutex_unlock(&st->lock);
+		drop_request(s, why);
+		return;
+	}
+	if (ev->mlength != SRPC_MSG_SIZE) {
+		snprintf(why, sizeof(why), "%u bytes, not %d", ev->mlength, SRPC_MSG_SIZE);
+		drop_request(s, why);
+		return;
+	}
+	rc = srpc_msg_decode(s->req, ev->mlength, &s->msg);
+	if (rc == -EPROTO) {
+		snprintf(why, sizeof(why), "bad magic %#x", ul_get_le32(s->req));
+		drop_request(s, why);
+		return;
+	}
+	if (rc || s->msg.type != (uint32_t)srpc_service2request(s->service)) {
+		snprintf(why, sizeof(why), "message type %u for this service", s->msg.type);
+		drop_request(s, why);
+		return;
+	}
+	s->rpyid = request_rpyid(&s->msg);
+	memset(&s->reply, 0, sizeof(s->reply));
+	if (s->msg.version != SRPC_MSG_VERSION) {
+		char pb[ULNET_NIDSTR_SIZE];
+
+		peer_str(s, pb);
+		lnet_log(st->ln, ULNET_LOG_WARN, "selftest: version %u (%u expected) from %s",
+			 s->msg.version, SRPC_MSG_VERSION, pb);
+		/* status is the first word of every reply */
+		s->reply.body.brw_reply.status = EPROTO;
+		send_reply(s);
+		return;
+	}
+	if (is_framework(s->service)) {
+		rc = framework_handle(s, &post_test, &unpost_tests);
+		if (unpost_tests) {
+			unpost_service(st, SRPC_SERVICE_BRW);
+			unpost_service(st, SRPC_SERVICE_PING);
+		}
+		if (post_test >= 0)
+			post_service(st, post_test);
+	} else if (s->service == SRPC_SERVICE_PING) {
+		rc = ping_handle(s);
+	} else {
+		rc = brw_handle(s);
+		if (rc == 1)
+			return;            /* the bulk's events go on */
+	}
+	if (rc) {
+		snprintf(why, sizeof(why), "request refused: %s", ulnet_strerror(rc));
+		drop_request(s, why);
+		return;
+	}
+	send_reply(s);
+}
+
+static void handler(const struct ulnet_event *ev)
+{
+	const struct tag *t = ev->md_user_ptr;
+	struct slot *s = t->slot;
+	struct ulnet_selftest *st = s->st;
+	bool last = ev->unlinked;
+
+	if (ev->status && ev->type != ULNET_EVENT_UNLINK) {
+		pthread_mutex_lock(&st->lock);
+		st->stats.errors++;
+		pthread_mutex_unlock(&st->lock);
+	}
+	switch (t->kind) {
+	case TAG_REQ:
+		pthread_mutex_lock(&st->lock);
+		st->refs--;
+		s->state = ev->type == ULNET_EVENT_PUT ? SLOT_BUSY : SLOT_IDLE;
+		s->me = ULNET_HANDLE_NONE;
+		pthread_mutex_unlock(&st->lock);
+		if (ev->type == ULNET_EVENT_PUT)
+			request_arrived(s, ev);
+		return;
+	case TAG_BULK:
+		if (ev->type == ULNET_EVENT_UNLINK && !s->bulk_status)
+			s->bulk_status = -EINTR;
+		else if (ev->status && !s->bulk_status)
+			s->bulk_status = ev->status;
+		if (!last)
+			return;
+		pthread_mutex_lock(&st->lock);
+		st->refs--;
+		if (!s->bulk_status) {
+			if (s->msg.body.brw_reqst.rw == LST_BRW_WRITE)
+				st->stats.bulk_get += ev->type == ULNET_EVENT_REPLY ? ev->mlength : s->msg.body.brw_reqst.len;
+			else
+				st->stats.bulk_put += s->msg.body.brw_reqst.len;
+		}
+		pthread_mutex_unlock(&st->lock);
+		brw_bulk_done(s);
+		return;
+	case TAG_REPLY:
+		if (!last)
+			return;
+		pthread_mutex_lock(&st->lock);
+		st->refs--;
+		if (ev->status || ev->type == ULNET_EVENT_UNLINK)
+			st->stats.rpcs_dropped++;
+		pthread_mutex_unlock(&st->lock);
+		slot_done(s);
+		return;
+	default:
+		return;
+	}
+}
+
+/* --- API ------------------------------------------------------------------------ */
+
+int ulnet_selftest_start(ulnet_t *ln, const struct ulnet_selftest_conf *conf, ulnet_selftest_t **out)
+{
+	struct ulnet_selftest *st, *it;
+	int n = 0, rc;
+
+	if (!ln || !out || (conf && conf->session_timeout < -1))
+		return -EINVAL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->ln = ln;
+	pthread_mutex_init(&st->lock, NULL);
+	st->timeout_s = !conf || conf->session_timeout == 0 ? SESSION_TIMEOUT_DEFAULT
+		       : conf->session_timeout < 0 ? 0 : conf->session_timeout;
+	for (int i = 0; i < N_FW_SERVICES; i++)
+		for (int b = 0; b < FW_NBUF; b++)
+			st->slots[n++].service = fw_services[i];
+	for (int b = 0; b < TEST_NBUF; b++) {
+		st->slots[n++].service = SRPC_SERVICE_BRW;
+		st->slots[n++].service = SRPC_SERVICE_PING;
+	}
+	for (int i = 0; i < N_SLOTS; i++) {
+		st->slots[i].st = st;
+		for (int k = 0; k < TAG_COUNT; k++)
+			st->slots[i].tags[k] = (struct tag){ &st->slots[i], (enum tag_kind)k };
+	}
+
+	pthread_mutex_lock(&registry_lock);
+	for (it = registry; it; it = it->next)
+		if (it->ln == ln)
+			break;
+	if (!it) {
+		st->next = registry;
+		registry = st;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	if (it) {
+		pthread_mutex_destroy(&st->lock);
+		free(st);
+		return -EEXIST;
+	}
+
+	rc = ulnet_portal_set_lazy(ln, SRPC_FRAMEWORK_REQUEST_PORTAL, true);
+	if (!rc)
+		rc = ulnet_portal_set_lazy(ln, SRPC_REQUEST_PORTAL, true);
+	if (rc) {
+		ulnet_selftest_stop(st);
+		return rc;
+	}
+	for (int i = 0; i < N_FW_SERVICES; i++)
+		post_service(st, fw_services[i]);
+	/* every framework buffer must be posted */
+	pthread_mutex_lock(&st->lock);
+	for (int i = 0; i < N_SLOTS; i++)
+		if (is_framework(st->slots[i].service) && st->slots[i].state == SLOT_IDLE)
+			rc = -ENOMEM;
+	pthread_mutex_unlock(&st->lock);
+	if (rc) {
+		ulnet_selftest_stop(st);
+		return rc;
+	}
+	*out = st;
+	return 0;
+}
+
+void ulnet_selftest_stop(ulnet_selftest_t *st)
+{
+	struct ulnet_selftest **pp;
+	uint64_t deadline;
+	int refs;
+
+	if (!st)
+		return;
+	pthread_mutex_lock(&st->lock);
+	st->stopping = true;
+	pthread_mutex_unlock(&st->lock);
+	unpost_service(st, -1);
+	deadline = lnet_now(st->ln) + STOP_WAIT_NS;
+	for (;;) {
+		pthread_mutex_lock(&st->lock);
+		refs = st->refs;
+		pthread_mutex_unlock(&st->lock);
+		if (refs == 0)
+			break;
+		if (lnet_now(st->ln) >= deadline) {
+			lnet_log(st->ln, ULNET_LOG_ERROR,
+				 "selftest: %d operations still pending at stop; leaking the agent", refs);
+			return;
+		}
+		if (ulnet_progress(st->ln, 10) == -EBUSY) {
+			struct timespec ts = { 0, 1000000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	(void)ulnet_portal_set_lazy(st->ln, SRPC_FRAMEWORK_REQUEST_PORTAL, false);
+	(void)ulnet_portal_set_lazy(st->ln, SRPC_REQUEST_PORTAL, false);
+	pthread_mutex_lock(&registry_lock);
+	for (pp = &registry; *pp; pp = &(*pp)->next)
+		if (*pp == st) {
+			*pp = st->next;
+			break;
+		}
+	pthread_mutex_unlock(&registry_lock);
+	for (int i = 0; i < N_SLOTS; i++)
+		free(st->slots[i].bulk);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+int ulnet_selftest_stats_get(ulnet_selftest_t *st, struct ulnet_selftest_stats *out)
+{
+	if (!st || !out)
+		return -EINVAL;
+	pthread_mutex_lock(&st->lock);
+	*out = st->stats;
+	out->session_active = st->sn_active;
+	pthread_mutex_unlock(&st->lock);
+	return 0;
+}

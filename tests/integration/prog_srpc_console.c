@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prog_srpc_console.c - a minimal lst console for the end-to-end tests: over
+ * tcp it makes a session on a target node, adds server ping and brw tests,
+ * sends pings and brw write (check=full) and read (check=simple, the
+ * pattern checked here), asks for the stats and removes the session, the
+ * way the kernel console does (SRPC requests to portals 50/51, replies and
+ * bulk on portal 52). Every wait is bounded.
+ *
+ *   prog_srpc_console NID PORT TARGET_NID
+ *
+ * Prints one line per RPC; exit 0 if every reply is what the kernel server
+ * would send, 1 otherwise (at once if no session can be made: 5 s).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "selftest/srpc_wire.h"
+#include "ulnet/ulnet.h"
+#include "util/util_bytes.h"
+
+static ulnet_t *ln;
+static ulnet_process_id_t target;
+static uint64_t next_id = 0x5e1f000000000001ULL;
+static int failures;
+
+struct wait {
+	volatile int done;
+	uint32_t mlength;
+};
+
+static void ev_cb(const struct ulnet_event *ev)
+{
+	struct wait *w = ev->md_user_ptr;
+
+	if (!w)
+		return;
+	if (ev->type == ULNET_EVENT_PUT || ev->type == ULNET_EVENT_GET) {
+		w->mlength = ev->mlength;
+		__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	}
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int wait_for(struct wait *w, int ms)
+{
+	uint64_t end = now_ms() + (uint64_t)ms;
+
+	while (!__atomic_load_n(&w->done, __ATOMIC_ACQUIRE)) {
+		struct timespec ts = { 0, 1000000 };
+
+		if (now_ms() > end)
+			return -ETIMEDOUT;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+static const ulnet_process_id_t any_id = { .nid = { .type = ULNET_LND_ANY, .num = 0xffff,
+						    .addr = { 0xff, 0xff, 0xff, 0xff } },
+					   .pid = ULNET_PID_ANY };
+
+static int post52(uint64_t bits, void *buf, size_t len, unsigned ops, struct wait *w, ulnet_handle_t *meh)
+{
+	struct ulnet_md md = { .start = buf, .length = len, .threshold = 1, .options = ops,
+			       .user_ptr = w, .handler = ev_cb };
+	ulnet_handle_t mdh;
+	int rc = ulnet_me_attach(ln, SRPC_RDMA_PORTAL, any_id, bits, 0, ULNET_UNLINK, ULNET_INS_AFTER, meh);
+
+	return rc ? rc : ulnet_md_attach(ln, *meh, &md, ULNET_UNLINK, &mdh);
+}
+
+/* One RPC; `rep` gets the reply. */
+static int rpc(unsigned service, struct srpc_msg *m, struct srpc_msg *rep)
+{
+	static uint8_t req[SRPC_MSG_SIZE], buf[SRPC_MSG_SIZE];
+	struct wait w = { 0 };
+	struct ulnet_md md = { .start = req, .length = SRPC_MSG_SIZE, .threshold = 1, .handler = ev_cb };
+	ulnet_handle_t me, mdh;
+	int rc;
+
+	m->version = SRPC_MSG_VERSION;
+	m->ses_feats = LST_FEAT_BULK_LEN;
+	srpc_msg_encode(m, req, sizeof(req));
+	rc = post52(ul_get_le64(req + SRPC_HDR_SIZE), buf, sizeof(buf), ULNET_MD_OP_PUT, &w, &me);
+	if (!rc)
+		rc = ulnet_md_bind(ln, &md, ULNET_UNLINK, &mdh);
+	if (!rc)
+		rc = ulnet_put(ln, NULL, mdh, ULNET_NOACK_REQ, target,
+			       service < SRPC_FRAMEWORK_SERVICE_MAX_ID ? SRPC_FRAMEWORK_REQUEST_PORTAL
+								       : SRPC_REQUEST_PORTAL,
+			       service, 0, 0);
+	if (!rc)
+		rc = wait_for(&w, 5000);
+	if (!rc && (w.mlength != SRPC_MSG_SIZE || srpc_msg_decode(buf, sizeof(buf), rep) ||
+		    rep->type != m->type + 1))
+		rc = -EPROTO;
+	if (rc)
+		(void)ulnet_me_unlink(ln, me);
+	return rc;
+}
+
+static void check(const char *what, int ok)
+{
+	printf("srpc console: %s: %s\n", what, ok ? "ok" : "FAILED");
+	if (!ok)
+		failures++;
+}
+
+int main(int argc, char **argv)
+{
+	struct ulnet_ni_conf c = { 0 };
+	struct srpc_msg m, r;
+	struct srpc_sid sid;
+	ulnet_nid4_t nid4;
+	static uint8_t bulk[65536];
+	struct wait bw;
+	ulnet_handle_t me;
+	int rc;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: prog_srpc_console NID PORT TARGET_NID\n");
+		return 2;
+	}
+	if (ulnet_create(NULL, &ln) || ulnet_nid_parse(argv[1], &c.nid, NULL) ||
+	    ulnet_nid_parse(argv[3], &target.nid, NULL)) {
+		fprintf(stderr, "prog_srpc_console: bad NID or no instance\n");
+		return 2;
+	}
+	target.pid = ULNET_PID_LUSTRE;
+	c.accept_port = (uint16_t)atoi(argv[2]);
+	c.tun.tos = -1;
+	snprintf(c.accept, sizeof(c.accept), "all");
+	rc = ulnet_ni_add(ln, &c);
+	if (rc) {
+		fprintf(stderr, "prog_srpc_console: ni add: %s\n", ulnet_strerror(rc));
+		return 1;
+	}
+	ulnet_nid_to_nid4(&c.nid, &nid4);
+	sid = (struct srpc_sid){ nid4, (int64_t)now_ms() };
+
+	memset(&m, 0, sizeof(m));
+	m.type = SRPC_MSG_MKSN_REQST;
+	m.body.mksn_reqst.rpyid = next_id++;
+	m.body.mksn_reqst.sid = sid;
+	snprintf(m.body.mksn_reqst.name, sizeof(m.body.mksn_reqst.name), "e2e");
+	rc = rpc(SRPC_SERVICE_MAKE_SESSION, &m, &r);
+	check("make session", !rc && r.body.mksn_reply.status == 0 && r.body.mksn_reply.sid.stamp == sid.stamp);
+	if (failures) {         /* no agent there: the rest would only time out */
+		ulnet_destroy(ln);
+		printf("srpc console: no session (%s)\n", rc ? ulnet_strerror(rc) : "refused");
+		return 1;
+	}
+
+	for (uint32_t svc = SRPC_SERVICE_BRW; svc <= SRPC_SERVICE_PING; svc++) {
+		memset(&m, 0, sizeof(m));
+		m.type = SRPC_MSG_TEST_REQST;
+		m.body.tes_reqst.rpyid = next_id++;
+		m.body.tes_reqst.sid = sid;
+		m.body.tes_reqst.bid = 1;
+		m.body.tes_reqst.service = svc;
+		m.body.tes_reqst.loop = 1;
+		m.body.tes_reqst.concur = 1;
+		m.body.tes_reqst.param.kind = SRPC_TEST_PARAM_RAW;
+		rc = rpc(SRPC_SERVICE_TEST, &m, &r);
+		check(svc == SRPC_SERVICE_PING ? "add ping server test" : "add brw server test",
+		      !rc && r.body.tes_reply.status == 0);
+	}
+	for (uint32_t seq = 0; seq < 3; seq++) {
+		memset(&m, 0, sizeof(m));
+		m.type = SRPC_MSG_PING_REQST;
+		m.body.ping_reqst.rpyid = next_id++;
+		m.body.ping_reqst.magic = LST_PING_TEST_MAGIC;
+		m.body.ping_reqst.seq = seq;
+		rc = rpc(SRPC_SERVICE_PING, &m, &r);
+		check("ping", !rc && r.body.ping_reply.status == 0 && r.body.ping_reply.seq == seq &&
+				      r.body.ping_reply.magic == LST_PING_TEST_MAGIC);
+	}
+	/* brw write 64 KiB, check=full: the target GETs from us */
+	for (size_t i = 0; i < sizeof(bulk); i += 8)
+		ul_put_le64(bulk + i, LST_BRW_MAGIC);
+	memset(&m, 0, sizeof(m));
+	m.type = SRPC_MSG_BRW_REQST;
+	m.body.brw_reqst.rpyid = next_id++;
+	m.body.brw_reqst.bulkid = next_id++;
+	m.body.brw_reqst.rw = LST_BRW_WRITE;
+	m.body.brw_reqst.len = sizeof(bulk);
+	m.body.brw_reqst.flags = LST_BRW_CHECK_FULL;
+	memset(&bw, 0, sizeof(bw));
+	rc = post52(m.body.brw_reqst.bulkid, bulk, sizeof(bulk), ULNET_MD_OP_GET, &bw, &me);
+	if (!rc)
+		rc = rpc(SRPC_SERVICE_BRW, &m, &r);
+	check("brw write 64k check=full", !rc && r.body.brw_reply.status == 0 && bw.done);
+	/* brw read 8 KiB, check=simple: the target PUTs the pattern */
+	memset(bulk, 0x55, sizeof(bulk));
+	m.body.brw_reqst.rpyid = next_id++;
+	m.body.brw_reqst.bulkid = next_id++;
+	m.body.brw_reqst.rw = LST_BRW_READ;
+	m.body.brw_reqst.len = 8192;
+	m.body.brw_reqst.flags = LST_BRW_CHECK_SIMPLE;
+	memset(&bw, 0, sizeof(bw));
+	rc = post52(m.body.brw_reqst.bulkid, bulk, 8192, ULNET_MD_OP_PUT, &bw, &me);
+	if (!rc)
+		rc = rpc(SRPC_SERVICE_BRW, &m, &r);
+	check("brw read 8k check=simple", !rc && r.body.brw_reply.status == 0 && bw.mlength == 8192 &&
+					      ul_get_le64(bulk) == LST_BRW_MAGIC &&
+					      ul_get_le64(bulk + 4088) == LST_BRW_MAGIC &&
+					      ul_get_le64(bulk + 4096) == LST_BRW_MAGIC &&
+					      ul_get_le64(bulk + 8184) == LST_BRW_MAGIC);
+
+	memset(&m, 0, sizeof(m));
+	m.type = SRPC_MSG_STAT_REQST;
+	m.body.stat_reqst.rpyid = next_id++;
+	m.body.stat_reqst.sid = sid;
+	rc = rpc(SRPC_SERVICE_QUERY_STAT, &m, &r);
+	/* mksn, 2 tests, 3 pings, 2 brw, this stat */
+	check("stat", !rc && r.body.stat_reply.status == 0 && r.body.stat_reply.rpc.rpcs_rcvd == 9 &&
+			      r.body.stat_reply.rpc.bulk_get == 65536 && r.body.stat_reply.rpc.bulk_put == 8192 &&
+			      r.body.stat_reply.lnet.recv_count > 0);
+
+	memset(&m, 0, sizeof(m));
+	m.type = SRPC_MSG_RMSN_REQST;
+	m.body.rmsn_reqst.rpyid = next_id++;
+	m.body.rmsn_reqst.sid = sid;
+	rc = rpc(SRPC_SERVICE_REMOVE_SESSION, &m, &r);
+	check("remove session", !rc && r.body.rmsn_reply.status == 0 &&
+					r.body.rmsn_reply.sid.nid == SRPC_NID4_ANY);
+	ulnet_destroy(ln);
+	printf("srpc console: %d failures\n", failures);
+	return failures ? 1 : 0;
+}
