@@ -247,8 +247,9 @@ uint64_t ksock_conn_tcp_acked(const struct ksock_conn *c)
  * conn's acknowledged count moved since the last look, the peer was alive
  * when we last wrote on it (the reaper's stamp, 1 s resolution). Returns
  * the latest such time, 0 if none (the stamp is the pass before the write,
- * so a keepalive may come up to 1 s early, never late). A peer that reads what we keep sending
- * gets no keepalive; one we stopped writing to gets it on time. */
+ * so a keepalive may come up to 1 s early, never late). A peer that reads
+ * what we keep sending gets no keepalive; one we stopped writing to gets it
+ * on time. One getsockopt per conn, only when a keepalive would go. */
 static uint64_t ksock_peer_tx_acked_locked(struct ksock_peer *peer)
 {
 	uint64_t alive = 0;
@@ -325,15 +326,15 @@ static void ksock_reap_peer_locked(struct ksock_net *net, struct ksock_peer *pee
 		pp = &tx->next;
 	}
 	if (peer->proto && peer->proto->keepalive && peer->conns && net->tun.keepalive > 0 &&
-	    now - peer->last_alive > (uint64_t)net->tun.keepalive * KSOCK_NS_PER_S) {
+	    now - peer->last_alive > (uint64_t)net->tun.keepalive * KSOCK_NS_PER_S &&
+	    now - peer->last_keepalive > (uint64_t)KSOCK_KEEPALIVE_MIN_INTERVAL_S * KSOCK_NS_PER_S &&
+	    peer->nacks == 0) {
+		/* a keepalive would go now: did the peer take what we sent? */
 		uint64_t tx_alive = ksock_peer_tx_acked_locked(peer);
 
 		if (tx_alive > peer->last_alive)
-			peer->last_alive = tx_alive;   /* it took what we sent then */
-		if (now - peer->last_alive > (uint64_t)net->tun.keepalive * KSOCK_NS_PER_S &&
-		    now - peer->last_keepalive >
-			    (uint64_t)KSOCK_KEEPALIVE_MIN_INTERVAL_S * KSOCK_NS_PER_S &&
-		    peer->nacks == 0) {
+			peer->last_alive = tx_alive;
+		if (now - peer->last_alive > (uint64_t)net->tun.keepalive * KSOCK_NS_PER_S) {
 			peer->last_keepalive = now;
 			ksock_send_keepalive_locked(net, peer, done);
 		}
