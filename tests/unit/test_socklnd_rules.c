@@ -170,6 +170,38 @@ static void test_match_v3(void **state)
 	assert_int_equal(p->match(SOCKLND_CONN_BULK_IN, noop, true, 1024), KSOCK_MATCH_YES);
 }
 
+/* The size a message is matched by counts the headers of the version, as
+ * the kernel does (ksocknal_match_tx, _v3, _v4): V1 a bare nid4 LNet header,
+ * V2/V3 the ksock header + nid4, V4 the ksock header + nid16. A 910-byte
+ * payload on V4 is 24 + 96 + 910 = 1030 >= min_bulk 1024: BULK_OUT, where
+ * a nid4 count (1006) would pick CONTROL. */
+static void test_match_size_by_version(void **state)
+{
+	const struct ksock_proto *v4 = ksock_proto_find(KSOCK_PROTO_V4, false);
+
+	(void)state;
+	assert_int_equal(ksock_proto_find(KSOCK_PROTO_V1, false)->match_hdr, 72);
+	assert_int_equal(ksock_proto_find(KSOCK_PROTO_V2, true)->match_hdr, 24 + 72);
+	assert_int_equal(ksock_proto_find(KSOCK_PROTO_V3, false)->match_hdr, 24 + 72);
+	assert_int_equal(v4->match_hdr, 24 + 96);
+	assert_int_equal(ksock_proto_find(KSOCK_PROTO_V4, true)->match_hdr, 24 + 96);
+	assert_int_equal(v4->match(SOCKLND_CONN_BULK_OUT, v4->match_hdr + 910, false, 1024),
+			 KSOCK_MATCH_YES);
+	assert_int_equal(v4->match(SOCKLND_CONN_CONTROL, v4->match_hdr + 910, false, 1024),
+			 KSOCK_MATCH_MAY);
+}
+
+/* The passive duplicate limit: conns_per_peer above 1 as set; 1 (also what
+ * 0 becomes) admits up to the most a kernel opens of a type (127). */
+static void test_passive_cpp(void **state)
+{
+	(void)state;
+	assert_int_equal(ksock_passive_cpp(1), KSOCK_MAX_CONNS_PER_PEER);
+	assert_int_equal(ksock_passive_cpp(0), KSOCK_MAX_CONNS_PER_PEER);
+	assert_int_equal(ksock_passive_cpp(2), 2);
+	assert_int_equal(ksock_passive_cpp(127), 127);
+}
+
 static void test_match_v2(void **state)
 {
 	const struct ksock_proto *p = ksock_proto_find(KSOCK_PROTO_V2, false);
@@ -548,6 +580,8 @@ int main(void)
 		cmocka_unit_test(test_tx_alloc_msg),
 		cmocka_unit_test(test_match_v3),
 		cmocka_unit_test(test_match_v2),
+		cmocka_unit_test(test_match_size_by_version),
+		cmocka_unit_test(test_passive_cpp),
 		cmocka_unit_test(test_invert),
 		cmocka_unit_test(test_zcack_forms),
 		cmocka_unit_test(test_cookie_alloc),

@@ -98,15 +98,17 @@ static void ksock_listen_cb(struct ul_io *io, uint32_t revents)
 	}
 }
 
-/* Best effort: a few bytes on a fresh socket always fit the buffer. */
-static void ksock_acc_reply_old(struct ksock_conn *c, bool be)
+/* Best effort: a few bytes on a fresh socket always fit the buffer. The
+ * kernel writes this reply in its own byte order whatever the requester's
+ * (lnet_accept: the struct as is); ours is little-endian, as all we send. */
+static void ksock_acc_reply_old(struct ksock_conn *c)
 {
 	struct lnet_acceptor_req r = { .version = 1 };
 	uint8_t buf[LNET_ACCEPTOR_REQ_V2_SIZE];
 	ssize_t n;
 
 	memset(&r.target, 0, sizeof(r.target));
-	n = lnet_acceptor_req_encode(&r, be, buf, sizeof(buf));
+	n = lnet_acceptor_req_encode(&r, false, buf, sizeof(buf));
 	if (n > 0 && send(c->fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		return;
 }
@@ -132,7 +134,7 @@ void ksock_acc_readable(struct ksock_conn *c)
 		swapped = true;
 	} else if (magic == LNET_PROTO_MAGIC || magic == __builtin_bswap32(LNET_PROTO_MAGIC)) {
 		/* a HELLO without a request: an "old" peer; tell it we are old */
-		ksock_acc_reply_old(c, magic != LNET_PROTO_MAGIC);
+		ksock_acc_reply_old(c);
 		ksock_hs_fail(c, -EPROTO, "HELLO without acceptor request (answered v1, NID 0)");
 		return;
 	} else if (magic == KSOCK_OLD_TCP_MAGIC_LE) {
@@ -151,7 +153,7 @@ void ksock_acc_readable(struct ksock_conn *c)
 	} else if (version == 2) {
 		need = LNET_ACCEPTOR_REQ_V2_SIZE;
 	} else {
-		ksock_acc_reply_old(c, swapped);
+		ksock_acc_reply_old(c);
 		ksock_hs_fail(c, -EPROTO, "unknown acceptor request version %u (answered v1)", version);
 		return;
 	}

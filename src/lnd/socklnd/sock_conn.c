@@ -338,7 +338,8 @@ int ksock_hs_flush(struct ksock_conn *c)
 }
 
 /* Append our HELLO to hs_out. `in` (passive) lends its dst fields, which a
- * kernel echoes unchecked. */
+ * kernel echoes unchecked. Passive without `in` (the answer to an unknown
+ * version): dst_nid is our own NID, as the kernel writes it. */
 int ksock_send_hello(struct ksock_conn *c, unsigned version, int ctype, const struct ksock_hello *in)
 {
 	struct ksock_net *net = c->net;
@@ -348,7 +349,7 @@ int ksock_send_hello(struct ksock_conn *c, unsigned version, int ctype, const st
 	memset(&h, 0, sizeof(h));
 	h.version = version;
 	h.src_nid = net->nid;
-	h.dst_nid = c->active ? c->target_nid : in ? in->src_nid : ULNET_NID_ANY;
+	h.dst_nid = c->active ? c->target_nid : in ? in->src_nid : net->nid;
 	h.src_pid = net->pid;
 	h.dst_pid = in ? in->dst_pid : 0;
 	h.src_incarnation = net->incarnation;
@@ -376,24 +377,32 @@ static void ksock_refuse(struct ksock_conn *c, const struct ksock_hello *h, cons
 	ksock_conn_close_locked(c, -EALREADY, false, done);
 }
 
-static int ksock_count_type(const struct ksock_peer *p, int ctype)
+static bool ksock_sa_same_ip(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+}
+
+/* The kernel's duplicate count: the peer's established conns of c's type
+ * between the same two addresses (ports aside). */
+static int ksock_count_dup(const struct ksock_peer *p, const struct ksock_conn *c)
 {
 	int n = 0;
 
-	for (const struct ksock_conn *c = p->conns; c; c = c->next)
-		n += c->ctype == ctype;
+	for (const struct ksock_conn *o = p->conns; o; o = o->next)
+		n += o->ctype == c->ctype && ksock_sa_same_ip(&o->peer_sa, &c->peer_sa) &&
+		     ksock_sa_same_ip(&o->my_sa, &c->my_sa);
 	return n;
 }
 
 static bool ksock_same_ip(const struct ksock_conn *c)
 {
-	if (c->peer_sa.ss_family != c->my_sa.ss_family)
-		return false;
-	if (c->peer_sa.ss_family == AF_INET)
-		return ((const struct sockaddr_in *)&c->peer_sa)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)&c->my_sa)->sin_addr.s_addr;
-	return !memcmp(&((const struct sockaddr_in6 *)&c->peer_sa)->sin6_addr,
-		       &((const struct sockaddr_in6 *)&c->my_sa)->sin6_addr, 16);
+	return ksock_sa_same_ip(&c->peer_sa, &c->my_sa);
 }
 
 /* Read the rest of a HELLO; returns 1 with *h filled, 0 for "more later",
@@ -526,8 +535,8 @@ static void ksock_hs_passive(struct ksock_conn *c, struct ksock_hello *h)
 	in.conn_proto = proto;
 	in.peer_incarnation = peer->incarnation;
 	in.incarnation = h->src_incarnation;
-	in.ndup = ksock_count_type(peer, c->ctype);
-	in.conns_per_peer = lnet_ni_conns_per_peer(net->ni);
+	in.ndup = ksock_count_dup(peer, c);
+	in.conns_per_peer = ksock_passive_cpp(lnet_ni_conns_per_peer(net->ni));
 	in.loopback = ksock_same_ip(c);
 	a = ksock_admit(&in);
 	switch (a) {
@@ -558,6 +567,10 @@ static void ksock_hs_passive(struct ksock_conn *c, struct ksock_hello *h)
 		peer->incarnation = h->src_incarnation;
 	}
 	peer->pid = pid;
+	/* as the kernel's association of an incoming conn with its route:
+	 * the peer is reachable, so our next attempt need not wait */
+	peer->retry_ms = net->tun.min_reconnect_ms;
+	peer->retry_at = 0;
 	if (ksock_send_hello(c, h->version, c->ctype, h) < 0) {
 		ksock_conn_close_locked(c, -EPROTO, false, &done);
 		goto out;
@@ -601,7 +614,7 @@ static void ksock_hs_active(struct ksock_conn *c, struct ksock_hello *h)
 	in.peer_incarnation = peer->incarnation;
 	in.incarnation = h->src_incarnation;
 	in.hello_rc = rc;
-	in.ndup = ksock_count_type(peer, c->ctype);
+	in.ndup = ksock_count_dup(peer, c);
 	in.conns_per_peer = lnet_ni_conns_per_peer(net->ni);
 	in.loopback = ksock_same_ip(c);
 	a = ksock_admit(&in);
@@ -668,6 +681,7 @@ static void ksock_conn_up_locked(struct ksock_conn *c, struct ksock_done *done)
 	peer->last_alive = ksock_now(net);
 	peer->last_error = 0;
 	ksock_setup_socket(net, c->fd);
+	c->tx_acked = ksock_conn_tcp_acked(c);
 	ksock_conn_describe(c, desc, sizeof(desc));
 	lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "%s: up (incarnation %#llx, LNet header %zu bytes)",
 		    desc, (unsigned long long)peer->incarnation, c->proto->codec->size);

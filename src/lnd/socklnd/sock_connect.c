@@ -257,7 +257,11 @@ void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
 	c->target_nid = peer->nid;
 	c->target_pid = peer->pid;
 	c->ctype = ctype;
-	c->hs_version = peer->want_version ? peer->want_version : net->tun.protocol;
+	/* a peer with live conns gets their version (the kernel closes every
+	 * conn of a peer whose new conn brings another one); else the one it
+	 * answered last, else ours */
+	c->hs_version = peer->conns && peer->proto ? peer->proto->version
+			: peer->want_version ? peer->want_version : net->tun.protocol;
 	c->state = KSOCK_CS_CONNECTING;
 	c->hs_deadline = now + net->timeout_ns;
 	memcpy(&c->peer_sa, &to, sizeof(to));

@@ -73,6 +73,10 @@ struct ksock_proto {
 	bool peer_be;
 	const struct lnet_hdr_codec *codec;
 	size_t khdr_size;             /* 24, or 0 for V1 (bare LNet header) */
+	/* The headers the kernel counts with the payload when matching a
+	 * message to a connection: ksock header (not V1) + the LNet header of
+	 * this version (nid4; nid16 on V4: ksocknal_match_tx_v4). */
+	size_t match_hdr;
 	bool zc;                      /* ZC cookies and NOOPs exist */
 	bool keepalive;               /* keepalive NOOP [0,1] (V3/V4) */
 	bool csum_hdr;                /* V2: checksum covers the headers too */
@@ -129,8 +133,9 @@ struct ksock_admit_in {
 	const struct ksock_proto *peer_proto, *conn_proto;
 	uint64_t peer_incarnation, incarnation;
 	int hello_rc;                 /* active: 0, EALREADY or EPROTO from the reply */
-	int ndup;                     /* established conns of the same type */
-	int conns_per_peer;
+	int ndup;                     /* established conns of the same type
+				       * between the same two addresses */
+	int conns_per_peer;           /* refuse when ndup reaches it (< 1: 1) */
 	bool loopback;                /* same IP both ends: duplicates allowed */
 };
 enum ksock_admit ksock_admit(const struct ksock_admit_in *in);
@@ -179,6 +184,19 @@ struct ksock_tun {
  * value adjusted as the kernel does (zc_min_payload floor). */
 int ksock_tun_resolve(const struct ulnet_ni_conf *conf, int family, struct ksock_tun *t,
 		      char *why, size_t whylen, char *note, size_t notelen);
+/* The passive side's duplicate limit. The kernel refuses a passive conn
+ * when the peer already has its own NI's conns_per_peer of that type
+ * between the same two addresses. The kernel's value comes from its link
+ * speed when unset (1-4 on 1-100 GbE) or from lnetctl (1..127); ours, when
+ * unset, is 1 (the core stores 0 as 1: the two cannot be told apart), and
+ * is not derived from link speed. So 1 admits up to the most a kernel can
+ * be told to open (a kernel peer gets all its connections, a 128th of a
+ * type is refused); a value above 1 is the limit, as in a kernel set so.
+ * `live` is the NI's current value (lnet_ni_conns_per_peer). */
+static inline int ksock_passive_cpp(int live)
+{
+	return live > 1 ? live : KSOCK_MAX_CONNS_PER_PEER;
+}
 
 /* V2 checksum of an outgoing message: the ksock header (csum field zero) and
  * LNet header in `hdr`, then `plen` payload bytes from `off` in the iovecs. */
@@ -303,6 +321,11 @@ struct ksock_conn {
 	 *   is queued and the loop writes the queue (one sendmsg for several). */
 	struct ksock_clink cset[KSOCK_CSET_N];
 	uint64_t tx_last_write;           /* ns of the last direct/loop write */
+	/* liveness from what we send (the keepalive check): bytes written;
+	 * the count the reaper saw last and when (instance clock) it saw it
+	 * move; the peer's TCP's acknowledged count at the last look */
+	uint64_t tx_bytes, tx_bytes_seen, tx_active_at;
+	uint64_t tx_acked;
 
 	/* rx (loop thread; the recv() handoff under net->lock) */
 	enum ksock_rx_state rx_state;
@@ -380,6 +403,7 @@ struct ksock_net {
 	uint64_t next_conn_id;
 	uint64_t timeout_ns;
 	uint64_t tx_seq;                  /* conn choices made (round robin) */
+	uint64_t reap_prev;               /* the reaper's previous pass (clock) */
 
 	uint32_t lock;                    /* ul_lock() (util/ul_lock.h) */
 	struct ksock_peer *peers;
@@ -533,6 +557,10 @@ static inline void ksock_done_run(struct ksock_net *net, struct ksock_done *d)
 	}
 }
 
+/* Bytes of ours the peer's TCP has acknowledged on c (0 if unknown). One
+ * getsockopt: for the keepalive check and conn setup, never per message. */
+uint64_t ksock_conn_tcp_acked(const struct ksock_conn *c);
+
 /* sock_acceptor.c */
 int ksock_acceptor_start(struct ksock_net *net);
 void ksock_acceptor_stop(struct ksock_net *net);
@@ -587,6 +615,8 @@ void ksock_conn_tx_forget_locked(struct ksock_conn *c);
 int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done);
 void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie,
 			     struct ksock_done *done);
+/* ACK a cookie on the conn it arrived on (user-space mode). */
+void ksock_send_zcack_conn_locked(struct ksock_conn *c, uint64_t cookie, struct ksock_done *done);
 void ksock_send_keepalive_locked(struct ksock_net *net, struct ksock_peer *peer,
 				 struct ksock_done *done);
 int ksock_handle_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t c0,

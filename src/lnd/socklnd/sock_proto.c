@@ -94,26 +94,26 @@ static enum ksock_match match_v3(int ctype, size_t nob, bool nonblk, size_t min_
 
 /* --- the tables ------------------------------------------------------------ */
 
-#define PROTO(n, v, be, cod, ksz, dec, enc, zc_, ka, ch, m)                           \
+#define PROTO(n, v, be, cod, ksz, lsz, dec, enc, zc_, ka, ch, m)                      \
 	{ .name = n, .version = v, .peer_be = be, .codec = &cod, .khdr_size = ksz,     \
-	  .khdr_decode = dec, .khdr_encode = enc, .zc = zc_, .keepalive = ka,          \
-	  .csum_hdr = ch, .match = m }
+	  .match_hdr = (ksz) + (lsz), .khdr_decode = dec, .khdr_encode = enc,          \
+	  .zc = zc_, .keepalive = ka, .csum_hdr = ch, .match = m }
 
 static const struct ksock_proto ksock_protos[] = {
 	/* V1 HELLO is always little-endian; one table. */
-	PROTO("V1", KSOCK_PROTO_V1, false, lnet_hdr_codec_nid4, 0, khdr_decode_v1,
+	PROTO("V1", KSOCK_PROTO_V1, false, lnet_hdr_codec_nid4, 0, LNET_HDR_NID4_SIZE, khdr_decode_v1,
 	      khdr_encode_v1, false, false, false, match_v2),
-	PROTO("V2/le", KSOCK_PROTO_V2, false, lnet_hdr_codec_nid4, KSOCK_MSG_HDR_SIZE,
+	PROTO("V2/le", KSOCK_PROTO_V2, false, lnet_hdr_codec_nid4, KSOCK_MSG_HDR_SIZE, LNET_HDR_NID4_SIZE,
 	      khdr_decode_le, khdr_encode_le, true, false, true, match_v2),
-	PROTO("V2/be", KSOCK_PROTO_V2, true, lnet_hdr_codec_nid4, KSOCK_MSG_HDR_SIZE,
+	PROTO("V2/be", KSOCK_PROTO_V2, true, lnet_hdr_codec_nid4, KSOCK_MSG_HDR_SIZE, LNET_HDR_NID4_SIZE,
 	      khdr_decode_be, khdr_encode_le, true, false, true, match_v2),
-	PROTO("V3/le", KSOCK_PROTO_V3, false, lnet_hdr_codec_nid4, KSOCK_MSG_HDR_SIZE,
+	PROTO("V3/le", KSOCK_PROTO_V3, false, lnet_hdr_codec_nid4, KSOCK_MSG_HDR_SIZE, LNET_HDR_NID4_SIZE,
 	      khdr_decode_le, khdr_encode_le, true, true, false, match_v3),
-	PROTO("V3/be", KSOCK_PROTO_V3, true, lnet_hdr_codec_nid4, KSOCK_MSG_HDR_SIZE,
+	PROTO("V3/be", KSOCK_PROTO_V3, true, lnet_hdr_codec_nid4, KSOCK_MSG_HDR_SIZE, LNET_HDR_NID4_SIZE,
 	      khdr_decode_be, khdr_encode_le, true, true, false, match_v3),
-	PROTO("V4/le", KSOCK_PROTO_V4, false, lnet_hdr_codec_nid16, KSOCK_MSG_HDR_SIZE,
+	PROTO("V4/le", KSOCK_PROTO_V4, false, lnet_hdr_codec_nid16, KSOCK_MSG_HDR_SIZE, LNET_HDR_NID16_SIZE,
 	      khdr_decode_le, khdr_encode_le, true, true, false, match_v3),
-	PROTO("V4/be", KSOCK_PROTO_V4, true, lnet_hdr_codec_nid16, KSOCK_MSG_HDR_SIZE,
+	PROTO("V4/be", KSOCK_PROTO_V4, true, lnet_hdr_codec_nid16, KSOCK_MSG_HDR_SIZE, LNET_HDR_NID16_SIZE,
 	      khdr_decode_be, khdr_encode_le, true, true, false, match_v3),
 };
 

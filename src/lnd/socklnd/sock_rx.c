@@ -389,7 +389,9 @@ static void ksock_rx_msg_done(struct ksock_conn *c)
 		struct ksock_done done = { 0 };
 
 		ksock_lock(net);
-		if (c->state == KSOCK_CS_UP)
+		if (c->state == KSOCK_CS_UP && net->user_mode)   /* each conn: a kernel peer */
+			ksock_send_zcack_conn_locked(c, cookie, &done);
+		else if (c->state == KSOCK_CS_UP)
 			ksock_send_zcack_locked(net, c->peer, cookie, &done);
 		ksock_unlock(net);
 		ksock_done_run(net, &done);

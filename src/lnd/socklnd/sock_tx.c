@@ -18,12 +18,14 @@
 #include "lnd/socklnd/sock_int.h"
 #include "util/util_bytes.h"
 
-/* What the matcher sees: the kernel always counts a nid4 header. */
-static size_t ksock_tx_match_nob(const struct ksock_tx *tx)
+/* What the matcher sees: the version's headers + payload (`p` is the
+ * protocol of the peer's conns; all agree on the version; NULL: none yet,
+ * nothing to match). NOOPs: the ksock header alone. */
+static inline size_t ksock_tx_match_nob(const struct ksock_tx *tx, const struct ksock_proto *p)
 {
 	if (!tx->msg)
 		return KSOCK_MSG_HDR_SIZE;
-	return KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE + tx->plen;
+	return (p ? p->match_hdr : KSOCK_MSG_HDR_SIZE + LNET_HDR_NID4_SIZE) + tx->plen;
 }
 
 static struct ksock_conn *ksock_find_conn_locked(struct ksock_net *net, struct ksock_peer *peer,
@@ -31,7 +33,7 @@ static struct ksock_conn *ksock_find_conn_locked(struct ksock_net *net, struct k
 {
 	struct ksock_conn *best = NULL;
 	enum ksock_match best_m = KSOCK_MATCH_NO;
-	size_t nob = ksock_tx_match_nob(tx);
+	size_t nob = ksock_tx_match_nob(tx, peer->proto);
 	/* the hint covers LNET messages (NOOPs always scan) */
 	int hint = !tx->msg ? -1 : nob < net->tun.min_bulk ? 0 : 1;
 	unsigned nbest = 0;
@@ -330,6 +332,7 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 		if (w < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 		c->tx_queued -= (size_t)w;
+		c->tx_bytes += (uint64_t)w;
 		if ((size_t)w < tx->nob) {
 			/* short write: the socket is full, EPOLLOUT resumes */
 			tx->sent = (size_t)w;
@@ -378,6 +381,7 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 		}
 		wrote = (size_t)w;
 		c->tx_queued -= wrote;
+		c->tx_bytes += wrote;
 		/* the clock only matters while bytes wait (the reaper) */
 		if (c->tx_queued) {
 			c->tx_last_progress = ksock_stamp_now(c->net);
@@ -584,7 +588,7 @@ static inline void ksock_launch_locked(struct ksock_net *net, struct ksock_peer 
 				       struct ksock_tx *tx, bool hold, struct ksock_done *done)
 {
 	/* ksock_find_conn_locked()'s hint, without the call */
-	struct ksock_conn *c = peer->conn_hint[ksock_tx_match_nob(tx) < net->tun.min_bulk ? 0 : 1];
+	struct ksock_conn *c = peer->conn_hint[ksock_tx_match_nob(tx, peer->proto) < net->tun.min_bulk ? 0 : 1];
 	int rc;
 
 	if (c && c->state == KSOCK_CS_UP)
@@ -665,7 +669,7 @@ void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done)
 	while (*pp) {
 		struct ksock_tx *tx = *pp;
 
-		if (c->proto->match(c->ctype, ksock_tx_match_nob(tx), tx->nonblk, net->tun.min_bulk) ==
+		if (c->proto->match(c->ctype, ksock_tx_match_nob(tx, c->proto), tx->nonblk, net->tun.min_bulk) ==
 		    KSOCK_MATCH_NO) {
 			peer->txq_tail = tx;
 			pp = &tx->next;
@@ -738,6 +742,31 @@ void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uin
 			     struct ksock_done *done)
 {
 	ksock_send_noop_locked(net, peer, 0, cookie, done);
+}
+
+/* User-space mode: the kernel knows each of our conns as a peer of its own
+ * (identity from the source port) and looks an ACK up only among the
+ * cookies it sent on that conn: ACK on the conn the cookie came on,
+ * folding only into a NOOP still queued there, never kept for another. */
+void ksock_send_zcack_conn_locked(struct ksock_conn *c, uint64_t cookie, struct ksock_done *done)
+{
+	struct ksock_net *net = c->net;
+	struct ksock_tx *tx;
+
+	if (ksock_conn_merge_zcack_locked(c, cookie))
+		return;
+	tx = ksock_tx_alloc(net);
+	if (!tx)
+		return;
+	tx->nonblk = true;
+	tx->noop_cookies[0] = 0;
+	tx->noop_cookies[1] = cookie;
+	if (ksock_conn_queue_locked(c, tx) < 0) {
+		ksock_tx_free(net, tx);
+		return;
+	}
+	ksock_conn_push_locked(c, tx, lnet_ni_batch_hold(net->ni), done);
+	ksock_conn_stamp_settle(c);
 }
 
 void ksock_send_keepalive_locked(struct ksock_net *net, struct ksock_peer *peer,

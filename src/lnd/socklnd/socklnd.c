@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <linux/tcp.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -228,6 +229,43 @@ static void ksock_kick_cb(struct ul_timer *t)
 
 /* --- reaper ------------------------------------------------------------------------ */
 
+uint64_t ksock_conn_tcp_acked(const struct ksock_conn *c)
+{
+	struct tcp_info ti;
+	socklen_t l = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0 ||
+	    l < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(ti.tcpi_bytes_acked))
+		return 0;
+	return ti.tcpi_bytes_acked;
+}
+
+/* The kernel also takes a peer for alive when its TCP has acknowledged
+ * bytes we sent (ksocknal_transmit: the socket's queued bytes went down),
+ * as seen at its next send. We look only when a keepalive is due: if a
+ * conn's acknowledged count moved since the last look, the peer was alive
+ * when we last wrote on it (the reaper's stamp, 1 s resolution). Returns
+ * the latest such time, 0 if none (the stamp is the pass before the write,
+ * so a keepalive may come up to 1 s early, never late). A peer that reads
+ * what we keep sending gets no keepalive; one we stopped writing to gets it
+ * on time. One getsockopt per conn, only when a keepalive would go. */
+static uint64_t ksock_peer_tx_acked_locked(struct ksock_peer *peer)
+{
+	uint64_t alive = 0;
+
+	for (struct ksock_conn *c = peer->conns; c; c = c->next) {
+		uint64_t a = ksock_conn_tcp_acked(c);
+
+		if (a > c->tx_acked) {
+			c->tx_acked = a;
+			if (c->tx_active_at > alive)
+				alive = c->tx_active_at;
+		}
+	}
+	return alive;
+}
+
 static void ksock_reap_peer_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t now,
 				   struct ksock_done *done)
 {
@@ -237,6 +275,11 @@ static void ksock_reap_peer_locked(struct ksock_net *net, struct ksock_peer *pee
 	for (c = peer->conns; c; c = c->next) {
 		const char *why = NULL;
 
+		if (c->tx_bytes != c->tx_bytes_seen) {
+			/* we wrote since the last pass: at least as late as it */
+			c->tx_bytes_seen = c->tx_bytes;
+			c->tx_active_at = net->reap_prev;
+		}
 		if (c->rx_started && now - c->rx_last_progress > net->timeout_ns)
 			why = "timed out receiving";
 		else if (c->tx_queued && now - c->tx_last_progress > net->timeout_ns)
@@ -286,8 +329,15 @@ static void ksock_reap_peer_locked(struct ksock_net *net, struct ksock_peer *pee
 	    now - peer->last_alive > (uint64_t)net->tun.keepalive * KSOCK_NS_PER_S &&
 	    now - peer->last_keepalive > (uint64_t)KSOCK_KEEPALIVE_MIN_INTERVAL_S * KSOCK_NS_PER_S &&
 	    peer->nacks == 0) {
-		peer->last_keepalive = now;
-		ksock_send_keepalive_locked(net, peer, done);
+		/* a keepalive would go now: did the peer take what we sent? */
+		uint64_t tx_alive = ksock_peer_tx_acked_locked(peer);
+
+		if (tx_alive > peer->last_alive)
+			peer->last_alive = tx_alive;
+		if (now - peer->last_alive > (uint64_t)net->tun.keepalive * KSOCK_NS_PER_S) {
+			peer->last_keepalive = now;
+			ksock_send_keepalive_locked(net, peer, done);
+		}
 	}
 	if ((peer->txq_head || peer->nacks || (peer->connector && peer->conns)) &&
 	    peer->nconnecting == 0 && now >= peer->retry_at)
@@ -338,6 +388,7 @@ static void ksock_reaper_cb(struct ul_timer *t)
 		if (ksock_peer_idle(p, now))
 			ksock_peer_unlink_free(net, p);
 	}
+	net->reap_prev = now;
 	ksock_unlock(net);
 	ksock_done_run(net, &done);
 	ul_timer_start(net->loop, &net->reaper, now + KSOCK_NS_PER_S);
