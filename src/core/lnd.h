@@ -114,6 +114,8 @@ bool lnet_ni_tx_waiting(const struct lnet_ni *ni);
 /* Connections per type and peer (>= 1). It can change while the NI runs
  * (lnetctl net set --conns-per-peer): read it when deciding, don't cache. */
 int lnet_ni_conns_per_peer(const struct lnet_ni *ni);
+/* The value as configured: 0 when it was left unset (the default). */
+int lnet_ni_conns_per_peer_conf(const struct lnet_ni *ni);
 
 /* --- what an LND may ask of a message ------------------------------------ */
 

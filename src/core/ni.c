@@ -101,8 +101,6 @@ static void lnet_ni_fill_defaults(struct ulnet_ni_conf *c, bool lo)
 		t->peer_credits = 8;
 	if (!t->credits)
 		t->credits = 256;
-	if (!t->conns_per_peer)
-		t->conns_per_peer = 1;
 	if (!t->tos)
 		t->tos = -1;
 	if (!c->accept_port)
@@ -416,6 +414,11 @@ int lnet_ni_conns_per_peer(const struct lnet_ni *ni)
 	return v > 0 ? v : 1;
 }
 
+int lnet_ni_conns_per_peer_conf(const struct lnet_ni *ni)
+{
+	return __atomic_load_n(&ni->ni_conf.tun.conns_per_peer, __ATOMIC_RELAXED);
+}
+
 int ulnet_ni_set_conns_per_peer(ulnet_t *ln, const ulnet_nid_t *nid, int value)
 {
 	struct ul_list *pos;
@@ -435,7 +438,7 @@ int ulnet_ni_set_conns_per_peer(ulnet_t *ln, const ulnet_nid_t *nid, int value)
 			continue;
 		}
 		/* Atomic: the LND reads it without our lock. */
-		__atomic_store_n(&ni->ni_conf.tun.conns_per_peer, value ? value : 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&ni->ni_conf.tun.conns_per_peer, value, __ATOMIC_RELAXED);
 		rc = 0;
 	}
 	lnet_unlock(ln);

@@ -774,6 +774,31 @@ static void test_kernel_cpp4_admitted(void **state)
 	free(ubuf);
 }
 
+/* conns_per_peer set to 1 is a limit, as on a kernel set so (lnetctl
+ * net set --conns-per-peer 1): a second BULK_IN between the same two
+ * addresses is refused with NONE. */
+static void test_cpp_set_one_refuses_second(void **state)
+{
+	static struct st_node n;
+	struct node_opts no = { .conns_per_peer = 1 };
+	struct raw r[2];
+	const char *ip = "127.0.6.12", *nid = "127.0.6.12@tcp";
+
+	(void)state;
+	if (!priv_or_skip())
+		return;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	assert_int_equal(raw_connect(&r[0], ip, U_IP, KSOCK_PROTO_V3, false, SOCKLND_CONN_BULK_IN,
+				     nid, U_NID, 79, NULL), SOCKLND_CONN_BULK_OUT);
+	assert_int_equal(raw_connect(&r[1], ip, U_IP, KSOCK_PROTO_V3, false, SOCKLND_CONN_BULK_IN,
+				     nid, U_NID, 79, NULL), SOCKLND_CONN_NONE);
+	assert_true(raw_closed(r[1].fd));
+	assert_true(st_wait_log(&n, "refusing connection: duplicate", nid));
+	raw_close(&r[0]);
+	raw_close(&r[1]);
+	node_stop(&n);
+}
+
 /* The most a kernel opens of one type is 127 (lnetctl's range): the
  * 128th BULK_IN between the same two addresses is a real duplicate,
  * refused with NONE as the kernel's passive side does, and logged. */
@@ -1153,6 +1178,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_kernel_cpp4_admitted, test_teardown),
 		cmocka_unit_test_teardown(test_kernel_cpp_beyond_max_refused, test_teardown),
+		cmocka_unit_test_teardown(test_cpp_set_one_refuses_second, test_teardown),
 		cmocka_unit_test_teardown(test_usermode_zcack_same_conn, test_teardown),
 		cmocka_unit_test_teardown(test_passive_resets_backoff, test_teardown),
 		cmocka_unit_test_teardown(test_topup_uses_peer_version, test_teardown),

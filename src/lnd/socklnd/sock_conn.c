@@ -536,7 +536,7 @@ static void ksock_hs_passive(struct ksock_conn *c, struct ksock_hello *h)
 	in.peer_incarnation = peer->incarnation;
 	in.incarnation = h->src_incarnation;
 	in.ndup = ksock_count_dup(peer, c);
-	in.conns_per_peer = ksock_passive_cpp(lnet_ni_conns_per_peer(net->ni));
+	in.conns_per_peer = ksock_passive_cpp(lnet_ni_conns_per_peer_conf(net->ni));
 	in.loopback = ksock_same_ip(c);
 	a = ksock_admit(&in);
 	switch (a) {

@@ -187,15 +187,14 @@ int ksock_tun_resolve(const struct ulnet_ni_conf *conf, int family, struct ksock
 /* The passive side's duplicate limit. The kernel refuses a passive conn
  * when the peer already has its own NI's conns_per_peer of that type
  * between the same two addresses. The kernel's value comes from its link
- * speed when unset (1-4 on 1-100 GbE) or from lnetctl (1..127); ours, when
- * unset, is 1 (the core stores 0 as 1: the two cannot be told apart), and
- * is not derived from link speed. So 1 admits up to the most a kernel can
+ * speed when unset (1-4 on 1-100 GbE) or from lnetctl (1..127); ours is not
+ * derived from link speed, so unset (0) admits up to the most a kernel can
  * be told to open (a kernel peer gets all its connections, a 128th of a
- * type is refused); a value above 1 is the limit, as in a kernel set so.
- * `live` is the NI's current value (lnet_ni_conns_per_peer). */
-static inline int ksock_passive_cpp(int live)
+ * type is refused); a value that was set is the limit, as in a kernel set
+ * so. `conf` is the NI's configured value (lnet_ni_conns_per_peer_conf). */
+static inline int ksock_passive_cpp(int conf)
 {
-	return live > 1 ? live : KSOCK_MAX_CONNS_PER_PEER;
+	return conf > 0 ? conf : KSOCK_MAX_CONNS_PER_PEER;
 }
 
 /* V2 checksum of an outgoing message: the ksock header (csum field zero) and
