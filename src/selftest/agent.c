@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,10 @@ struct ulnet_selftest {
 	int timeout_s;                  /* 0: never */
 	bool stopping;
 	int refs;                       /* posted buffers + MDs with events to come */
+	/* handlers running: a handler drops its ref and then still uses the
+	 * agent, so stop waits for this too (atomic: the handler's very last
+	 * access to the agent is the decrement) */
+	_Atomic int in_handler;
 
 	/* session */
 	bool sn_active;
@@ -655,6 +660,9 @@ static int brw_handle(struct slot *s)
 	md.threshold = sink ? 2 : 1;       /* GET: SEND and REPLY */
 	md.user_ptr = &s->tags[TAG_BULK];
 	md.handler = handler;
+	/* a REPLY that never comes unlinks the MD after transaction_timeout
+	 * (as the kernel's tracker does) whatever response_tracking says */
+	md.options = sink ? ULNET_MD_TRACK_RESPONSE : 0;
 	if (sink && rq->flags == LST_BRW_CHECK_DISCARD)
 		md.options |= ULNET_MD_DISCARD;
 	s->bulk_status = 0;
@@ -917,7 +925,7 @@ static void request_arrived(struct slot *s, const struct ulnet_event *ev)
 	send_reply(s);
 }
 
-static void handler(const struct ulnet_event *ev)
+static void handler_body(const struct ulnet_event *ev)
 {
 	const struct tag *t = ev->md_user_ptr;
 	struct slot *s = t->slot;
@@ -944,8 +952,13 @@ static void handler(const struct ulnet_event *ev)
 			s->bulk_status = -EINTR;
 		else if (ev->status && !s->bulk_status)
 			s->bulk_status = ev->status;
-		if (!last)
+		if (!last) {
+			/* a GET that failed to go: no REPLY will come, end the
+			 * RPC now (its unlink brings the last event) */
+			if (ev->status && ev->type != ULNET_EVENT_UNLINK)
+				(void)ulnet_md_unlink(st->ln, ev->md_handle);
 			return;
+		}
 		pthread_mutex_lock(&st->lock);
 		st->refs--;
 		if (!s->bulk_status) {
@@ -970,6 +983,17 @@ static void handler(const struct ulnet_event *ev)
 	default:
 		return;
 	}
+}
+
+/* Every MD's handler: the agent cannot go while one runs (the event's
+ * MD still holds a ref when we count ourselves in). */
+static void handler(const struct ulnet_event *ev)
+{
+	struct ulnet_selftest *st = ((const struct tag *)ev->md_user_ptr)->slot->st;
+
+	atomic_fetch_add(&st->in_handler, 1);
+	handler_body(ev);
+	atomic_fetch_sub(&st->in_handler, 1);   /* our last touch of st */
 }
 
 /* --- API ------------------------------------------------------------------------ */
@@ -1056,7 +1080,8 @@ void ulnet_selftest_stop(ulnet_selftest_t *st)
 		pthread_mutex_lock(&st->lock);
 		refs = st->refs;
 		pthread_mutex_unlock(&st->lock);
-		if (refs == 0)
+		/* refs first: a handler counts itself in before its ref goes */
+		if (refs == 0 && atomic_load(&st->in_handler) == 0)
 			break;
 		if (lnet_now(st->ln) >= deadline) {
 			lnet_log(st->ln, ULNET_LOG_ERROR,

@@ -723,6 +723,32 @@ static void test_brw_service(void **state)
 	assert_non_null(strstr(logs, "corrupted"));
 }
 
+/* A brw write whose bulk GET cannot go (the console unreachable): the RPC
+ * is dropped without a reply, as the kernel's, and its slot comes back:
+ * without that, stop found the slot busy forever and leaked the agent. */
+static void test_brw_bulk_fails(void **state)
+{
+	struct env *e = *state;
+	struct ulnet_selftest_stats s;
+	struct srpc_msg r;
+	bool replied;
+
+	assert_int_equal(mksn(e, SID, 0, "f", &r), 0);
+	assert_int_equal(add_test(e, SID, SRPC_SERVICE_BRW, 0), 0);
+	memlnd_fail_next(e->net, 1, 1u << ULNET_MSG_GET, -ECONNRESET);
+	(void)brw(e, LST_BRW_WRITE, 8192, LST_BRW_CHECK_NONE, false, &replied);
+	assert_false(replied);
+	assert_int_equal(ulnet_selftest_stats_get(e->st, &s), 0);
+	assert_int_equal(s.rpcs_dropped, 1);
+	/* the service still answers */
+	assert_int_equal(brw(e, LST_BRW_WRITE, 8192, LST_BRW_CHECK_NONE, false, &replied), 0);
+	assert_true(replied);
+	logs[0] = '\0';
+	ulnet_selftest_stop(e->st);
+	e->st = NULL;
+	assert_null(strstr(logs, "leaking"));
+}
+
 static void test_bad_requests(void **state)
 {
 	struct env *e = *state;
@@ -814,6 +840,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sessions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ping_service, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_brw_service, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_brw_bulk_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_stop, setup, teardown),
