@@ -494,7 +494,11 @@ static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int stat
 				    0)) {
 		/* a message came from it: that NI works (the kernel raises a
 		 * peer NI's health on receives only, before the MD's
-		 * handler: a push saying it is down lowers it after) */
+		 * handler: a push saying it is down lowers it after), and
+		 * its recovery pings start again from the shortest wait
+		 * (at full health the count is already 0: the receive that
+		 * got it there reset it) */
+		msg->msg_rxpeer->lpni_health.ping_count = 0;
 		lnet_peer_ni_health_inc_locked(ln, msg->msg_rxpeer);
 	}
 	msg->msg_ev.status = status;

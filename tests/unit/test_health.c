@@ -410,6 +410,44 @@ static void test_recovery_pings(void **state)
 	pair_down(&p);
 }
 
+/* Any message received from a recovering peer NI resets its recovery
+ * ping count, as the kernel's lnet_health_check() does: the next ping
+ * waits the shortest back-off again. */
+static void test_receive_resets_ping_count(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct sendlog s[2] = { 0 };
+	const uint64_t sec = 1000000000ULL;
+
+	pair_up(&p, false);
+	memlnd_fail_nid(p.net, &p.nb2, -ECONNREFUSED);
+	put(p.a, &p.nb1, &s[0], ULNET_NOACK_REQ);
+	put(p.a, &p.nb1, &s[1], ULNET_NOACK_REQ);
+	memlnd_pump(p.net);
+	tick(&p, sec);     /* first recovery ping, fails */
+	tick(&p, 2 * sec); /* second, fails */
+	assert_int_equal(peer_ni(p.a, &p.nb2).health.ping_count, 2);
+	assert_true(peer_ni(p.a, &p.nb2).health.health_value < 900);
+	memlnd_fail_nid(p.net, &p.nb2, 0);
+	{
+		struct recvlog ra = { 0 };
+		struct sendlog sb = { 0 };
+		ulnet_process_id_t t = { .nid = p.na, .pid = 12345 };
+		struct ulnet_md md = { .start = payload, .length = sizeof(payload), .threshold = 1,
+				       .user_ptr = &sb, .handler = send_handler };
+		ulnet_handle_t mdh;
+
+		post_service(p.a, &ra);
+		assert_int_equal(ulnet_md_bind(p.b, &md, ULNET_UNLINK, &mdh), 0);
+		assert_int_equal(ulnet_put(p.b, &p.nb2, mdh, ULNET_NOACK_REQ, t, PORTAL, 1, 0, 0), 0);
+		memlnd_pump(p.net);
+		assert_int_equal(ra.n, 1);
+	}
+	assert_int_equal(peer_ni(p.a, &p.nb2).health.ping_count, 0);
+	pair_down(&p);
+}
+
 /* A recovery ping that gets no REPLY within transaction_timeout lowers the
  * peer NI's health (nothing failed a message). */
 static enum memlnd_verdict drop_pings(void *arg, const struct lnet_hdr *hdr)
@@ -621,6 +659,7 @@ int main(void)
 		cmocka_unit_test(test_resend_once_succeeds),
 		cmocka_unit_test(test_get_resent),
 		cmocka_unit_test(test_recovery_pings),
+		cmocka_unit_test(test_receive_resets_ping_count),
 		cmocka_unit_test(test_recovery_ping_unanswered),
 		cmocka_unit_test(test_local_error_not_resent),
 		cmocka_unit_test(test_retry_count_exhausted),
