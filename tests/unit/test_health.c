@@ -209,6 +209,23 @@ static void test_reported_down_ni_avoided(void **state)
 	pair_down(&p);
 }
 
+/* B sends A one PUT from its .13 NI: A hears from that peer NI. */
+static void put_from_nb2(struct pair *p)
+{
+	struct recvlog ra = { 0 };
+	struct sendlog sb = { 0 };
+	ulnet_process_id_t t = { .nid = p->na, .pid = 12345 };
+	struct ulnet_md md = { .start = payload, .length = sizeof(payload), .threshold = 1,
+			       .user_ptr = &sb, .handler = send_handler };
+	ulnet_handle_t mdh;
+
+	post_service(p->a, &ra);
+	assert_int_equal(ulnet_md_bind(p->b, &md, ULNET_UNLINK, &mdh), 0);
+	assert_int_equal(ulnet_put(p->b, &p->nb2, mdh, ULNET_NOACK_REQ, t, PORTAL, 1, 0, 0), 0);
+	memlnd_pump(p->net);
+	assert_int_equal(ra.n, 1);
+}
+
 /* Sends to .13 fail (connection refused): the one message that tried it is
  * resent to .12, .13's health drops, and the traffic stays on .12; the
  * application sees no error. */
@@ -243,20 +260,7 @@ static void test_send_failures_move_traffic(void **state)
 	assert_int_equal(c.msgs_alloc, 0);
 	/* a message from .13 shows it works again: health back up */
 	memlnd_fail_nid(p.net, &p.nb2, 0);
-	{
-		struct recvlog ra = { 0 };
-		struct sendlog sb = { 0 };
-		ulnet_process_id_t t = { .nid = p.na, .pid = 12345 };
-		struct ulnet_md md = { .start = payload, .length = sizeof(payload), .threshold = 1,
-				       .user_ptr = &sb, .handler = send_handler };
-		ulnet_handle_t mdh;
-
-		post_service(p.a, &ra);
-		assert_int_equal(ulnet_md_bind(p.b, &md, ULNET_UNLINK, &mdh), 0);
-		assert_int_equal(ulnet_put(p.b, &p.nb2, mdh, ULNET_NOACK_REQ, t, PORTAL, 1, 0, 0), 0);
-		memlnd_pump(p.net);
-		assert_int_equal(ra.n, 1);
-	}
+	put_from_nb2(&p);
 	assert_int_equal(peer_ni(p.a, &p.nb2).health.health_value, ULNET_MAX_HEALTH);
 	pair_down(&p);
 }
@@ -430,20 +434,7 @@ static void test_receive_resets_ping_count(void **state)
 	assert_int_equal(peer_ni(p.a, &p.nb2).health.ping_count, 2);
 	assert_true(peer_ni(p.a, &p.nb2).health.health_value < 900);
 	memlnd_fail_nid(p.net, &p.nb2, 0);
-	{
-		struct recvlog ra = { 0 };
-		struct sendlog sb = { 0 };
-		ulnet_process_id_t t = { .nid = p.na, .pid = 12345 };
-		struct ulnet_md md = { .start = payload, .length = sizeof(payload), .threshold = 1,
-				       .user_ptr = &sb, .handler = send_handler };
-		ulnet_handle_t mdh;
-
-		post_service(p.a, &ra);
-		assert_int_equal(ulnet_md_bind(p.b, &md, ULNET_UNLINK, &mdh), 0);
-		assert_int_equal(ulnet_put(p.b, &p.nb2, mdh, ULNET_NOACK_REQ, t, PORTAL, 1, 0, 0), 0);
-		memlnd_pump(p.net);
-		assert_int_equal(ra.n, 1);
-	}
+	put_from_nb2(&p);
 	assert_int_equal(peer_ni(p.a, &p.nb2).health.ping_count, 0);
 	pair_down(&p);
 }
