@@ -540,4 +540,70 @@ static bool need_priv(void)
 	return true;
 }
 
+/* Serve ulnet's dialled conns on lfd (answering each in `version`) until a
+ * PUT arrives; returns the number of conns taken; every HELLO must be in
+ * `want_version`. */
+static int serve_until_put(int lfd, const char *me, unsigned want_version, unsigned version,
+			   struct raw *rs, int max, int nconns_expected, struct rmsg *put)
+{
+	int n = 0;
+	bool got = false;
+	uint64_t end = st_now_ms() + ST_WAIT_MS;
+
+	while (st_now_ms() < end && !(got && n >= nconns_expected)) {
+		struct pollfd p[9];
+		int np = 0;
+
+		p[np].fd = lfd;
+		p[np++].events = POLLIN;
+		for (int i = 0; i < n; i++) {
+			p[np].fd = rs[i].fd;
+			p[np++].events = POLLIN;
+		}
+		if (poll(p, (nfds_t)np, 100) <= 0)
+			continue;
+		if (p[0].revents && n < max) {
+			struct lnet_acceptor_req req;
+			struct ksock_hello h;
+
+			assert_true(raw_accept(lfd, &rs[n], &req, &h));
+			assert_int_equal(h.version, want_version);
+			raw_answer(&rs[n], &h, version, ksock_invert_ctype(h.ctype), me, 0xabc);
+			n++;
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			struct rmsg m;
+
+			if (!p[i + 1].revents)
+				continue;
+			assert_true(raw_recv(&rs[i], &m));
+			if (!got && m.k.type == KSOCK_MSG_LNET && m.h.type == ULNET_MSG_PUT) {
+				*put = m;
+				got = true;
+			} else {
+				rmsg_free(&m);
+			}
+		}
+	}
+	if (!got || n < nconns_expected)
+		fail_msg("got %s after %d conns", got ? "the PUT" : "no PUT", n);
+	return n;
+}
+
+/* A small PUT from the node to `nid` (no ACK); the MD stays with the caller. */
+static void node_put(struct st_node *n, const char *nid, uint8_t *buf, size_t len, struct st_md *md)
+{
+	st_md_init(md);
+	assert_int_equal(st_bind(n, buf, len, 1, md), 0);
+	assert_int_equal(ulnet_put(n->ln, NULL, md->h, ULNET_NOACK_REQ, pid_of(nid), PORTAL, MB, 0, 0),
+			 0);
+}
+
+static void node_put_done(struct st_node *n, struct st_md *md)
+{
+	st_md_release(n, md);
+	st_md_fini(md);
+}
+
 #endif
