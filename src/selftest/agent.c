@@ -651,9 +651,12 @@ static void unit_rpc_done(struct unit *u)
 	lnet_nidstr(&u->dest.nid, pb);
 	pthread_mutex_lock(&st->lock);
 	stopping = t->stopping;
+	u->in_rpc = false;              /* sweeps leave it alone from now on */
+	if (u->expired)
+		st->stats.rpcs_expired++;
+	rc = u->abort_status;
 	pthread_mutex_unlock(&st->lock);
 
-	rc = u->abort_status;
 	if (!rc)
 		rc = u->status[CTAG_REQ];
 	if (!rc)
@@ -707,9 +710,6 @@ static void unit_rpc_done(struct unit *u)
 	}
 
 	pthread_mutex_lock(&st->lock);
-	u->in_rpc = false;
-	if (u->expired)
-		st->stats.rpcs_expired++;
 	st->stats.client_rpcs++;
 	if (rc)
 		st->stats.client_errors++;
