@@ -10,8 +10,9 @@
  * portal 50. Replies go back with a PUT (no ACK) to portal 52 with the
  * request's rpyid as match bits; brw bulk is moved by the agent (GET from
  * the client for writes, PUT to it for reads). One session at a time, with
- * the kernel's session timeout. Not done: the test-client role (a TEST add
- * with is_client set is answered EOPNOTSUPP, docs/selftest.md).
+ * the kernel's session timeout. Test-client role: a TEST add with is_client
+ * set fetches the destination list from the console, and a batch RUN sends
+ * the test's ping or brw RPCs to them (docs/selftest.md).
  *
  * The agent runs on the instance's event handlers: with
  * ULNET_OPT_MANUAL_PROGRESS the application must keep calling
@@ -35,6 +36,9 @@ struct ulnet_selftest_conf {
 	 * lnet_selftest module parameter session_timeout): 0 takes the
 	 * default, 100; -1 means never. */
 	int session_timeout;
+	/* Seconds a test RPC this node sends (test-client role) may take (the
+	 * module parameter rpc_timeout): 0 takes the default, 64; -1: never. */
+	int rpc_timeout;
 };
 
 /* What the agent counted (the SRPC counters of a STAT reply, and more). */
@@ -47,6 +51,13 @@ struct ulnet_selftest_stats {
 	uint32_t brw_reqs;        /* brw requests served */
 	uint32_t brw_check_errors;/* brw writes whose data failed the check */
 	uint32_t ping_reqs;       /* ping requests served */
+	/* test-client role */
+	uint32_t rpcs_sent;       /* test requests sent */
+	uint32_t rpcs_expired;    /* test RPCs that timed out */
+	uint32_t client_rpcs;     /* test RPCs ended, good or bad */
+	uint32_t client_errors;   /* test RPCs that failed (any reason) */
+	uint32_t brw_errors;      /* brw RPCs failed, as the STAT's brw_errors */
+	uint32_t ping_errors;     /* pings failed, as the STAT's ping_errors */
 	int session_active;       /* 1 while a session exists */
 };
 

@@ -32,6 +32,7 @@
 
 #include "core/core.h"
 #include "selftest/srpc_wire.h"
+#include "util/evloop.h"
 #include "ulnet/selftest.h"
 #include "util/util_bytes.h"
 
@@ -41,6 +42,11 @@
 #define MAX_BATCHES 16
 #define MAX_TESTS 64                    /* server tests per session */
 #define STOP_WAIT_NS (5 * LNET_NSEC_PER_SEC)
+#define RPC_TIMEOUT_DEFAULT 64          /* s, lnet_selftest rpc_timeout */
+#define MAX_UNITS 4096                  /* client test: ndest x concur */
+#define MAX_CLIENT_BULK (256u << 20)    /* client test: bytes of brw buffers */
+#define MAX_PINNED (2 * MAX_TESTS)      /* client tests one sweep looks at */
+#define SWEEP_NS LNET_NSEC_PER_SEC      /* RPC timeouts are checked every second */
 
 static const int fw_services[] = {
 	SRPC_SERVICE_DEBUG, SRPC_SERVICE_MAKE_SESSION, SRPC_SERVICE_REMOVE_SESSION,
@@ -71,14 +77,63 @@ struct slot {
 	ulnet_process_id_t peer;
 	ulnet_nid_t self;
 	uint64_t rpyid;
-	uint8_t *bulk;                  /* brw: kept between RPCs */
+	uint8_t *bulk;                  /* brw, test add: kept between RPCs */
 	size_t bulk_cap;
 	int bulk_status;                /* first failure of the bulk MD's events */
+	uint32_t bulk_mlength;          /* test add: bytes the GET brought */
+};
+
+/* --- the test-client role: a test instance with is_client set ------------------ */
+
+enum ctag_kind { CTAG_REQ, CTAG_REPLY, CTAG_BULK, CTAG_COUNT };
+struct unit;
+struct ctag {
+	struct unit *u;
+	enum ctag_kind kind;
+};
+
+/* One unit per (destination, concurrency slot) as in the kernel: it sends
+ * its RPCs one after the other, `loop` of them. Everything it needs is
+ * allocated when the test is added. */
+struct unit {
+	struct ctest *t;
+	ulnet_process_id_t dest;
+	int64_t loop;                   /* RPCs left to send; < 0: no end */
+	struct ul_work work;            /* starts the next RPC */
+	struct ctag tags[CTAG_COUNT];
+	bool live[CTAG_COUNT];          /* the MD's last event is still to come */
+	ulnet_handle_t mdh[CTAG_COUNT];
+	bool in_rpc, aborted, expired, got_reply, bulk_unlinked;
+	int abort_status;
+	int status[CTAG_COUNT];         /* first failure of each MD */
+	uint64_t deadline;              /* loop clock */
+	uint32_t seq;
+	uint8_t req[SRPC_MSG_SIZE];
+	uint8_t rep[SRPC_MSG_SIZE];
+	uint8_t *bulk;                  /* brw: len bytes */
+};
+
+struct ctest {
+	struct ulnet_selftest *st;
+	struct ctest *next;             /* st->ctests */
+	uint64_t bid;
+	bool zombie;                    /* no longer in the session: freed when idle */
+	uint32_t service, concur, features;
+	int32_t loop;                   /* the kernel's int: -1 runs until stopped */
+	bool stop_onerr;
+	bool stopping, abort_req;       /* batch STOP (abort_req: with force) */
+	int nactive;                    /* units running */
+	int pins;                       /* sweeps looking at it */
+	uint32_t opc, flags, len, off;  /* brw */
+	int nunits;
+	uint8_t *bulk_mem;
+	struct unit units[];
 };
 
 struct test_rec {
 	uint64_t bid;
 	uint32_t service, loop, concur;
+	struct ctest *client;           /* NULL: a server test */
 };
 
 struct ulnet_selftest {
@@ -105,6 +160,17 @@ struct ulnet_selftest {
 	struct test_rec tests[MAX_TESTS];
 	int ntests;
 	bool test_enabled[2];           /* brw, ping services */
+
+	uint32_t sn_brw_errors, sn_ping_errors;
+
+	/* client tests */
+	struct ctest *ctests;           /* all of them, the session's and zombies */
+	uint64_t matchbits;             /* rpyid and bulkid, as srpc_next_id() */
+	uint32_t ping_seq;
+	int rpc_timeout_s;              /* 0: never */
+	struct ul_timer timer;
+	bool timer_armed;
+	struct ul_work barrier;
 
 	struct ulnet_selftest_stats stats;
 	struct slot slots[N_SLOTS];
@@ -245,6 +311,619 @@ static void unpost_service(struct ulnet_selftest *st, int service)
 	}
 }
 
+/* --- the test-client role (lock rules as above) ---------------------------------- */
+
+static void chandler(const struct ulnet_event *ev);
+static void client_sweep(struct ulnet_selftest *st);
+
+static void ctest_free(struct ctest *t)
+{
+	free(t->bulk_mem);
+	free(t);
+}
+
+/* Free `t` if nothing refers to it any more (lock held). */
+static void ctest_maybe_free_locked(struct ulnet_selftest *st, struct ctest *t)
+{
+	struct ctest **pp;
+
+	if (!t->zombie || t->nactive > 0 || t->pins > 0)
+		return;
+	for (pp = &st->ctests; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	ctest_free(t);
+}
+
+static bool batch_active_locked(const struct ulnet_selftest *st, uint64_t bid)
+{
+	for (const struct ctest *t = st->ctests; t; t = t->next)
+		if (!t->zombie && t->bid == bid && t->nactive > 0)
+			return true;
+	return false;
+}
+
+static void arm_timer_locked(struct ulnet_selftest *st)
+{
+	if (st->timer_armed || st->stopping || st->rpc_timeout_s == 0)
+		return;
+	st->timer_armed = true;
+	st->refs++;
+	if (ul_timer_start(st->ln->ln_loop, &st->timer, ul_loop_now(st->ln->ln_loop) + SWEEP_NS)) {
+		st->timer_armed = false;
+		st->refs--;
+	}
+}
+
+/* A unit is over (lock held). */
+static void unit_finish_locked(struct ulnet_selftest *st, struct unit *u)
+{
+	struct ctest *t = u->t;
+
+	if (--t->nactive > 0)
+		return;
+	t->stopping = false;
+	t->abort_req = false;
+	ctest_maybe_free_locked(st, t);
+}
+
+static void post_unit_locked(struct ulnet_selftest *st, struct unit *u)
+{
+	st->refs++;
+	ul_loop_post(st->ln->ln_loop, &u->work);
+}
+
+/* The kernel's brw pattern, fragment by fragment: the first fragment ends
+ * at the page boundary after `off`. */
+static void brw_fill_off(uint8_t *buf, uint32_t len, uint32_t off, uint32_t pattern, uint64_t magic);
+static bool brw_check_off(const uint8_t *buf, uint32_t len, uint32_t off, uint32_t pattern, int be);
+
+/* An MD of `u` is done with (lock held); returns whether the RPC is over. */
+static bool unit_md_gone_locked(struct ulnet_selftest *st, struct unit *u, enum ctag_kind k)
+{
+	if (!u->live[k])
+		return false;
+	u->live[k] = false;
+	u->mdh[k] = ULNET_HANDLE_NONE;
+	st->refs--;
+	return !u->live[CTAG_REQ] && !u->live[CTAG_REPLY] && !u->live[CTAG_BULK];
+}
+
+static void unit_rpc_done(struct unit *u);
+
+/* Abort the RPC of `u` (lock held): unlink what is posted; the caller
+ * unlinks the handles left in `out` after dropping the lock. */
+static int unit_abort_locked(struct unit *u, int why, ulnet_handle_t out[CTAG_COUNT])
+{
+	int n = 0;
+
+	if (!u->in_rpc || u->aborted)
+		return 0;
+	u->aborted = true;
+	u->abort_status = why;
+	for (int k = 0; k < CTAG_COUNT; k++)
+		if (u->live[k] && !ulnet_handle_is_none(u->mdh[k]))
+			out[n++] = u->mdh[k];
+	return n;
+}
+
+static uint64_t next_id_locked(struct ulnet_selftest *st)
+{
+	return ++st->matchbits;
+}
+
+/* Post a passive MD on portal 52 for `u`; returns 0 or -errno. */
+static int unit_post52(struct unit *u, enum ctag_kind k, uint64_t bits, void *buf, size_t len, unsigned ops)
+{
+	struct ulnet_selftest *st = u->t->st;
+	ulnet_process_id_t any = { .nid = ULNET_NID_ANY, .pid = ULNET_PID_ANY };
+	struct ulnet_md md = {
+		.start = buf,
+		.length = len,
+		.threshold = 1,
+		.options = ops,
+		.user_ptr = &u->tags[k],
+		.handler = chandler,
+	};
+	ulnet_handle_t me, mdh;
+	bool aborted;
+	int rc;
+
+	rc = ulnet_me_attach(st->ln, SRPC_RDMA_PORTAL, any, bits, 0, ULNET_UNLINK, ULNET_INS_AFTER, &me);
+	if (rc)
+		return rc;
+	rc = ulnet_md_attach(st->ln, me, &md, ULNET_UNLINK, &mdh);
+	if (rc) {
+		(void)ulnet_me_unlink(st->ln, me);
+		return rc;
+	}
+	pthread_mutex_lock(&st->lock);
+	u->mdh[k] = mdh;
+	aborted = u->aborted;
+	pthread_mutex_unlock(&st->lock);
+	if (aborted)
+		(void)ulnet_md_unlink(st->ln, mdh);   /* its UNLINK event counts it gone */
+	return 0;
+}
+
+/* Start the next RPC of a unit (on the loop thread, from its work item). */
+static void unit_start(struct ul_work *w)
+{
+	struct unit *u = (struct unit *)((char *)w - offsetof(struct unit, work));
+	struct ctest *t = u->t;
+	struct ulnet_selftest *st = t->st;
+	bool brw = t->service == SRPC_SERVICE_BRW;
+	ulnet_process_id_t to = u->dest;
+	struct ulnet_md md = {
+		.start = u->req,
+		.length = SRPC_MSG_SIZE,
+		.threshold = 1,
+		.user_ptr = &u->tags[CTAG_REQ],
+		.handler = chandler,
+	};
+	struct srpc_msg m = { .version = SRPC_MSG_VERSION };
+	uint64_t rpyid, bulkid = 0;
+	ulnet_handle_t mdh;
+	struct timespec ts;
+	bool over = false, aborted;
+	int rc;
+
+	pthread_mutex_lock(&st->lock);
+	st->refs--;
+	if (t->stopping || st->stopping) {
+		unit_finish_locked(st, u);
+		pthread_mutex_unlock(&st->lock);
+		return;
+	}
+	if (u->loop > 0)
+		u->loop--;
+	u->in_rpc = true;
+	u->aborted = u->expired = u->got_reply = u->bulk_unlinked = false;
+	u->abort_status = 0;
+	for (int k = 0; k < CTAG_COUNT; k++) {
+		u->status[k] = 0;
+		u->mdh[k] = ULNET_HANDLE_NONE;
+		u->live[k] = k != CTAG_BULK || brw;
+		st->refs += u->live[k];
+	}
+	u->deadline = st->rpc_timeout_s ? ul_loop_now(st->ln->ln_loop) +
+		(uint64_t)st->rpc_timeout_s * LNET_NSEC_PER_SEC : UINT64_MAX;
+	rpyid = next_id_locked(st);
+	if (brw)
+		bulkid = next_id_locked(st);
+	if (!brw)
+		u->seq = st->ping_seq++;
+	m.ses_feats = t->features;
+	pthread_mutex_unlock(&st->lock);
+
+	m.type = (uint32_t)srpc_service2request((int)t->service);
+	if (brw) {
+		m.body.brw_reqst = (struct srpc_brw_reqst){ .rpyid = rpyid, .bulkid = bulkid, .rw = t->opc,
+							    .len = t->len, .flags = t->flags };
+		brw_fill_off(u->bulk, t->len, t->off, t->flags,
+			     t->opc == LST_BRW_WRITE ? LST_BRW_MAGIC : LST_BRW_POISON);
+	} else {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		m.body.ping_reqst = (struct srpc_ping_reqst){ .rpyid = rpyid, .magic = LST_PING_TEST_MAGIC,
+							      .seq = u->seq, .time_sec = (uint64_t)ts.tv_sec,
+							      .time_nsec = (uint64_t)ts.tv_nsec };
+	}
+	(void)srpc_msg_encode(&m, u->req, sizeof(u->req));
+	memset(u->rep, 0, sizeof(u->rep));
+
+	rc = unit_post52(u, CTAG_REPLY, rpyid, u->rep, sizeof(u->rep), ULNET_MD_OP_PUT);
+	if (rc) {
+		pthread_mutex_lock(&st->lock);
+		u->status[CTAG_REPLY] = rc;
+		(void)unit_md_gone_locked(st, u, CTAG_REPLY);
+		if (brw)
+			(void)unit_md_gone_locked(st, u, CTAG_BULK);
+		over = unit_md_gone_locked(st, u, CTAG_REQ);
+		pthread_mutex_unlock(&st->lock);
+		goto out;
+	}
+	if (brw) {
+		/* write: the server GETs from it; read: it PUTs into it */
+		unsigned ops = t->opc == LST_BRW_WRITE ? ULNET_MD_OP_GET : ULNET_MD_OP_PUT;
+
+		if (t->opc == LST_BRW_READ && t->flags == LST_BRW_CHECK_DISCARD)
+			ops |= ULNET_MD_DISCARD;
+		rc = unit_post52(u, CTAG_BULK, bulkid, u->bulk, t->len, ops);
+		if (rc) {
+			ulnet_handle_t un[CTAG_COUNT];
+			int n;
+
+			pthread_mutex_lock(&st->lock);
+			u->status[CTAG_BULK] = rc;
+			(void)unit_md_gone_locked(st, u, CTAG_BULK);
+			(void)unit_md_gone_locked(st, u, CTAG_REQ);
+			n = unit_abort_locked(u, rc, un);
+			pthread_mutex_unlock(&st->lock);
+			for (int i = 0; i < n; i++)
+				(void)ulnet_md_unlink(st->ln, un[i]);
+			return;
+		}
+	}
+	rc = ulnet_md_bind(st->ln, &md, ULNET_UNLINK, &mdh);
+	if (!rc) {
+		pthread_mutex_lock(&st->lock);
+		u->mdh[CTAG_REQ] = mdh;
+		aborted = u->aborted;
+		pthread_mutex_unlock(&st->lock);
+		if (aborted) {
+			(void)ulnet_md_unlink(st->ln, mdh);
+			return;
+		}
+		rc = ulnet_put(st->ln, NULL, mdh, ULNET_NOACK_REQ, to, SRPC_REQUEST_PORTAL, t->service, 0, 0);
+		if (!rc)
+			return;                 /* events go on */
+		pthread_mutex_lock(&st->lock);
+		u->status[CTAG_REQ] = rc;
+		pthread_mutex_unlock(&st->lock);
+		(void)ulnet_md_unlink(st->ln, mdh);
+	} else {
+		pthread_mutex_lock(&st->lock);
+		u->status[CTAG_REQ] = rc;
+		over = unit_md_gone_locked(st, u, CTAG_REQ);
+		pthread_mutex_unlock(&st->lock);
+	}
+	/* the request did not go: take the reply and bulk buffers back */
+	{
+		ulnet_handle_t un[CTAG_COUNT];
+		int n;
+
+		pthread_mutex_lock(&st->lock);
+		n = unit_abort_locked(u, rc, un);
+		pthread_mutex_unlock(&st->lock);
+		for (int i = 0; i < n; i++)
+			(void)ulnet_md_unlink(st->ln, un[i]);
+	}
+out:
+	if (over)
+		unit_rpc_done(u);
+}
+
+/* Events of a client RPC's MDs. */
+static void chandler(const struct ulnet_event *ev)
+{
+	const struct ctag *tag = ev->md_user_ptr;
+	struct unit *u = tag->u;
+	struct ulnet_selftest *st = u->t->st;
+	ulnet_handle_t unlink_bulk = ULNET_HANDLE_NONE;
+	ulnet_handle_t un[CTAG_COUNT];
+	int n = 0, status = ev->type == ULNET_EVENT_UNLINK ? -EINTR : ev->status;
+	bool over = false;
+
+	pthread_mutex_lock(&st->lock);
+	if (ev->status && ev->type != ULNET_EVENT_UNLINK)
+		st->stats.errors++;
+	if (status && !u->status[tag->kind])
+		u->status[tag->kind] = status;
+	switch (tag->kind) {
+	case CTAG_REQ:
+		if (ev->type == ULNET_EVENT_SEND && !ev->status)
+			st->stats.rpcs_sent++;
+		if (status)
+			n = unit_abort_locked(u, status, un);
+		break;
+	case CTAG_REPLY:
+		if (ev->type == ULNET_EVENT_PUT && !ev->status) {
+			u->got_reply = true;
+			/* a remote error: the server may never touch the bulk */
+			if (u->live[CTAG_BULK] && ev->mlength >= SRPC_HDR_SIZE + 4 &&
+			    ul_get_le32(u->rep) == SRPC_MSG_MAGIC && ul_get_le32(u->rep + SRPC_HDR_SIZE) != 0)
+				unlink_bulk = u->mdh[CTAG_BULK];
+			else if (u->live[CTAG_BULK] && ev->mlength >= SRPC_HDR_SIZE + 4 &&
+				 ul_get_be32(u->rep) == SRPC_MSG_MAGIC && ul_get_be32(u->rep + SRPC_HDR_SIZE) != 0)
+				unlink_bulk = u->mdh[CTAG_BULK];
+		} else if (status) {
+			n = unit_abort_locked(u, status, un);
+		}
+		break;
+	case CTAG_BULK:
+		if (ev->type == ULNET_EVENT_UNLINK)
+			u->bulk_unlinked = true;
+		break;
+	default:
+		break;
+	}
+	if (ev->unlinked || ev->type == ULNET_EVENT_UNLINK)
+		over = unit_md_gone_locked(st, u, tag->kind);
+	pthread_mutex_unlock(&st->lock);
+	for (int i = 0; i < n; i++)
+		(void)ulnet_md_unlink(st->ln, un[i]);
+	if (!ulnet_handle_is_none(unlink_bulk))
+		(void)ulnet_md_unlink(st->ln, unlink_bulk);
+	if (over)
+		unit_rpc_done(u);
+}
+
+/* Every MD of the unit's RPC is gone: judge it as the kernel does
+ * (srpc_send_rpc, then the test's done_rpc), count, and go on or stop. */
+static void unit_rpc_done(struct unit *u)
+{
+	struct ctest *t = u->t;
+	struct ulnet_selftest *st = t->st;
+	bool brw = t->service == SRPC_SERVICE_BRW;
+	struct srpc_msg m = { 0 };
+	char pb[ULNET_NIDSTR_SIZE];
+	bool stopping, done;
+	uint32_t remote = 0;
+	int rc, brw_err = 0, ping_err = 0;
+
+	lnet_nidstr(&u->dest.nid, pb);
+	pthread_mutex_lock(&st->lock);
+	stopping = t->stopping;
+	u->in_rpc = false;              /* sweeps leave it alone from now on */
+	if (u->expired)
+		st->stats.rpcs_expired++;
+	rc = u->abort_status;
+	pthread_mutex_unlock(&st->lock);
+
+	if (!rc)
+		rc = u->status[CTAG_REQ];
+	if (!rc)
+		rc = u->status[CTAG_REPLY];
+	if (!rc && !u->got_reply)
+		rc = -EINTR;
+	if (!rc) {
+		if (srpc_msg_decode(u->rep, sizeof(u->rep), &m) ||
+		    m.type != (uint32_t)srpc_service2reply((int)t->service)) {
+			lnet_log(st->ln, ULNET_LOG_WARN, "selftest: bad reply from %s: type %u (%d expected)", pb,
+				 ul_get_le32(u->rep + 8), srpc_service2reply((int)t->service));
+			rc = -EBADMSG;
+		}
+	}
+	if (!rc && brw) {
+		remote = m.body.brw_reply.status;
+		rc = u->status[CTAG_BULK];
+		if (rc && u->bulk_unlinked && remote != 0)
+			rc = 0;
+	}
+	if (brw) {
+		if (rc) {
+			lnet_log(st->ln, ULNET_LOG_WARN, "selftest: brw RPC to %s failed: %s", pb, ulnet_strerror(rc));
+			brw_err = !stopping;
+		} else if (remote) {
+			lnet_log(st->ln, ULNET_LOG_WARN, "selftest: brw RPC to %s finished with status %u", pb, remote);
+			brw_err = 1;
+			rc = -(int)remote;
+		} else if (t->opc == LST_BRW_READ &&
+			   brw_check_off(u->bulk, t->len, t->off, t->flags, m.swapped)) {
+			lnet_log(st->ln, ULNET_LOG_WARN, "selftest: brw read data from %s is corrupted", pb);
+			brw_err = 1;
+			rc = -EBADMSG;
+		}
+	} else {
+		if (rc) {
+			lnet_log(st->ln, ULNET_LOG_WARN, "selftest: cannot ping %s (seq %u): %s", pb, u->seq,
+				 ulnet_strerror(rc));
+			ping_err = !stopping;
+		} else if (m.body.ping_reply.magic != LST_PING_TEST_MAGIC) {
+			lnet_log(st->ln, ULNET_LOG_WARN, "selftest: bad ping magic %#x from %s",
+				 m.body.ping_reply.magic, pb);
+			ping_err = 1;
+			rc = -EBADMSG;
+		} else if (m.body.ping_reply.seq != u->seq) {
+			lnet_log(st->ln, ULNET_LOG_WARN, "selftest: bad ping seq %u from %s, %u expected",
+				 m.body.ping_reply.seq, pb, u->seq);
+			ping_err = 1;
+			rc = -EBADMSG;
+		}
+	}
+
+	pthread_mutex_lock(&st->lock);
+	st->stats.client_rpcs++;
+	if (rc)
+		st->stats.client_errors++;
+	st->sn_brw_errors += (uint32_t)brw_err;
+	st->sn_ping_errors += (uint32_t)ping_err;
+	st->stats.brw_errors += (uint32_t)brw_err;
+	st->stats.ping_errors += (uint32_t)ping_err;
+	done = t->stopping || st->stopping || u->loop == 0 || (rc && t->stop_onerr);
+	if (done)
+		unit_finish_locked(st, u);
+	else
+		post_unit_locked(st, u);
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* Abort the RPCs that must end: of tests stopped with force, and those past
+ * their deadline. Tests are pinned while we look at them unlocked. */
+static void client_sweep(struct ulnet_selftest *st)
+{
+	struct ctest *pinned[MAX_PINNED];
+	uint64_t now = ul_loop_now(st->ln->ln_loop);
+	int np = 0;
+
+	pthread_mutex_lock(&st->lock);
+	for (struct ctest *t = st->ctests; t && np < MAX_PINNED; t = t->next)
+		if (t->nactive > 0) {
+			t->pins++;
+			pinned[np++] = t;
+		}
+	pthread_mutex_unlock(&st->lock);
+	for (int i = 0; i < np; i++) {
+		struct ctest *t = pinned[i];
+
+		for (int j = 0; j < t->nunits; j++) {
+			struct unit *u = &t->units[j];
+			ulnet_handle_t un[CTAG_COUNT];
+			int n = 0;
+
+			pthread_mutex_lock(&st->lock);
+			if (u->in_rpc && !u->aborted) {
+				if (t->abort_req || st->stopping) {
+					n = unit_abort_locked(u, -EINTR, un);
+				} else if (now >= u->deadline) {
+					char pb[ULNET_NIDSTR_SIZE];
+
+					lnet_nidstr(&u->dest.nid, pb);
+					lnet_log(st->ln, ULNET_LOG_WARN,
+						 "selftest: RPC (service %u) to %s timed out after %d s", t->service,
+						 pb, st->rpc_timeout_s);
+					u->expired = true;
+					n = unit_abort_locked(u, -ETIMEDOUT, un);
+				}
+			}
+			pthread_mutex_unlock(&st->lock);
+			for (int k = 0; k < n; k++)
+				(void)ulnet_md_unlink(st->ln, un[k]);
+		}
+		pthread_mutex_lock(&st->lock);
+		t->pins--;
+		ctest_maybe_free_locked(st, t);
+		pthread_mutex_unlock(&st->lock);
+	}
+}
+
+static void timer_cb(struct ul_timer *tm)
+{
+	struct ulnet_selftest *st = (struct ulnet_selftest *)((char *)tm - offsetof(struct ulnet_selftest, timer));
+	bool any = false;
+
+	pthread_mutex_lock(&st->lock);
+	if (!st->timer_armed) {
+		pthread_mutex_unlock(&st->lock);
+		return;
+	}
+	st->timer_armed = false;
+	pthread_mutex_unlock(&st->lock);
+	client_sweep(st);
+	pthread_mutex_lock(&st->lock);
+	for (struct ctest *t = st->ctests; t; t = t->next)
+		any |= t->nactive > 0;
+	if (any)
+		arm_timer_locked(st);
+	st->refs--;                     /* the timer's own */
+	pthread_mutex_unlock(&st->lock);
+}
+
+static void barrier_cb(struct ul_work *w)
+{
+	struct ulnet_selftest *st = (struct ulnet_selftest *)((char *)w - offsetof(struct ulnet_selftest, barrier));
+
+	pthread_mutex_lock(&st->lock);
+	st->refs--;
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* RUN (lock held): as sfw_run_batch. */
+static void batch_run_locked(struct ulnet_selftest *st, uint64_t bid)
+{
+	bool any = false;
+
+	if (batch_active_locked(st, bid))
+		return;
+	for (struct ctest *t = st->ctests; t; t = t->next) {
+		if (t->zombie || t->bid != bid)
+			continue;
+		t->stopping = t->abort_req = false;
+		t->nactive = t->nunits;
+		for (int j = 0; j < t->nunits; j++) {
+			t->units[j].loop = t->loop;
+			post_unit_locked(st, &t->units[j]);
+		}
+		any = true;
+	}
+	if (any)
+		arm_timer_locked(st);
+}
+
+/* STOP (lock held): as sfw_stop_batch; the caller sweeps for `force`. */
+static void batch_stop_locked(struct ulnet_selftest *st, uint64_t bid, bool force)
+{
+	for (struct ctest *t = st->ctests; t; t = t->next) {
+		if (t->zombie || t->bid != bid || t->nactive == 0 || t->stopping)
+			continue;
+		t->stopping = true;
+		t->abort_req = force;
+	}
+}
+
+/* Build a client test from a TEST add request and its destination list
+ * (`ids`: ndest packed ids in the sender's byte order). Returns the test,
+ * or NULL with *status the reply status. No lock held. */
+static struct ctest *ctest_create(struct ulnet_selftest *st, const struct srpc_msg *msg, const uint8_t *ids,
+				  uint32_t *status)
+{
+	const struct srpc_test_reqst *rq = &msg->body.tes_reqst;
+	uint64_t nunits = (uint64_t)rq->ndest * rq->concur;
+	uint32_t opc = 0, flags = 0, len = 0, off = 0;
+	struct ctest *t;
+
+	if (rq->service == SRPC_SERVICE_BRW) {
+		/* brw_client_init's checks */
+		opc = rq->param.blk_opc;
+		flags = rq->param.blk_flags;
+		if (rq->param.kind == SRPC_TEST_PARAM_BULK_V1) {
+			len = rq->param.blk_len;
+			off = rq->param.blk_offset & (SRPC_PAGE_SIZE - 1);
+		} else {
+			len = rq->param.blk_npg > ULNET_MTU / SRPC_PAGE_SIZE ? ULNET_MTU + 1
+									   : rq->param.blk_npg * SRPC_PAGE_SIZE;
+		}
+		if (off % 8 || len > ULNET_MTU || (opc != LST_BRW_READ && opc != LST_BRW_WRITE) ||
+		    (flags != LST_BRW_CHECK_NONE && flags != LST_BRW_CHECK_FULL &&
+		     flags != LST_BRW_CHECK_SIMPLE && flags != LST_BRW_CHECK_DISCARD)) {
+			*status = EINVAL;
+			return NULL;
+		}
+	}
+	if (nunits > MAX_UNITS || (rq->service == SRPC_SERVICE_BRW && nunits * len > MAX_CLIENT_BULK)) {
+		*status = ENOMEM;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t) + (size_t)nunits * sizeof(struct unit));
+	if (!t) {
+		*status = ENOMEM;
+		return NULL;
+	}
+	if (rq->service == SRPC_SERVICE_BRW && len > 0) {
+		t->bulk_mem = calloc((size_t)nunits, len);
+		if (!t->bulk_mem) {
+			free(t);
+			*status = ENOMEM;
+			return NULL;
+		}
+	}
+	t->st = st;
+	t->bid = rq->bid;
+	t->service = rq->service;
+	t->concur = rq->concur;
+	t->loop = (int32_t)rq->loop;
+	t->stop_onerr = rq->stop_onerr != 0;
+	t->features = msg->ses_feats;
+	t->opc = opc;
+	t->flags = flags;
+	t->len = len;
+	t->off = off;
+	t->nunits = (int)nunits;
+	for (uint32_t i = 0, n = 0; i < rq->ndest; i++) {
+		const uint8_t *p = ids + (size_t)i * SRPC_ID_PACKED_SIZE;
+		ulnet_process_id_t dest;
+
+		ulnet_nid_from_nid4(ul_get_64(p, msg->swapped), &dest.nid);
+		dest.pid = ul_get_32(p + 8, msg->swapped);
+		for (uint32_t j = 0; j < rq->concur; j++, n++) {
+			struct unit *u = &t->units[n];
+
+			u->t = t;
+			u->dest = dest;
+			u->work.fn = unit_start;
+			u->bulk = t->bulk_mem ? t->bulk_mem + (size_t)n * len : NULL;
+			for (int k = 0; k < CTAG_COUNT; k++) {
+				u->tags[k] = (struct ctag){ u, (enum ctag_kind)k };
+				u->mdh[k] = ULNET_HANDLE_NONE;
+			}
+		}
+	}
+	*status = 0;
+	return t;
+}
+
 /* --- session (lock held) --------------------------------------------------- */
 
 static struct srpc_sid old_sid(const struct ulnet_selftest *st)
@@ -266,6 +945,18 @@ static bool session_end_locked(struct ulnet_selftest *st)
 
 	st->sn_active = false;
 	st->nbatches = 0;
+	/* client tests: stopped with force and freed once idle, as the kernel
+	 * keeps a zombie session until its tests end */
+	for (int i = 0; i < st->ntests; i++) {
+		struct ctest *t = st->tests[i].client;
+
+		if (!t)
+			continue;
+		t->zombie = true;
+		if (t->nactive > 0)
+			t->stopping = t->abort_req = true;
+		ctest_maybe_free_locked(st, t);
+	}
 	st->ntests = 0;
 	st->test_enabled[0] = st->test_enabled[1] = false;
 	return had_tests;
@@ -336,6 +1027,7 @@ static int fw_make_session(struct ulnet_selftest *st, struct slot *s, uint64_t n
 	st->sn_name[SRPC_NAME_SIZE - 1] = '\0';
 	st->sn_refcount = 1;
 	st->sn_started_ns = now;
+	st->sn_brw_errors = st->sn_ping_errors = 0;
 	rp->status = 0;
 	rp->sid = st->sn_id;
 	rp->timeout = (uint32_t)st->timeout_s;
@@ -406,28 +1098,43 @@ static void fw_stat(struct ulnet_selftest *st, struct slot *s, uint64_t now)
 	rp->lnet.route_length = c.route_length;
 	rp->lnet.drop_length = c.drop_length;
 	rp->rpc.errors = st->stats.errors;
-	rp->rpc.rpcs_sent = 0;          /* no client role */
+	rp->rpc.rpcs_sent = st->stats.rpcs_sent;
 	rp->rpc.rpcs_rcvd = st->stats.rpcs_rcvd;
 	rp->rpc.rpcs_dropped = st->stats.rpcs_dropped;
-	rp->rpc.rpcs_expired = 0;
+	rp->rpc.rpcs_expired = st->stats.rpcs_expired;
 	rp->rpc.bulk_get = st->stats.bulk_get;
 	rp->rpc.bulk_put = st->stats.bulk_put;
 	rp->fw.running_ms = (uint32_t)((now - st->sn_started_ns) / 1000000u);
-	rp->fw.active_batches = 0;      /* server tests are never active */
+	rp->fw.active_batches = 0;
+	for (int i = 0; i < st->nbatches; i++)
+		rp->fw.active_batches += batch_active_locked(st, st->batches[i]);
 	rp->fw.zombie_sessions = 0;
-	rp->fw.brw_errors = 0;          /* client-side counts */
-	rp->fw.ping_errors = 0;
+	for (struct ctest *t = st->ctests; t; t = t->next)
+		if (t->zombie) {
+			rp->fw.zombie_sessions = 1;   /* the kernel counts sessions */
+			break;
+		}
+	rp->fw.brw_errors = st->sn_brw_errors;
+	rp->fw.ping_errors = st->sn_ping_errors;
 	rp->status = 0;
 }
 
-/* Returns the test service to post now, or -1. */
-static int fw_add_test(struct ulnet_selftest *st, struct slot *s, int *drop)
+/* Returns the test service to post now, or -1. *fetch: a client test whose
+ * destination list must be fetched first (the reply waits for it). */
+static int fw_add_test(struct ulnet_selftest *st, struct slot *s, int *drop, bool *fetch)
 {
 	const struct srpc_test_reqst *rq = &s->msg.body.tes_reqst;
 	struct srpc_test_reply *rp = &s->reply.body.tes_reply;
 	int b;
 
 	rp->sid = old_sid(st);
+	if (rq->ndest > ULNET_MAX_IOV * (SRPC_PAGE_SIZE / SRPC_ID_PACKED_SIZE)) {
+		char pb[ULNET_NIDSTR_SIZE];
+
+		peer_str(s, pb);
+		lnet_log(st->ln, ULNET_LOG_WARN, "selftest: test add from console %s: %u destinations, at most %d",
+			 pb, rq->ndest, ULNET_MAX_IOV * (SRPC_PAGE_SIZE / SRPC_ID_PACKED_SIZE));
+	}
 	if (rq->loop == 0 || rq->concur == 0 || rq->sid.nid == SRPC_NID4_ANY ||
 	    rq->ndest > ULNET_MAX_IOV * (SRPC_PAGE_SIZE / SRPC_ID_PACKED_SIZE) ||
 	    (rq->is_client && rq->ndest == 0) || rq->concur > LST_MAX_CONCUR ||
@@ -449,8 +1156,12 @@ static int fw_add_test(struct ulnet_selftest *st, struct slot *s, int *drop)
 		b = st->nbatches++;
 		st->batches[b] = rq->bid;
 	}
+	if (batch_active_locked(st, rq->bid)) {
+		rp->status = EBUSY;
+		return -1;
+	}
 	if (rq->is_client) {
-		rp->status = EOPNOTSUPP;    /* the test-client role is not done */
+		*fetch = true;              /* testadd_bulk_done() goes on */
 		return -1;
 	}
 	if (st->ntests == MAX_TESTS) {
@@ -458,7 +1169,7 @@ static int fw_add_test(struct ulnet_selftest *st, struct slot *s, int *drop)
 		return -1;
 	}
 	st->tests[st->ntests++] = (struct test_rec){
-		.bid = rq->bid, .service = rq->service, .loop = rq->loop, .concur = rq->concur,
+		.bid = rq->bid, .service = rq->service, .loop = rq->loop, .concur = rq->concur, .client = NULL,
 	};
 	rp->status = 0;
 	if (st->test_enabled[test_index((int)rq->service)])
@@ -483,8 +1194,12 @@ static int fw_batch(struct ulnet_selftest *st, struct slot *s)
 	}
 	switch (rq->opc) {
 	case SRPC_BATCH_OPC_RUN:
+		batch_run_locked(st, rq->bid);
+		rp->status = 0;
+		return 0;
 	case SRPC_BATCH_OPC_STOP:
-		rp->status = 0;         /* server tests: nothing runs */
+		batch_stop_locked(st, rq->bid, rq->arg != 0);
+		rp->status = 0;
 		return 0;
 	case SRPC_BATCH_OPC_QUERY: {
 		int idx = (int)rq->testidx;
@@ -495,11 +1210,19 @@ static int fw_batch(struct ulnet_selftest *st, struct slot *s)
 		}
 		rp->active = 0;
 		if (idx == 0) {
+			/* test instances running */
+			for (int i = 0; i < st->ntests; i++)
+				if (st->tests[i].bid == rq->bid && st->tests[i].client &&
+				    st->tests[i].client->nactive > 0)
+					rp->active++;
 			rp->status = 0;
 			return 0;
 		}
 		for (int i = 0; i < st->ntests; i++)
 			if (st->tests[i].bid == rq->bid && --idx == 0) {
+				/* units running */
+				if (st->tests[i].client)
+					rp->active = (uint32_t)st->tests[i].client->nactive;
 				rp->status = 0;
 				return 0;
 			}
@@ -566,14 +1289,23 @@ static void send_reply(struct slot *s)
 
 /* --- test services ------------------------------------------------------------ */
 
-static void brw_fill(uint8_t *buf, uint32_t len, uint32_t pattern, uint64_t magic)
+/* The fragments of a buffer as the kernel's pages: the first ends at the
+ * page boundary after `off`, then whole pages. */
+static uint32_t frag_len(uint32_t pos, uint32_t len, uint32_t off)
+{
+	uint32_t room = SRPC_PAGE_SIZE - ((pos + off) & (SRPC_PAGE_SIZE - 1));
+
+	return len - pos < room ? len - pos : room;
+}
+
+static void brw_fill_off(uint8_t *buf, uint32_t len, uint32_t off, uint32_t pattern, uint64_t magic)
 {
 	if (pattern != LST_BRW_CHECK_SIMPLE && pattern != LST_BRW_CHECK_FULL)
 		return;
-	for (uint32_t pg = 0; pg < len; pg += SRPC_PAGE_SIZE) {
-		uint32_t plen = len - pg < SRPC_PAGE_SIZE ? len - pg : SRPC_PAGE_SIZE;
+	for (uint32_t pg = 0, plen; pg < len; pg += plen) {
 		uint8_t *p = buf + pg;
 
+		plen = frag_len(pg, len, off);
 		if (pattern == LST_BRW_CHECK_SIMPLE) {
 			if (plen >= 8)
 				ul_put_le64(p, magic);
@@ -587,14 +1319,14 @@ static void brw_fill(uint8_t *buf, uint32_t len, uint32_t pattern, uint64_t magi
 }
 
 /* Returns whether the data is bad. `be`: the sender wrote big-endian words. */
-static bool brw_check(const uint8_t *buf, uint32_t len, uint32_t pattern, int be)
+static bool brw_check_off(const uint8_t *buf, uint32_t len, uint32_t off, uint32_t pattern, int be)
 {
 	if (pattern != LST_BRW_CHECK_SIMPLE && pattern != LST_BRW_CHECK_FULL)
 		return false;
-	for (uint32_t pg = 0; pg < len; pg += SRPC_PAGE_SIZE) {
-		uint32_t plen = len - pg < SRPC_PAGE_SIZE ? len - pg : SRPC_PAGE_SIZE;
+	for (uint32_t pg = 0, plen; pg < len; pg += plen) {
 		const uint8_t *p = buf + pg;
 
+		plen = frag_len(pg, len, off);
 		if (pattern == LST_BRW_CHECK_SIMPLE) {
 			if (plen >= 8 && ul_get_64(p, be) != LST_BRW_MAGIC)
 				return true;
@@ -607,6 +1339,16 @@ static bool brw_check(const uint8_t *buf, uint32_t len, uint32_t pattern, int be
 				return true;
 	}
 	return false;
+}
+
+static void brw_fill(uint8_t *buf, uint32_t len, uint32_t pattern, uint64_t magic)
+{
+	brw_fill_off(buf, len, 0, pattern, magic);
+}
+
+static bool brw_check(const uint8_t *buf, uint32_t len, uint32_t pattern, int be)
+{
+	return brw_check_off(buf, len, 0, pattern, be);
 }
 
 /* Returns 0: reply now; 1: bulk started; -errno: drop. */
@@ -719,6 +1461,105 @@ static void brw_bulk_done(struct slot *s)
 	send_reply(s);
 }
 
+/* A client test add: GET the destination list from the console's bulk MD
+ * (portal 52, bulkid), as the kernel's server bulk. Returns 1 (started) or
+ * -errno (drop). */
+static int dest_fetch(struct slot *s)
+{
+	struct ulnet_selftest *st = s->st;
+	const struct srpc_test_reqst *rq = &s->msg.body.tes_reqst;
+	size_t len = (size_t)rq->ndest * SRPC_ID_PACKED_SIZE;
+	struct ulnet_md md = { 0 };
+	ulnet_handle_t mdh;
+	int rc;
+
+	if (s->bulk_cap < len) {
+		uint8_t *b = calloc(1, len);
+
+		if (!b)
+			return -ENOMEM;
+		free(s->bulk);
+		s->bulk = b;
+		s->bulk_cap = len;
+	}
+	memset(s->bulk, 0, len);
+	md.start = s->bulk;
+	md.length = len;
+	md.threshold = 2;                  /* SEND and REPLY */
+	md.user_ptr = &s->tags[TAG_BULK];
+	md.handler = handler;
+	md.options = ULNET_MD_TRACK_RESPONSE;   /* a console that never answers */
+	s->bulk_status = 0;
+	s->bulk_mlength = 0;
+	pthread_mutex_lock(&st->lock);
+	st->refs++;
+	pthread_mutex_unlock(&st->lock);
+	rc = ulnet_md_bind(st->ln, &md, ULNET_UNLINK, &mdh);
+	if (rc) {
+		pthread_mutex_lock(&st->lock);
+		st->refs--;
+		pthread_mutex_unlock(&st->lock);
+		return rc;
+	}
+	rc = ulnet_get(st->ln, &s->self, mdh, s->peer, SRPC_RDMA_PORTAL, rq->bulkid, 0);
+	if (rc) {
+		s->bulk_status = rc;
+		(void)ulnet_md_unlink(st->ln, mdh);   /* its UNLINK event ends the RPC */
+	}
+	return 1;
+}
+
+/* The destination list is here (or not): add the client test and reply. */
+static void testadd_bulk_done(struct slot *s)
+{
+	struct ulnet_selftest *st = s->st;
+	const struct srpc_test_reqst *rq = &s->msg.body.tes_reqst;
+	struct srpc_test_reply *rp = &s->reply.body.tes_reply;
+	uint32_t want = rq->ndest * SRPC_ID_PACKED_SIZE, status = 0;
+	char pb[ULNET_NIDSTR_SIZE];
+	struct ctest *t = NULL;
+	int b;
+
+	peer_str(s, pb);
+	if (s->bulk_status || s->bulk_mlength != want) {
+		/* the kernel drops the RPC (sfw_bulk_ready: EIO) */
+		lnet_log(st->ln, ULNET_LOG_WARN,
+			 "selftest: cannot fetch the destination list of a test from console %s (%u of %u bytes): %s",
+			 pb, s->bulk_mlength, want, ulnet_strerror(s->bulk_status ? s->bulk_status : -EIO));
+		finish_dropped(s, -EIO);
+		return;
+	}
+	t = ctest_create(st, &s->msg, s->bulk, &status);
+	pthread_mutex_lock(&st->lock);
+	rp->sid = old_sid(st);
+	if (t && (!st->sn_active || !sid_equal(rq->sid, st->sn_id)))
+		status = ENOENT;
+	else if (t && (b = find_batch(st, rq->bid)) < 0)
+		status = ENOENT;
+	else if (t && batch_active_locked(st, rq->bid))
+		status = EBUSY;
+	else if (t && st->ntests == MAX_TESTS)
+		status = ENOMEM;
+	if (t && !status) {
+		st->tests[st->ntests++] = (struct test_rec){
+			.bid = rq->bid, .service = rq->service, .loop = rq->loop, .concur = rq->concur, .client = t,
+		};
+		t->next = st->ctests;
+		st->ctests = t;
+		if (t->service == SRPC_SERVICE_PING)
+			st->ping_seq = 0;       /* ping_client_init */
+	}
+	rp->status = status;
+	pthread_mutex_unlock(&st->lock);
+	if (status) {
+		lnet_log(st->ln, ULNET_LOG_WARN, "selftest: client test (service %u) from console %s refused: %s",
+			 rq->service, pb, ulnet_strerror(-(int)status));
+		if (t)
+			ctest_free(t);
+	}
+	send_reply(s);
+}
+
 static int ping_handle(struct slot *s)
 {
 	struct ulnet_selftest *st = s->st;
@@ -771,7 +1612,7 @@ static void drop_request(struct slot *s, const char *why)
 }
 
 /* Framework: returns 0 to reply, -errno to drop. */
-static int framework_handle(struct slot *s, int *post_test, bool *unpost_tests)
+static int framework_handle(struct slot *s, int *post_test, bool *unpost_tests, bool *fetch)
 {
 	struct ulnet_selftest *st = s->st;
 	uint64_t now = lnet_now(st->ln);
@@ -799,7 +1640,7 @@ static int framework_handle(struct slot *s, int *post_test, bool *unpost_tests)
 	}
 	switch (s->service) {
 	case SRPC_SERVICE_TEST:
-		*post_test = fw_add_test(st, s, &rc);
+		*post_test = fw_add_test(st, s, &rc, fetch);
 		break;
 	case SRPC_SERVICE_BATCH:
 		rc = fw_batch(st, s);
@@ -842,7 +1683,7 @@ out:
 static void request_arrived(struct slot *s, const struct ulnet_event *ev)
 {
 	struct ulnet_selftest *st = s->st;
-	bool on, unpost_tests = false;
+	bool on, unpost_tests = false, fetch = false;
 	int post_test = -1;
 	char why[96];
 	int rc;
@@ -903,13 +1744,19 @@ static void request_arrived(struct slot *s, const struct ulnet_event *ev)
 		return;
 	}
 	if (is_framework(s->service)) {
-		rc = framework_handle(s, &post_test, &unpost_tests);
+		rc = framework_handle(s, &post_test, &unpost_tests, &fetch);
 		if (unpost_tests) {
 			unpost_service(st, SRPC_SERVICE_BRW);
 			unpost_service(st, SRPC_SERVICE_PING);
 		}
 		if (post_test >= 0)
 			post_service(st, post_test);
+		client_sweep(st);              /* a forced STOP, an ended session */
+		if (!rc && fetch) {
+			rc = dest_fetch(s);
+			if (rc == 1)
+				return;            /* the GET's events go on */
+		}
 	} else if (s->service == SRPC_SERVICE_PING) {
 		rc = ping_handle(s);
 	} else {
@@ -952,11 +1799,22 @@ static void handler_body(const struct ulnet_event *ev)
 			s->bulk_status = -EINTR;
 		else if (ev->status && !s->bulk_status)
 			s->bulk_status = ev->status;
+		if (ev->type == ULNET_EVENT_REPLY)
+			s->bulk_mlength = ev->mlength;
 		if (!last) {
 			/* a GET that failed to go: no REPLY will come, end the
 			 * RPC now (its unlink brings the last event) */
 			if (ev->status && ev->type != ULNET_EVENT_UNLINK)
 				(void)ulnet_md_unlink(st->ln, ev->md_handle);
+			return;
+		}
+		if (s->service == SRPC_SERVICE_TEST) {
+			pthread_mutex_lock(&st->lock);
+			st->refs--;
+			if (!s->bulk_status)
+				st->stats.bulk_get += s->bulk_mlength;
+			pthread_mutex_unlock(&st->lock);
+			testadd_bulk_done(s);
 			return;
 		}
 		pthread_mutex_lock(&st->lock);
@@ -1003,7 +1861,7 @@ int ulnet_selftest_start(ulnet_t *ln, const struct ulnet_selftest_conf *conf, ul
 	struct ulnet_selftest *st, *it;
 	int n = 0, rc;
 
-	if (!ln || !out || (conf && conf->session_timeout < -1))
+	if (!ln || !out || (conf && (conf->session_timeout < -1 || conf->rpc_timeout < -1)))
 		return -EINVAL;
 	st = calloc(1, sizeof(*st));
 	if (!st)
@@ -1012,6 +1870,11 @@ int ulnet_selftest_start(ulnet_t *ln, const struct ulnet_selftest_conf *conf, ul
 	pthread_mutex_init(&st->lock, NULL);
 	st->timeout_s = !conf || conf->session_timeout == 0 ? SESSION_TIMEOUT_DEFAULT
 		       : conf->session_timeout < 0 ? 0 : conf->session_timeout;
+	st->rpc_timeout_s = !conf || conf->rpc_timeout == 0 ? RPC_TIMEOUT_DEFAULT
+			  : conf->rpc_timeout < 0 ? 0 : conf->rpc_timeout;
+	st->matchbits = (uint64_t)time(NULL) << 48;   /* as srpc_startup() */
+	ul_timer_init(&st->timer, timer_cb);
+	st->barrier.fn = barrier_cb;
 	for (int i = 0; i < N_FW_SERVICES; i++)
 		for (int b = 0; b < FW_NBUF; b++)
 			st->slots[n++].service = fw_services[i];
@@ -1073,7 +1936,19 @@ void ulnet_selftest_stop(ulnet_selftest_t *st)
 		return;
 	pthread_mutex_lock(&st->lock);
 	st->stopping = true;
+	for (struct ctest *t = st->ctests; t; t = t->next)
+		if (t->nactive > 0)
+			t->stopping = t->abort_req = true;
+	if (st->timer_armed) {
+		st->timer_armed = false;
+		st->refs--;
+		ul_timer_stop(st->ln->ln_loop, &st->timer);
+	}
+	/* a timer callback already under way ends before this runs */
+	st->refs++;
+	ul_loop_post(st->ln->ln_loop, &st->barrier);
 	pthread_mutex_unlock(&st->lock);
+	client_sweep(st);
 	unpost_service(st, -1);
 	deadline = lnet_now(st->ln) + STOP_WAIT_NS;
 	for (;;) {
@@ -1105,6 +1980,12 @@ void ulnet_selftest_stop(ulnet_selftest_t *st)
 	pthread_mutex_unlock(&registry_lock);
 	for (int i = 0; i < N_SLOTS; i++)
 		free(st->slots[i].bulk);
+	while (st->ctests) {
+		struct ctest *t = st->ctests;
+
+		st->ctests = t->next;
+		ctest_free(t);
+	}
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }

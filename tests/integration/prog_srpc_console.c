@@ -7,7 +7,13 @@
  * way the kernel console does (SRPC requests to portals 50/51, replies and
  * bulk on portal 52). Every wait is bounded.
  *
- *   prog_srpc_console NID PORT TARGET_NID
+ *   prog_srpc_console NID PORT TARGET_NID [CLIENT_NID]
+ *
+ * With CLIENT_NID (another node running the agent) it also makes that node
+ * a test client: a ping test (loop 4, concurrency 2) and a brw write test
+ * (check=full) whose destination is TARGET_NID, runs the batch, queries it
+ * until it ends (20 s) and checks the client's STAT (requests sent, no
+ * errors), as `lst add_test --from` does.
  *
  * Prints one line per RPC; exit 0 if every reply is what the kernel server
  * would send, 1 otherwise (at once if no session can be made: 5 s).
@@ -23,7 +29,7 @@
 #include "util/util_bytes.h"
 
 static ulnet_t *ln;
-static ulnet_process_id_t target;
+static ulnet_process_id_t target, node;   /* node: where framework RPCs go */
 static uint64_t next_id = 0x5e1f000000000001ULL;
 static int failures;
 
@@ -96,7 +102,8 @@ static int rpc(unsigned service, struct srpc_msg *m, struct srpc_msg *rep)
 	if (!rc)
 		rc = ulnet_md_bind(ln, &md, ULNET_UNLINK, &mdh);
 	if (!rc)
-		rc = ulnet_put(ln, NULL, mdh, ULNET_NOACK_REQ, target,
+		rc = ulnet_put(ln, NULL, mdh, ULNET_NOACK_REQ,
+			       service < SRPC_FRAMEWORK_SERVICE_MAX_ID ? node : target,
 			       service < SRPC_FRAMEWORK_SERVICE_MAX_ID ? SRPC_FRAMEWORK_REQUEST_PORTAL
 								       : SRPC_REQUEST_PORTAL,
 			       service, 0, 0);
@@ -117,6 +124,98 @@ static void check(const char *what, int ok)
 		failures++;
 }
 
+/* The test-client role on `client`: ping and brw write tests towards the
+ * target. Returns 0 or 1 (each step printed). */
+static int client_role(const char *client, struct srpc_sid sid)
+{
+	static uint8_t list[SRPC_ID_PACKED_SIZE];
+	struct srpc_msg m, r;
+	struct wait lw;
+	ulnet_nid4_t t4;
+	ulnet_handle_t me;
+	int rc, i, before = failures;
+
+	if (ulnet_nid_parse(client, &node.nid, NULL)) {
+		check("client NID", 0);
+		return 1;
+	}
+	node.pid = ULNET_PID_LUSTRE;
+	memset(&m, 0, sizeof(m));
+	m.type = SRPC_MSG_MKSN_REQST;
+	m.body.mksn_reqst.rpyid = next_id++;
+	m.body.mksn_reqst.sid = sid;
+	snprintf(m.body.mksn_reqst.name, sizeof(m.body.mksn_reqst.name), "e2e");
+	rc = rpc(SRPC_SERVICE_MAKE_SESSION, &m, &r);
+	check("client: make session", !rc && r.body.mksn_reply.status == 0);
+	ulnet_nid_to_nid4(&target.nid, &t4);
+	ul_put_le64(list, t4);
+	ul_put_le32(list + 8, ULNET_PID_LUSTRE);
+	for (uint32_t svc = SRPC_SERVICE_BRW; svc <= SRPC_SERVICE_PING && !rc; svc++) {
+		memset(&m, 0, sizeof(m));
+		m.type = SRPC_MSG_TEST_REQST;
+		m.body.tes_reqst.rpyid = next_id++;
+		m.body.tes_reqst.bulkid = next_id++;
+		m.body.tes_reqst.sid = sid;
+		m.body.tes_reqst.bid = 2;
+		m.body.tes_reqst.service = svc;
+		m.body.tes_reqst.loop = 4;
+		m.body.tes_reqst.concur = 2;
+		m.body.tes_reqst.is_client = 1;
+		m.body.tes_reqst.ndest = 1;
+		if (svc == SRPC_SERVICE_BRW) {
+			m.body.tes_reqst.param.kind = SRPC_TEST_PARAM_BULK_V1;
+			m.body.tes_reqst.param.blk_opc = LST_BRW_WRITE;
+			m.body.tes_reqst.param.blk_flags = LST_BRW_CHECK_FULL;
+			m.body.tes_reqst.param.blk_len = 16384;
+		} else {
+			m.body.tes_reqst.param.kind = SRPC_TEST_PARAM_PING;
+		}
+		memset(&lw, 0, sizeof(lw));
+		rc = post52(m.body.tes_reqst.bulkid, list, sizeof(list), ULNET_MD_OP_GET, &lw, &me);
+		if (!rc)
+			rc = rpc(SRPC_SERVICE_TEST, &m, &r);
+		check(svc == SRPC_SERVICE_PING ? "client: add ping client test" : "client: add brw client test",
+		      !rc && r.body.tes_reply.status == 0 && lw.done);
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = SRPC_MSG_BATCH_REQST;
+	m.body.bat_reqst.sid = sid;
+	m.body.bat_reqst.bid = 2;
+	m.body.bat_reqst.opc = SRPC_BATCH_OPC_RUN;
+	m.body.bat_reqst.rpyid = next_id++;
+	rc = rpc(SRPC_SERVICE_BATCH, &m, &r);
+	check("client: run", !rc && r.body.bat_reply.status == 0);
+	for (i = 0; i < 200 && !rc; i++) {
+		struct timespec ts = { 0, 100000000 };
+
+		m.body.bat_reqst.opc = SRPC_BATCH_OPC_QUERY;
+		m.body.bat_reqst.rpyid = next_id++;
+		rc = rpc(SRPC_SERVICE_BATCH, &m, &r);
+		if (rc || r.body.bat_reply.active == 0)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	check("client: the batch ends", !rc && i < 200);
+	memset(&m, 0, sizeof(m));
+	m.type = SRPC_MSG_STAT_REQST;
+	m.body.stat_reqst.rpyid = next_id++;
+	m.body.stat_reqst.sid = sid;
+	rc = rpc(SRPC_SERVICE_QUERY_STAT, &m, &r);
+	/* 2 tests x loop 4 x concurrency 2 x 1 destination */
+	printf("srpc console: client stat: sent %u, errors %u, brw errors %u, ping errors %u\n",
+	       r.body.stat_reply.rpc.rpcs_sent, r.body.stat_reply.rpc.errors, r.body.stat_reply.fw.brw_errors,
+	       r.body.stat_reply.fw.ping_errors);
+	check("client: stat", !rc && r.body.stat_reply.status == 0 && r.body.stat_reply.rpc.rpcs_sent == 16 &&
+				      r.body.stat_reply.fw.brw_errors == 0 && r.body.stat_reply.fw.ping_errors == 0);
+	memset(&m, 0, sizeof(m));
+	m.type = SRPC_MSG_RMSN_REQST;
+	m.body.rmsn_reqst.rpyid = next_id++;
+	m.body.rmsn_reqst.sid = sid;
+	rc = rpc(SRPC_SERVICE_REMOVE_SESSION, &m, &r);
+	check("client: remove session", !rc && r.body.rmsn_reply.status == 0);
+	return failures != before;
+}
+
 int main(int argc, char **argv)
 {
 	struct ulnet_ni_conf c = { 0 };
@@ -128,8 +227,8 @@ int main(int argc, char **argv)
 	ulnet_handle_t me;
 	int rc;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: prog_srpc_console NID PORT TARGET_NID\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: prog_srpc_console NID PORT TARGET_NID [CLIENT_NID]\n");
 		return 2;
 	}
 	if (ulnet_create(NULL, &ln) || ulnet_nid_parse(argv[1], &c.nid, NULL) ||
@@ -138,6 +237,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	target.pid = ULNET_PID_LUSTRE;
+	node = target;
 	c.accept_port = (uint16_t)atoi(argv[2]);
 	c.tun.tos = -1;
 	snprintf(c.accept, sizeof(c.accept), "all");
@@ -228,6 +328,10 @@ int main(int argc, char **argv)
 			      r.body.stat_reply.rpc.bulk_get == 65536 && r.body.stat_reply.rpc.bulk_put == 8192 &&
 			      r.body.stat_reply.lnet.recv_count > 0);
 
+	if (argc == 5)
+		(void)client_role(argv[4], sid);   /* its checks count the failures */
+
+	node = target;
 	memset(&m, 0, sizeof(m));
 	m.type = SRPC_MSG_RMSN_REQST;
 	m.body.rmsn_reqst.rpyid = next_id++;

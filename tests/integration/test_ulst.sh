@@ -6,7 +6,8 @@
 #   read/write of several sizes with --check simple/full, two clients at
 #   once, data errors detected on both sides, unreachable targets, the
 #   counters serve prints on SIGTERM/SIGINT, serve as a test server of an
-#   lst console (prog_srpc_console: SRPC session, ping, brw, stat), and bad
+#   lst console (prog_srpc_console: SRPC session, ping, brw, stat; another
+#   serve as its test client), and bad
 #   arguments: each with its exit code and message. Every command runs under
 #   timeout(1).
 #
@@ -159,9 +160,11 @@ expect 1 "does not answer as a 'ulst serve' node on portal 61" -- \
 # --- serve is an lst test server ------------------------------------------------------
 grep -q "ready on portal 60 .*; lst test server (selftest portals 50-52)" "$WORK/serve.log" &&
     pass "serve's ready line names the selftest agent" || bad "serve's ready line: $(head -1 "$WORK/serve.log")"
-out=$(timeout 60 "$ULNET_BIN/prog_srpc_console" "$CON" "$PORT" "$SRV" 2>&1); rc=$?
-if [ $rc = 0 ] && grep -q "srpc console: 0 failures" <<<"$out"; then
-    pass "an SRPC console runs a session, ping and brw tests and stat on serve"
+# ... and $BAD a test client of it (ping and brw write, 16 RPCs to $SRV)
+out=$(timeout 60 "$ULNET_BIN/prog_srpc_console" "$CON" "$PORT" "$SRV" "$BAD" 2>&1); rc=$?
+if [ $rc = 0 ] && grep -q "srpc console: 0 failures" <<<"$out" &&
+   grep -q "client stat: sent 16, errors 0, brw errors 0, ping errors 0" <<<"$out"; then
+    pass "an SRPC console runs a session, ping and brw tests and stat on serve, and another serve as a test client"
 else
     bad "SRPC console against serve: exit $rc"; echo "$out" | sed 's/^/     | /'
 fi
@@ -233,7 +236,8 @@ if grep -q "ulst serve: $SRV: SIGTERM: PUT 60 (50.00 MiB), GET 910 (" "$WORK/ser
 else
     bad "serve counters"; sed 's/^/     | /' "$WORK/serve.log"
 fi
-grep -q "ulst serve: $SRV: selftest: 10 RPCs (0 dropped), ping 3, brw 2, brw check errors 0" "$WORK/serve.log" &&
+# the console's 10, and the test client's 8 pings and 8 brw writes
+grep -q "ulst serve: $SRV: selftest: 26 RPCs (0 dropped), ping 11, brw 10, brw check errors 0" "$WORK/serve.log" &&
     pass "serve prints its selftest counters" ||
     { bad "serve selftest counters"; sed 's/^/     | /' "$WORK/serve.log"; }
 stop_serve "$BAD_PID" INT "$WORK/bad.log"

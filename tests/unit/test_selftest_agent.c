@@ -8,7 +8,7 @@
  * in both directions with the kernel's patterns; then the error paths:
  * busy/forced sessions, unknown sessions, features, version, bad magic and
  * type and length (dropped, one log line), brw data corruption, the
- * session timeout, the test-client role refused, start/stop.
+ * session timeout, start/stop (the test-client role: test_selftest_client.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -588,7 +588,6 @@ static void test_sessions(void **state)
 	assert_int_equal(add_test(e, SID2, SRPC_SERVICE_BRW, 0), ENOENT);
 	assert_int_equal(add_test(e, SID, 9, 0), EINVAL);
 	assert_int_equal(add_test(e, SID, SRPC_SERVICE_PING, 0), 0);
-	assert_int_equal(add_test(e, SID, SRPC_SERVICE_BRW, 1), EOPNOTSUPP);
 	m.body.bat_reqst.opc = SRPC_BATCH_OPC_QUERY;
 	m.body.bat_reqst.testidx = 1;
 	assert_true(call(e, &m, &r));
