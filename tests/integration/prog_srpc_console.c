@@ -108,7 +108,7 @@ static int rpc(unsigned service, struct srpc_msg *m, struct srpc_msg *rep)
 								       : SRPC_REQUEST_PORTAL,
 			       service, 0, 0);
 	if (!rc)
-		rc = wait_for(&w, 5000);
+		rc = wait_for(&w, 20000);   /* generous: CI runs it under ASan beside other tests */
 	if (!rc && (w.mlength != SRPC_MSG_SIZE || srpc_msg_decode(buf, sizeof(buf), rep) ||
 		    rep->type != m->type + 1))
 		rc = -EPROTO;
