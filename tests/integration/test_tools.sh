@@ -419,7 +419,7 @@ srpc "after lnet unconfigure/configure"
 start N || fail "ulnetd N did not start"
 run N 0 net add --nid 127.0.0.6@tcp
 CHECKS=$((CHECKS + 1))
-timeout 60 "$BIN/prog_srpc_console" 127.0.0.5@tcp "$PORT" 127.0.0.6@tcp >"$T/srpc.out" 2>&1 &&
+SRPC_CONSOLE_WAIT_MS=3000 timeout 60 "$BIN/prog_srpc_console" 127.0.0.5@tcp "$PORT" 127.0.0.6@tcp >"$T/srpc.out" 2>&1 &&
 	fail "a node without --selftest answered SRPC"
 grep -qF "make session: FAILED" "$T/srpc.out" || fail "no SRPC failure reported: $(cat "$T/srpc.out")"
 
