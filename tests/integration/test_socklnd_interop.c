@@ -53,65 +53,6 @@
 #define RAW_PORT_OFFSET 17
 #include "socklnd_raw.h"
 
-/* --- V2 peers ------------------------------------------------------------ */
-
-/* A V2 peer (byte order `be`), on one ANY connection or on typed ones:
- * PUT and GET both ways. */
-
-
-/* --- reconnect back-off and sock_timeout, on the instance clock --------- */
-
-static void advance(uint64_t *skew, uint64_t ms)
-{
-	__atomic_add_fetch(skew, ms * 1000000ULL, __ATOMIC_RELEASE);
-}
-
-
-/* One failed attempt per step: a PUT is queued during the back-off, no
- * attempt is made before the delay, one is made after it, and the next
- * delay doubles up to the cap. Each PUT fails with ECONNREFUSED. */
-static void backoff_run(struct st_node *n, uint64_t *skew, const char *dead, const uint64_t *expect,
-			int steps, uint64_t sock_timeout_ms)
-{
-	uint8_t src[64];
-	char want[64];
-
-	for (int i = 0; i < steps; i++) {
-		static struct st_md md;
-
-		st_log_clear(n);
-		node_put(n, dead, src, sizeof(src), &md);
-		if (i > 0) {
-			uint64_t prev = expect[i - 1];
-
-			/* not before the delay is over */
-			if (prev >= 2000) {
-				advance(skew, prev - 1500);
-				usleep(300 * 1000);
-				assert_int_equal(log_count(n, "connect failed", NULL), 0);
-				if (prev - 1500 > sock_timeout_ms) {
-					/* the message could not wait that long */
-					assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
-					assert_int_equal(md.last_status, -ETIMEDOUT);
-					node_put_done(n, &md);
-					node_put(n, dead, src, sizeof(src), &md);
-				}
-				advance(skew, 1600);
-			} else {
-				advance(skew, prev + 100);
-			}
-		}
-		snprintf(want, sizeof(want), "(retry in %llu ms)", (unsigned long long)expect[i]);
-		if (!st_wait_log(n, "connect failed", want)) {
-			dump_log(n, "node");
-			fail_msg("step %d: no \"%s\"", i, want);
-		}
-		assert_int_equal(log_count(n, "connect failed", NULL), 1);
-		assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
-		assert_int_equal(md.last_status, -ECONNREFUSED);
-		node_put_done(n, &md);
-	}
-}
 /* Tests that dial from privileged ports skip without the right to. */
 static bool priv_or_skip(void)
 {
