@@ -1351,6 +1351,70 @@ static bool brw_check(const uint8_t *buf, uint32_t len, uint32_t pattern, int be
 	return brw_check_off(buf, len, 0, pattern, be);
 }
 
+/* The slot's bulk buffer holds at least `len` bytes (zeroed when it
+ * grows: bytes outside a brw pattern start as 0, as the kernel's fresh
+ * pages). 0 or -ENOMEM. */
+static int slot_bulk_reserve(struct slot *s, size_t len)
+{
+	uint8_t *b;
+
+	if (s->bulk_cap >= len)
+		return 0;
+	b = calloc(1, len);
+	if (!b)
+		return -ENOMEM;
+	free(s->bulk);
+	s->bulk = b;
+	s->bulk_cap = len;
+	return 0;
+}
+
+/* Start the slot's bulk transfer of `len` bytes of its buffer with the
+ * peer's MD `bulkid` on portal 52: GET into it (`sink`) or PUT from it.
+ * Its events end in handler()'s TAG_BULK. Returns 1 (started: an error
+ * after the bind still ends there, through the unlink) or -errno. */
+static int slot_bulk_start(struct slot *s, size_t len, bool sink, unsigned options,
+			   uint64_t bulkid)
+{
+	struct ulnet_selftest *st = s->st;
+	struct ulnet_md md = {
+		.start = s->bulk,
+		.length = len,
+		.threshold = sink ? 2 : 1,         /* GET: SEND and REPLY */
+		/* a REPLY that never comes unlinks the MD after
+		 * transaction_timeout (as the kernel's tracker does),
+		 * whatever response_tracking says */
+		.options = options | (sink ? ULNET_MD_TRACK_RESPONSE : 0),
+		.user_ptr = &s->tags[TAG_BULK],
+		.handler = handler,
+	};
+	ulnet_handle_t mdh;
+	int rc;
+
+	s->bulk_status = 0;
+	s->bulk_mlength = 0;
+	pthread_mutex_lock(&st->lock);
+	st->refs++;
+	pthread_mutex_unlock(&st->lock);
+	rc = ulnet_md_bind(st->ln, &md, ULNET_UNLINK, &mdh);
+	if (rc) {
+		pthread_mutex_lock(&st->lock);
+		st->refs--;
+		pthread_mutex_unlock(&st->lock);
+		return rc;
+	}
+	if (sink)
+		rc = ulnet_get(st->ln, &s->self, mdh, s->peer, SRPC_RDMA_PORTAL, bulkid, 0);
+	else
+		rc = ulnet_put(st->ln, &s->self, mdh, ULNET_NOACK_REQ, s->peer, SRPC_RDMA_PORTAL,
+			       bulkid, 0, 0);
+	if (rc) {
+		s->bulk_status = rc;
+		(void)ulnet_md_unlink(st->ln, mdh);   /* its UNLINK event ends the RPC */
+	}
+	return 1;
+}
+
 /* Returns 0: reply now; 1: bulk started; -errno: drop. */
 static int brw_handle(struct slot *s)
 {
@@ -1358,9 +1422,6 @@ static int brw_handle(struct slot *s)
 	const struct srpc_brw_reqst *rq = &s->msg.body.brw_reqst;
 	struct srpc_brw_reply *rp = &s->reply.body.brw_reply;
 	bool sink = rq->rw == LST_BRW_WRITE;
-	struct ulnet_md md = { 0 };
-	ulnet_handle_t mdh;
-	int rc;
 
 	rp->status = 0;
 	if ((rq->rw != LST_BRW_READ && rq->rw != LST_BRW_WRITE) ||
@@ -1384,51 +1445,15 @@ static int brw_handle(struct slot *s)
 		rp->status = EINVAL;
 		return 0;
 	}
-	if (s->bulk_cap < rq->len) {
-		/* zeroed: bytes outside the pattern start as 0 (the kernel's
-		 * pages hold whatever an earlier RPC left, zero when fresh) */
-		uint8_t *b = calloc(1, rq->len);
-
-		if (!b)
-			return -ENOMEM;
-		free(s->bulk);
-		s->bulk = b;
-		s->bulk_cap = rq->len;
-	}
+	if (slot_bulk_reserve(s, rq->len))
+		return -ENOMEM;
 	brw_fill(s->bulk, rq->len, rq->flags, sink ? LST_BRW_POISON : LST_BRW_MAGIC);
-
-	md.start = s->bulk;
-	md.length = rq->len;
-	md.threshold = sink ? 2 : 1;       /* GET: SEND and REPLY */
-	md.user_ptr = &s->tags[TAG_BULK];
-	md.handler = handler;
-	/* a REPLY that never comes unlinks the MD after transaction_timeout
-	 * (as the kernel's tracker does) whatever response_tracking says */
-	md.options = sink ? ULNET_MD_TRACK_RESPONSE : 0;
-	if (sink && rq->flags == LST_BRW_CHECK_DISCARD)
-		md.options |= ULNET_MD_DISCARD;
-	s->bulk_status = 0;
 	pthread_mutex_lock(&st->lock);
-	st->refs++;
 	st->stats.brw_reqs++;
 	pthread_mutex_unlock(&st->lock);
-	rc = ulnet_md_bind(st->ln, &md, ULNET_UNLINK, &mdh);
-	if (rc) {
-		pthread_mutex_lock(&st->lock);
-		st->refs--;
-		pthread_mutex_unlock(&st->lock);
-		return rc;
-	}
-	if (sink)
-		rc = ulnet_get(st->ln, &s->self, mdh, s->peer, SRPC_RDMA_PORTAL, rq->bulkid, 0);
-	else
-		rc = ulnet_put(st->ln, &s->self, mdh, ULNET_NOACK_REQ, s->peer, SRPC_RDMA_PORTAL,
-			       rq->bulkid, 0, 0);
-	if (rc) {
-		s->bulk_status = rc;
-		(void)ulnet_md_unlink(st->ln, mdh);   /* its UNLINK event ends the RPC */
-	}
-	return 1;
+	return slot_bulk_start(s, rq->len, sink,
+			       sink && rq->flags == LST_BRW_CHECK_DISCARD ? ULNET_MD_DISCARD : 0,
+			       rq->bulkid);
 }
 
 /* The brw bulk is over (final event of its MD). */
@@ -1466,47 +1491,13 @@ static void brw_bulk_done(struct slot *s)
  * -errno (drop). */
 static int dest_fetch(struct slot *s)
 {
-	struct ulnet_selftest *st = s->st;
 	const struct srpc_test_reqst *rq = &s->msg.body.tes_reqst;
 	size_t len = (size_t)rq->ndest * SRPC_ID_PACKED_SIZE;
-	struct ulnet_md md = { 0 };
-	ulnet_handle_t mdh;
-	int rc;
 
-	if (s->bulk_cap < len) {
-		uint8_t *b = calloc(1, len);
-
-		if (!b)
-			return -ENOMEM;
-		free(s->bulk);
-		s->bulk = b;
-		s->bulk_cap = len;
-	}
+	if (slot_bulk_reserve(s, len))
+		return -ENOMEM;
 	memset(s->bulk, 0, len);
-	md.start = s->bulk;
-	md.length = len;
-	md.threshold = 2;                  /* SEND and REPLY */
-	md.user_ptr = &s->tags[TAG_BULK];
-	md.handler = handler;
-	md.options = ULNET_MD_TRACK_RESPONSE;   /* a console that never answers */
-	s->bulk_status = 0;
-	s->bulk_mlength = 0;
-	pthread_mutex_lock(&st->lock);
-	st->refs++;
-	pthread_mutex_unlock(&st->lock);
-	rc = ulnet_md_bind(st->ln, &md, ULNET_UNLINK, &mdh);
-	if (rc) {
-		pthread_mutex_lock(&st->lock);
-		st->refs--;
-		pthread_mutex_unlock(&st->lock);
-		return rc;
-	}
-	rc = ulnet_get(st->ln, &s->self, mdh, s->peer, SRPC_RDMA_PORTAL, rq->bulkid, 0);
-	if (rc) {
-		s->bulk_status = rc;
-		(void)ulnet_md_unlink(st->ln, mdh);   /* its UNLINK event ends the RPC */
-	}
-	return 1;
+	return slot_bulk_start(s, len, true, 0, rq->bulkid);
 }
 
 /* The destination list is here (or not): add the client test and reply. */
