@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_node.h"
 #include "memlnd.h"
 #include "selftest/srpc_wire.h"
 #include "ulnet/selftest.h"
@@ -211,44 +212,12 @@ static void load(const char *hex, uint8_t out[SRPC_MSG_SIZE])
 
 /* --- the two nodes ------------------------------------------------------------- */
 
-static uint64_t fake_now = 1000000000ULL;
-static uint64_t fake_clock(void *arg)
-{
-	(void)arg;
-	return fake_now;
-}
-
-static char logs[4096];
-static void capture_log(void *arg, enum ulnet_log_level lvl, const char *msg)
-{
-	(void)arg;
-	(void)lvl;
-	if (strlen(logs) + strlen(msg) + 2 < sizeof(logs)) {
-		strcat(logs, msg);
-		strcat(logs, "\n");
-	}
-}
-
 struct env {
 	struct memlnd_net *net;
 	ulnet_t *con, *srv;
 	ulnet_nid_t con_nid, srv_nid;
 	ulnet_selftest_t *st;
 };
-
-static ulnet_t *mk(void)
-{
-	struct ulnet_opts o = {
-		.flags = ULNET_OPT_MANUAL_PROGRESS,
-		.clock = fake_clock,
-		.log = capture_log,
-		.log_level = ULNET_LOG_WARN,
-	};
-	ulnet_t *ln = NULL;
-
-	assert_int_equal(ulnet_create(&o, &ln), 0);
-	return ln;
-}
 
 static int setup(void **state)
 {

@@ -20,28 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_node.h"
 #include "memlnd.h"
 #include "selftest/srpc_wire.h"
 #include "ulnet/selftest.h"
 #include "util/util_bytes.h"
-
-static uint64_t fake_now = 1000000000ULL;
-static uint64_t fake_clock(void *arg)
-{
-	(void)arg;
-	return fake_now;
-}
-
-static char logs[16384];
-static void capture_log(void *arg, enum ulnet_log_level lvl, const char *msg)
-{
-	(void)arg;
-	(void)lvl;
-	if (strlen(logs) + strlen(msg) + 2 < sizeof(logs)) {
-		strcat(logs, msg);
-		strcat(logs, "\n");
-	}
-}
 
 struct env {
 	struct memlnd_net *net;
@@ -49,20 +32,6 @@ struct env {
 	ulnet_nid_t con_nid, a_nid, b_nid;
 	ulnet_selftest_t *sta, *stb;
 };
-
-static ulnet_t *mk(void)
-{
-	struct ulnet_opts o = {
-		.flags = ULNET_OPT_MANUAL_PROGRESS,
-		.clock = fake_clock,
-		.log = capture_log,
-		.log_level = ULNET_LOG_WARN,
-	};
-	ulnet_t *ln = NULL;
-
-	assert_int_equal(ulnet_create(&o, &ln), 0);
-	return ln;
-}
 
 static int setup(void **state)
 {
