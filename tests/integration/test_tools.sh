@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # test_tools.sh - ulnetd + ulnetctl end to end, as an ordinary user:
-# temp control sockets, 127.0.0.x NIDs, a high acceptor port, accept=all.
+# temp control sockets, 127.0.7.x NIDs (a subnet of its own: tests run in
+# parallel, and a node of another test on the same address and port would
+# answer this one's pings), a high acceptor port, accept=all.
 # Every command's exit status and error text are checked, and after each
 # one that the daemon is still alive. Needs no root (nothing is skipped for
 # root reasons); exits 77 only if the binaries are missing.
@@ -95,15 +97,15 @@ grep -qF -- "--nid" "$T/out" || fail "net add --help lacks --nid"
 start A || { echo "FAIL: ulnetd A did not start"; exit 1; }
 run A 0 net show
 has out "nid: 0@lo"
-run A 0 net add --nid 127.0.0.2@tcp
+run A 0 net add --nid 127.0.7.2@tcp
 run A 0 net show
-has out "nid: 127.0.0.2@tcp"
+has out "nid: 127.0.7.2@tcp"
 has out "0: lo"
 run A 0 net show -v 3
 has out "health stats:"
 run A 0 net show --net tcp -v 4
 has out "udsp info:"
-run A 234 net add --nid 127.0.0.2@tcp
+run A 234 net add --nid 127.0.7.2@tcp
 has err "errno: -17"
 has err 'descr: ! "cannot add LNet NI"'
 run A 234 net add --nid 127.0.0.300@tcp
@@ -116,11 +118,11 @@ run A 234 net add --net tcp1
 has err "'--if'"
 run A 234 net add --bogus
 has err "unrecognized option '--bogus'"
-run A 234 net add --nid 127.0.0.2@tcp --peer-credits lots
+run A 234 net add --nid 127.0.7.2@tcp --peer-credits lots
 has err "invalid value for --peer-credits"
 run A 234 net show --net nosuch
 has err "cannot parse net 'nosuch'"
-run A 234 net del --nid 127.0.0.77@tcp
+run A 234 net del --nid 127.0.7.77@tcp
 has err "errno: -2"
 run A 255 frobnicate
 has err "'frobnicate' is not a valid command"
@@ -132,10 +134,10 @@ has err 'descr: ! "\"Unable to parse nidlist: no valid NIDs in string\""'
 run A 255 ping 10.0.0.1@o2ib
 has out "errno: -113"
 has out "failed to ping 10.0.0.1@o2ib: No route to host"
-run A 255 ping --timeout 1 127.0.0.9@tcp
-has out "failed to ping 127.0.0.9@tcp"
-run A 0 ping 127.0.0.2@tcp
-has out "primary nid: 127.0.0.2@tcp"
+run A 255 ping --timeout 1 127.0.7.9@tcp
+has out "failed to ping 127.0.7.9@tcp"
+run A 0 ping 127.0.7.2@tcp
+has out "primary nid: 127.0.7.2@tcp"
 run A 255 discover
 has out "Missing nid argument"
 
@@ -153,21 +155,21 @@ run A 234 set discovery
 run A 0 set transaction_timeout 60
 
 # peers
-run A 0 peer add --prim_nid 127.0.0.50@tcp --nid 127.0.0.51@tcp
+run A 0 peer add --prim_nid 127.0.7.50@tcp --nid 127.0.7.51@tcp
 run A 0 peer show -v
-has out "primary nid: 127.0.0.50@tcp"
-has out "nid: 127.0.0.51@tcp"
+has out "primary nid: 127.0.7.50@tcp"
+has out "nid: 127.0.7.51@tcp"
 run A 0 peer list
 has out "peer list:"
-run A 234 peer show --nid 127.0.0.200@tcp
+run A 234 peer show --nid 127.0.7.200@tcp
 [[ -z $OUT && -z $ERR ]] || fail "peer show of an unknown NID printed something"
-run A 234 peer add --nid 127.0.0.51@tcp
+run A 234 peer add --nid 127.0.7.51@tcp
 has err "--prim_nid must be specified"
 run A 234 peer add --prim_nid bogus
-run A 0 debug peer --nid 127.0.0.50@tcp
+run A 0 debug peer --nid 127.0.7.50@tcp
 has out "udsp info:"
-run A 0 peer del --prim_nid 127.0.0.50@tcp
-run A 234 peer del --prim_nid 127.0.0.50@tcp
+run A 0 peer del --prim_nid 127.0.7.50@tcp
+run A 234 peer del --prim_nid 127.0.7.50@tcp
 
 run A 0 stats show
 has out "statistics:"
@@ -175,11 +177,11 @@ run A 0 stats reset
 run A 0 route show -v
 [[ -z $OUT ]] || fail "route show printed something"
 run A 0 routing show
-run A 234 route add --net tcp9 --gateway 127.0.0.2@tcp
+run A 234 route add --net tcp9 --gateway 127.0.7.2@tcp
 has err "errno: -95"
 
 # --- not supported by ulnet: each a clean -EOPNOTSUPP (-95), exit 234 -----------
-run A 234 route del --net tcp9 --gateway 127.0.0.2@tcp
+run A 234 route del --net tcp9 --gateway 127.0.7.2@tcp
 has err "errno: -95"
 for cmd in "set routing 1" "set tiny_buffers 512" "set small_buffers 4096" "set large_buffers 1024" \
 	   "udsp add --src tcp --priority 1" "udsp del --idx 0" \
@@ -189,16 +191,16 @@ for cmd in "set routing 1" "set tiny_buffers 512" "set small_buffers 4096" "set 
 	has err "errno: -95"
 	has err "not supported by ulnet"
 done
-printf 'route:\n  - net: tcp9\n    gateway: 127.0.0.2@tcp\n' >"$T/route.yaml"
+printf 'route:\n  - net: tcp9\n    gateway: 127.0.7.2@tcp\n' >"$T/route.yaml"
 run A 234 import "$T/route.yaml"
 has err "errno: -95"
 
 # --- net set / peer set ------------------------------------------------------------
-run A 0 net set --nid 127.0.0.2@tcp --health 0
+run A 0 net set --nid 127.0.7.2@tcp --health 0
 run A 0 net show --net tcp
 has out "status: down"
 run A 0 debug recovery --local
-has out "- nid: 127.0.0.2@tcp"
+has out "- nid: 127.0.7.2@tcp"
 run A 0 net set --all --health 1000
 run A 0 net show -v 2 --net tcp
 has out "status: up"
@@ -206,7 +208,7 @@ has out "health value: 1000"
 run A 0 net set --net tcp --health 700
 run A 0 net show -v 2 --net tcp
 has out "health value: 700"
-run A 0 net set --nid 127.0.0.2@tcp --health 1000 --conns-per-peer 3
+run A 0 net set --nid 127.0.7.2@tcp --health 1000 --conns-per-peer 3
 run A 0 net show -v --net tcp
 has out "conns_per_peer: 3"
 run A 0 net set --net tcp --lnd-timeout 33
@@ -224,45 +226,45 @@ run A 234 net set --net tcp --lnd-timeout -1
 has err "Invalid LND timeout value '-1', must be >= 0"
 run A 234 net set --net nosuch --health 5
 has err "Invalid network type: nosuch"
-run A 234 net set --nid 127.0.0.99@tcp --health 5
+run A 234 net set --nid 127.0.7.99@tcp --health 5
 has err "errno: -2"
 run A 234 net set --net lo --lnd-timeout 5
 has err "does not accept a LND timeout"
-run A 234 net set --all --nid 127.0.0.2@tcp --health 5
-run A 0 peer add --prim_nid 127.0.0.52@tcp
-run A 0 peer set --nid 127.0.0.52@tcp --health 400
-run A 0 peer show -v 2 --nid 127.0.0.52@tcp
+run A 234 net set --all --nid 127.0.7.2@tcp --health 5
+run A 0 peer add --prim_nid 127.0.7.52@tcp
+run A 0 peer set --nid 127.0.7.52@tcp --health 400
+run A 0 peer show -v 2 --nid 127.0.7.52@tcp
 has out "health value: 400"
 run A 0 debug recovery --peer
-has out "- nid: 127.0.0.52@tcp"
+has out "- nid: 127.0.7.52@tcp"
 run A 0 peer set --all --health 1000
-run A 0 peer show -v 2 --nid 127.0.0.52@tcp
+run A 0 peer show -v 2 --nid 127.0.7.52@tcp
 has out "health value: 1000"
-run A 0 peer set --nid 127.0.0.52@tcp --state 9
-run A 0 peer show -v 3 --nid 127.0.0.52@tcp
+run A 0 peer set --nid 127.0.7.52@tcp --state 9
+run A 0 peer show -v 3 --nid 127.0.7.52@tcp
 has out "peer state: 9"
-run A 234 peer set --nid 127.0.0.53@tcp --state 9
+run A 234 peer set --nid 127.0.7.53@tcp --state 9
 has err "invalid peer state param"
 run A 234 peer set --health 5
 has err "missing mandatory parameter"
-run A 234 peer set --nid 127.0.0.52@tcp --health -3
+run A 234 peer set --nid 127.0.7.52@tcp --health -3
 has err "Invalid health value '-3'"
-run A 0 peer del --prim_nid 127.0.0.52@tcp
+run A 0 peer del --prim_nid 127.0.7.52@tcp
 
 # --- node B: ping / discover between daemons -------------------------------------
 start B || fail "ulnetd B did not start"
-run B 0 net add --nid 127.0.0.3@tcp
-run A 0 ping 127.0.0.3@tcp
-has out "primary nid: 127.0.0.3@tcp"
-run A 0 discover 127.0.0.3@tcp
-has out "127.0.0.3@tcp"
+run B 0 net add --nid 127.0.7.3@tcp
+run A 0 ping 127.0.7.3@tcp
+has out "primary nid: 127.0.7.3@tcp"
+run A 0 discover 127.0.7.3@tcp
+has out "127.0.7.3@tcp"
 run A 0 peer show -v 2
-has out "primary nid: 127.0.0.3@tcp"
+has out "primary nid: 127.0.7.3@tcp"
 
 # --- every counter moves after traffic (a ping and a discovery above) --------------
 run A 0 stats reset
-run A 0 ping 127.0.0.3@tcp
-run A 0 discover --force 127.0.0.3@tcp
+run A 0 ping 127.0.7.3@tcp
+run A 0 discover --force 127.0.7.3@tcp
 run A 0 stats show
 for k in msgs_max send_count recv_count send_length recv_length; do moved $k; done
 run A 0 net show -v 2 --net tcp
@@ -271,7 +273,7 @@ for k in send_count recv_count put_egress_samples put_egress_avg_nsec get_rtt_sa
 moved put 1; moved get 1          # sent_stats
 moved put 2; moved reply 2; moved ack 2   # received_stats (reply/ack: sent, received)
 has out "health value: 1000"
-run A 0 peer show -v 2 --nid 127.0.0.3@tcp
+run A 0 peer show -v 2 --nid 127.0.7.3@tcp
 for k in send_count recv_count put_egress_samples put_egress_min_nsec get_rtt_samples \
 	 get_rtt_avg_nsec put_ack_samples put_ack_avg_nsec; do moved $k; done
 moved put 1; moved get 1; moved reply 2; moved ack 2
@@ -282,8 +284,8 @@ CHECKS=$((CHECKS + 1))
 run A 0 stats show
 # B goes away: ping now fails cleanly and A stays up
 kill -TERM "$PID_B"; wait "$PID_B" 2>/dev/null
-run A 255 ping --timeout 2 127.0.0.3@tcp
-has out "failed to ping 127.0.0.3@tcp"
+run A 255 ping --timeout 2 127.0.7.3@tcp
+has out "failed to ping 127.0.7.3@tcp"
 
 # --- import / export ---------------------------------------------------------------
 printf 'net:\n  - net type: tcp\n    local NI(s): [\n' >"$T/bad.yaml"
@@ -300,9 +302,9 @@ has err "cannot open '$T/nosuch.yaml'"
 run A 0 import --show "$T/bad2.yaml"
 has out "bogus_key: 1"
 
-run A 0 peer add --prim_nid 127.0.0.60@tcp
+run A 0 peer add --prim_nid 127.0.7.60@tcp
 run A 0 export "$T/a-full.yaml"
-grep -qF "nid: 127.0.0.2@tcp" "$T/a-full.yaml" || fail "export file lacks the NI"
+grep -qF "nid: 127.0.7.2@tcp" "$T/a-full.yaml" || fail "export file lacks the NI"
 run A 0 export --backup "$T/a-backup.yaml"
 kill -TERM "$PID_A"; wait "$PID_A"; rc=$?
 [[ $rc == 0 ]] || fail "ulnetd A exited $rc on SIGTERM"
@@ -314,7 +316,7 @@ run C 0 export --backup "$T/c-backup.yaml"
 diff -u "$T/a-backup.yaml" "$T/c-backup.yaml" || fail "export -> import -> export differs"
 run C 0 import --del "$T/a-full.yaml"
 run C 0 net show
-grep -qF "127.0.0.2@tcp" "$T/out" && fail "import --del left the NI"
+grep -qF "127.0.7.2@tcp" "$T/out" && fail "import --del left the NI"
 kill -TERM "$PID_C"; wait "$PID_C"
 
 # --config at start: the backup file configures a fresh node
@@ -333,9 +335,9 @@ run D 156 peer show
 has err "Network is down"
 run D 156 stats show
 has err "cannot get lnet statistics: Network is down"
-run D 234 net add --nid 127.0.0.2@tcp
+run D 234 net add --nid 127.0.7.2@tcp
 has err "LNet stack down"
-run D 234 ping 127.0.0.3@tcp
+run D 234 ping 127.0.7.3@tcp
 has err "errno: -100"
 run D 0 global show
 has out "    retry_count: 1"
@@ -360,10 +362,10 @@ kill -TERM "$PID_D"; wait "$PID_D"
 # (stopped), the daemon still exits promptly and the client hears why
 start F || fail "ulnetd F did not start"
 start G || fail "ulnetd G did not start"
-run F 0 net add --nid 127.0.0.2@tcp
-run G 0 net add --nid 127.0.0.3@tcp
+run F 0 net add --nid 127.0.7.2@tcp
+run G 0 net add --nid 127.0.7.3@tcp
 kill -STOP "$PID_G"
-"$CTL" --ctl "$T/F.sock" ping --timeout 60 127.0.0.3@tcp >"$T/pout" 2>"$T/perr" &
+"$CTL" --ctl "$T/F.sock" ping --timeout 60 127.0.7.3@tcp >"$T/pout" 2>"$T/perr" &
 PCLI=$!
 sleep 1
 t0=$SECONDS
@@ -401,10 +403,10 @@ CHECKS=$((CHECKS + 1))
 	fail "--session-timeout without --selftest: $(cat "$T/S0.log")"
 grep -qF -- "--selftest" <("$ULNETD" --help) || fail "ulnetd --help lacks --selftest"
 start S --selftest --session-timeout 30 || fail "ulnetd --selftest did not start"
-run S 0 net add --nid 127.0.0.4@tcp
+run S 0 net add --nid 127.0.7.4@tcp
 srpc() {
 	CHECKS=$((CHECKS + 1))
-	timeout 60 "$BIN/prog_srpc_console" 127.0.0.5@tcp "$PORT" 127.0.0.4@tcp >"$T/srpc.out" 2>&1
+	timeout 60 "$BIN/prog_srpc_console" 127.0.7.5@tcp "$PORT" 127.0.7.4@tcp >"$T/srpc.out" 2>&1
 	local rc=$?
 	[[ $rc == 0 ]] && grep -qF "srpc console: 0 failures" "$T/srpc.out" ||
 		fail "SRPC console against ulnetd --selftest ($1): exit $rc: $(cat "$T/srpc.out")"
@@ -413,13 +415,13 @@ srpc() {
 srpc "first"
 run S 0 lnet unconfigure
 run S 0 lnet configure
-run S 0 net add --nid 127.0.0.4@tcp
+run S 0 net add --nid 127.0.7.4@tcp
 srpc "after lnet unconfigure/configure"
 # without --selftest nothing answers on portal 51
 start N || fail "ulnetd N did not start"
-run N 0 net add --nid 127.0.0.6@tcp
+run N 0 net add --nid 127.0.7.6@tcp
 CHECKS=$((CHECKS + 1))
-SRPC_CONSOLE_WAIT_MS=3000 timeout 60 "$BIN/prog_srpc_console" 127.0.0.5@tcp "$PORT" 127.0.0.6@tcp >"$T/srpc.out" 2>&1 &&
+SRPC_CONSOLE_WAIT_MS=3000 timeout 60 "$BIN/prog_srpc_console" 127.0.7.5@tcp "$PORT" 127.0.7.6@tcp >"$T/srpc.out" 2>&1 &&
 	fail "a node without --selftest answered SRPC"
 grep -qF "make session: FAILED" "$T/srpc.out" || fail "no SRPC failure reported: $(cat "$T/srpc.out")"
 
