@@ -315,6 +315,7 @@ static void unpost_service(struct ulnet_selftest *st, int service)
 
 static void chandler(const struct ulnet_event *ev);
 static void client_sweep(struct ulnet_selftest *st);
+static bool session_check_expiry_locked(struct ulnet_selftest *st, uint64_t now);
 
 static void ctest_free(struct ctest *t)
 {
@@ -345,9 +346,24 @@ static bool batch_active_locked(const struct ulnet_selftest *st, uint64_t bid)
 	return false;
 }
 
+/* The agent's 1 s sweep is wanted while a client test runs under an RPC
+ * timeout, or while a session can expire (the kernel's session timer fires
+ * by itself, not only when the next request comes). */
+static bool sweep_wanted_locked(const struct ulnet_selftest *st)
+{
+	if (st->sn_active && st->timeout_s != 0)
+		return true;
+	if (st->rpc_timeout_s == 0)
+		return false;
+	for (const struct ctest *t = st->ctests; t; t = t->next)
+		if (t->nactive > 0)
+			return true;
+	return false;
+}
+
 static void arm_timer_locked(struct ulnet_selftest *st)
 {
-	if (st->timer_armed || st->stopping || st->rpc_timeout_s == 0)
+	if (st->timer_armed || st->stopping || !sweep_wanted_locked(st))
 		return;
 	st->timer_armed = true;
 	st->refs++;
@@ -782,7 +798,7 @@ static void client_sweep(struct ulnet_selftest *st)
 static void timer_cb(struct ul_timer *tm)
 {
 	struct ulnet_selftest *st = (struct ulnet_selftest *)((char *)tm - offsetof(struct ulnet_selftest, timer));
-	bool any = false;
+	bool unpost_tests;
 
 	pthread_mutex_lock(&st->lock);
 	if (!st->timer_armed) {
@@ -793,10 +809,15 @@ static void timer_cb(struct ul_timer *tm)
 	pthread_mutex_unlock(&st->lock);
 	client_sweep(st);
 	pthread_mutex_lock(&st->lock);
-	for (struct ctest *t = st->ctests; t; t = t->next)
-		any |= t->nactive > 0;
-	if (any)
-		arm_timer_locked(st);
+	unpost_tests = !st->stopping && session_check_expiry_locked(st, lnet_now(st->ln));
+	pthread_mutex_unlock(&st->lock);
+	/* still under the timer's reference: stop() waits for it */
+	if (unpost_tests) {
+		unpost_service(st, SRPC_SERVICE_BRW);
+		unpost_service(st, SRPC_SERVICE_PING);
+	}
+	pthread_mutex_lock(&st->lock);
+	arm_timer_locked(st);
 	st->refs--;                     /* the timer's own */
 	pthread_mutex_unlock(&st->lock);
 }
@@ -962,7 +983,8 @@ static bool session_end_locked(struct ulnet_selftest *st)
 	return had_tests;
 }
 
-/* The kernel's session timer, checked when a request comes. */
+/* The kernel's session timer: checked by the 1 s sweep and when a request
+ * comes (the sweep may be up to a second late). */
 static bool session_check_expiry_locked(struct ulnet_selftest *st, uint64_t now)
 {
 	if (!st->sn_active || st->timeout_s == 0)
@@ -1667,6 +1689,7 @@ static int framework_handle(struct slot *s, int *post_test, bool *unpost_tests, 
 out:
 	s->reply.ses_feats = features;
 	st->sn_last_ns = now;          /* the timer restarts after each framework RPC */
+	arm_timer_locked(st);          /* a new session's expiry needs the sweep */
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }

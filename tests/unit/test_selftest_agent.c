@@ -785,6 +785,33 @@ static void test_session_timeout(void **state)
 	assert_int_equal(r.body.dbg_reply.status, ESRCH);
 }
 
+/* The session timer fires by itself, as the kernel's: no request needs to
+ * come for an idle session to end and its test services to go. */
+static void test_session_timer_fires_alone(void **state)
+{
+	struct env *e = *state;
+	struct srpc_msg m, r;
+	bool replied;
+
+	assert_int_equal(mksn(e, SID, 0, "t", &r), 0);
+	assert_int_equal(add_test(e, SID, SRPC_SERVICE_PING, 0), 0);
+	fake_now += 99ULL * 1000000000ULL;
+	(void)ulnet_progress(e->srv, 0);
+	assert_null(strstr(logs, "session expired"));
+	fake_now += 2ULL * 1000000000ULL;
+	/* one sweep to find it expired (the first may be due before) */
+	for (int i = 0; i < 3 && !strstr(logs, "session expired"); i++)
+		(void)ulnet_progress(e->srv, 0);
+	assert_non_null(strstr(logs, "session expired"));
+	/* nothing came in: the log was the timer's; and the ping service is
+	 * already gone when the next request comes */
+	ping(e, 1, LST_PING_TEST_MAGIC, LST_FEAT_BULK_LEN, &replied, &r);
+	assert_false(replied);
+	build(&m, SRPC_MSG_DEBUG_REQST);
+	assert_true(call(e, &m, &r));
+	assert_int_equal(r.body.dbg_reply.status, ESRCH);
+}
+
 static void test_start_stop(void **state)
 {
 	struct env *e = *state;
@@ -811,6 +838,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_brw_bulk_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_session_timer_fires_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_stop, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
