@@ -379,6 +379,9 @@ struct lnet_peer_ni {
 	bool lpni_recovering;          /* a recovery ping is out (peer.c) */
 	uint64_t lpni_next_ping;       /* instance clock: next recovery ping no sooner */
 	unsigned lpni_seq;
+	/* a non-Multi-Rail peer hears from one NI of ours (move.c) */
+	bool lpni_pref_set;
+	ulnet_nid_t lpni_pref_nid;
 	/* per message type; the totals are their sums (lnet_type_counts_sum()) */
 	struct ulnet_msg_type_counts lpni_sent, lpni_received, lpni_dropped;
 	struct lnet_latency lpni_put_egress, lpni_get_rtt, lpni_put_ack;

@@ -102,6 +102,33 @@ void lnet_peer_cancel_discovery_locked(ulnet_t *ln, struct lnet_peer *lp)
 
 /* --- merging a ping info (REPLY or push) ---------------------------------------- */
 
+/* A peer that becomes Multi-Rail may hear from any of our NIs. */
+static void lnet_peer_set_mr_locked(struct lnet_peer *lp)
+{
+	struct ul_list *pos;
+
+	lp->lp_state |= LNET_PEER_MULTI_RAIL;
+	ul_list_for_each(pos, &lp->lp_nis)
+		ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list)->lpni_pref_set = false;
+}
+
+/* A peer that stops being Multi-Rail goes back to its primary NID. */
+static void lnet_peer_drop_mr_locked(ulnet_t *ln, struct lnet_peer *lp)
+{
+	char nid[ULNET_NIDSTR_SIZE];
+	struct ul_list *pos, *n;
+
+	lnet_log(ln, ULNET_LOG_INFO, "peer %s: discovery is off%s: not Multi-Rail any more",
+		 lnet_nidstr(&lp->lp_primary, nid), ln->ln_g.discovery ? " at its end" : " here");
+	lp->lp_state &= ~LNET_PEER_MULTI_RAIL;
+	ul_list_for_each_safe(pos, n, &lp->lp_nis) {
+		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
+
+		if (!lnet_nid_eq(&lpni->lpni_nid, &lp->lp_primary))
+			lnet_peer_ni_remove_locked(ln, lpni);
+	}
+}
+
 /* 0, -EAGAIN (a bigger buffer is needed), or -EPROTO. */
 static int lnet_peer_merge_locked(ulnet_t *ln, struct lnet_peer *lp, const struct lnet_ping_info *pi,
 				  uint32_t mlength, uint32_t rlength)
@@ -109,10 +136,12 @@ static int lnet_peer_merge_locked(ulnet_t *ln, struct lnet_peer *lp, const struc
 	char nid[ULNET_NIDSTR_SIZE];
 	unsigned i;
 
-	if (rlength > mlength || pi->truncated || pi->nnis < pi->nnis_wire) {
+	/* (NIDs listed in a form we cannot parse are skipped, as the kernel
+	 * does: they are no reason to ping again) */
+	if (rlength > mlength || pi->truncated || pi->nnis + pi->nnis_skipped < pi->nnis_wire) {
 		unsigned want = rlength > mlength ? rlength : mlength * 2;
 
-		if (pi->nnis < pi->nnis_wire && pi->nnis >= LNET_DC_MAX_NIS)
+		if (pi->nnis + pi->nnis_skipped < pi->nnis_wire && pi->nnis >= LNET_DC_MAX_NIS)
 			goto merge; /* more NIs than we keep: take what we have */
 		if (want > lp->lp_data_nbytes)
 			lp->lp_data_nbytes = want > ULNET_MTU ? ULNET_MTU : want;
@@ -123,17 +152,31 @@ merge:
 	lp->lp_features = pi->features;
 	lp->lp_peer_seqno = pi->nis[0].status;
 
-	if (!(pi->features & LNET_PING_FEAT_DISCOVERY) || !ln->ln_g.discovery)
+	if (!(pi->features & LNET_PING_FEAT_DISCOVERY) || !ln->ln_g.discovery) {
+		/* Discovery just went off (at either end) for a peer we had
+		 * discovered, or had as Multi-Rail: the kernel deletes such a
+		 * peer and starts again with the NID in use; we keep the
+		 * peer, but as it would come back: not Multi-Rail, its
+		 * primary NID alone (configured peers are left as they are) */
+		if (!(lp->lp_state & (LNET_PEER_CONFIGURED | LNET_PEER_NO_DISCOVERY)) &&
+		    (lp->lp_state & (LNET_PEER_DISCOVERED | LNET_PEER_MULTI_RAIL)))
+			lnet_peer_drop_mr_locked(ln, lp);
 		lp->lp_state |= LNET_PEER_NO_DISCOVERY;
-	else
+	} else {
 		lp->lp_state &= ~LNET_PEER_NO_DISCOVERY;
+	}
 
+	/* Every kernel sets the MULTI_RAIL bit; a peer is used as Multi-Rail
+	 * only when discovery is on at both ends (the kernel's "not MR: DD
+	 * disabled locally/remotely"). */
 	if (pi->features & LNET_PING_FEAT_MULTI_RAIL) {
-		if ((lp->lp_state & LNET_PEER_CONFIGURED) && !(lp->lp_state & LNET_PEER_MULTI_RAIL))
+		if (lp->lp_state & LNET_PEER_MULTI_RAIL)
+			;   /* stays so, as the kernel's */
+		else if (lp->lp_state & LNET_PEER_CONFIGURED)
 			lnet_log(ln, ULNET_LOG_WARN, "peer %s is Multi-Rail but configured not to be",
 				 lnet_nidstr(&lp->lp_primary, nid));
-		else
-			lp->lp_state |= LNET_PEER_MULTI_RAIL;
+		else if (!(lp->lp_state & LNET_PEER_NO_DISCOVERY))
+			lnet_peer_set_mr_locked(lp);
 	} else if (lp->lp_state & LNET_PEER_MULTI_RAIL) {
 		if (lp->lp_state & LNET_PEER_CONFIGURED)
 			lnet_log(ln, ULNET_LOG_WARN, "peer %s is configured Multi-Rail but is not",
@@ -142,7 +185,7 @@ merge:
 			lp->lp_state &= ~LNET_PEER_MULTI_RAIL;
 	}
 
-	if (lp->lp_state & LNET_PEER_MULTI_RAIL) {
+	if ((lp->lp_state & LNET_PEER_MULTI_RAIL) && !(lp->lp_state & LNET_PEER_NO_DISCOVERY)) {
 		struct ul_list *pos, *n;
 
 		for (i = 1; i < pi->nnis; i++) {
@@ -176,7 +219,9 @@ merge:
 			}
 		}
 	} else {
-		/* a non-MR peer is only ever spoken to on the NID we know */
+		/* a non-MR peer (or one with discovery off: the kernel's
+		 * lnet_is_discovery_disabled()) is only ever spoken to on the
+		 * NIDs we know; their status is all that is taken */
 		for (i = 1; i < pi->nnis; i++) {
 			struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, &pi->nis[i].nid);
 
@@ -418,8 +463,10 @@ void lnet_push_update_to_peers_locked(ulnet_t *ln, struct lnet_sendq *q)
 	ul_list_for_each_safe(pos, n, &ln->ln_peers) {
 		struct lnet_peer *lp = ul_container_of(pos, struct lnet_peer, lp_list);
 
-		if ((lp->lp_state & LNET_PEER_DISCOVERED) && !(lp->lp_state & LNET_PEER_DISCOVERING) &&
-		    lnet_peer_needs_push_locked(ln, lp))
+		/* every Multi-Rail peer behind our sequence, as the kernel: one
+		 * whose last discovery failed too (a running discovery checks
+		 * for itself at its next step) */
+		if (!(lp->lp_state & LNET_PEER_DISCOVERING) && lnet_peer_needs_push_locked(ln, lp))
 			lnet_peer_start_discovery_locked(ln, lp, false, q);
 	}
 }
@@ -449,10 +496,10 @@ void lnet_peer_push_event(ulnet_t *ln, const struct ulnet_event *ev, const uint8
 	}
 	lp = lpni->lpni_peer;
 	/* Sent from a NID we had not seen: the info's primary NID (its first
-	 * NI) may name a peer we know. That peer is the one this describes,
+	 * NI, or first large NI with PRIMARY_LARGE) may name a peer we know. That peer is the one this describes,
 	 * and it takes the new NID over (the temporary peer goes). */
-	if (dr >= 0 && pi.nnis > 1) {
-		struct lnet_peer_ni *prim = lnet_peer_ni_find_locked(ln, &pi.nis[1].nid);
+	if (dr >= 0 && lnet_ping_info_primary(&pi)) {
+		struct lnet_peer_ni *prim = lnet_peer_ni_find_locked(ln, &lnet_ping_info_primary(&pi)->nid);
 
 		if (prim && prim->lpni_peer && prim->lpni_peer != lp)
 			lp = prim->lpni_peer;

@@ -287,6 +287,42 @@ static struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
 	return best;
 }
 
+/* Traffic on the reserved portal (ping, push): LNet's own, free to leave
+ * from any NI (the kernel's lnet_reserved_msg()). */
+static bool lnet_msg_is_reserved(const struct lnet_msg *msg)
+{
+	return (msg->msg_type == ULNET_MSG_PUT &&
+		msg->msg_hdr.msg.put.ptl_index == ULNET_RESERVED_PORTAL) ||
+	       (msg->msg_type == ULNET_MSG_GET &&
+		msg->msg_hdr.msg.get.ptl_index == ULNET_RESERVED_PORTAL);
+}
+
+/*
+ * Our NI for a message to a non-Multi-Rail peer NI. Such a peer knows us by
+ * the NID we first spoke from and cannot tell our other NIDs are us: a
+ * kernel would take them for another peer, and an ME of its naming our
+ * first NID would refuse them ("NID mismatch"). So, as the kernel's
+ * preferred NI of a non-MR peer: the first message's NI is kept for the
+ * messages after it (LNet's own reserved-portal traffic aside), while it
+ * is up.
+ */
+static struct lnet_ni *lnet_nmr_src_ni_locked(ulnet_t *ln, const struct lnet_msg *msg,
+					      struct lnet_peer_ni *lpni, ulnet_net_t net)
+{
+	struct lnet_ni *only = NULL, *ni;
+
+	if (lpni->lpni_pref_set && lnet_net_nis_locked(ln, net, &only) > 1 &&
+	    !lnet_msg_is_reserved(msg)) {
+		ni = lnet_nid2ni_locked(ln, &lpni->lpni_pref_nid);
+		if (ni && ni->ni_up) {
+			ni->ni_seq++;
+			return ni;
+		}
+		lpni->lpni_pref_set = false;   /* gone: the next choice is kept */
+	}
+	return lnet_best_ni_on_net_locked(ln, net);
+}
+
 #define LNET_REACH_LOCAL  0   /* one of our NIDs: through 0@lo */
 #define LNET_REACH_REMOTE 1   /* on a net we have an NI on (from `self`) */
 
@@ -461,9 +497,14 @@ remote:
 	} else {
 		/* non-MR peers, responses and recovery pings go to the NID given */
 		best_lpni = lpni;
-		best_ni = src_ni ? src_ni : lnet_best_ni_on_net_locked(ln, ulnet_nid_net(dst));
+		best_ni = src_ni ? src_ni : lnet_nmr_src_ni_locked(ln, msg, lpni, ulnet_nid_net(dst));
 		if (!best_ni)
 			return -EHOSTUNREACH;
+		if (__builtin_expect(!lpni->lpni_pref_set, 0) && !lnet_msg_is_response(msg) &&
+		    !(lpni->lpni_peer && (lpni->lpni_peer->lp_state & LNET_PEER_MULTI_RAIL))) {
+			lpni->lpni_pref_nid = best_ni->ni_nid;
+			lpni->lpni_pref_set = true;
+		}
 	}
 
 	msg->msg_hdr.dest_nid = best_lpni->lpni_nid;

@@ -54,6 +54,11 @@ int lnet_ping_info_build_locked(ulnet_t *ln, uint8_t **bufp, size_t *lenp)
 		      LNET_PING_FEAT_MULTI_RAIL;
 	if (ln->ln_g.discovery)
 		pi.features |= LNET_PING_FEAT_DISCOVERY;
+	/* a first NI with no nid4 form is the primary: a kernel reading the
+	 * info finds it only so (without, it takes the first nid4 entry, or
+	 * with none drops the info) */
+	if (n > 1 && lnet_ping_info_primary_is_large(&nis[1].nid))
+		pi.features |= LNET_PING_FEAT_PRIMARY_LARGE;
 	pi.pid = ln->ln_pid;
 	pi.nnis = n;
 	pi.nis = nis;

@@ -154,6 +154,7 @@ ssize_t lnet_ping_info_decode(const uint8_t *buf, size_t len, struct lnet_ping_i
 
 	pi->nnis = 0;
 	pi->nnis_wire = 0;
+	pi->nnis_skipped = 0;
 	pi->swapped = false;
 	pi->truncated = false;
 
@@ -230,11 +231,30 @@ ssize_t lnet_ping_info_decode(const uint8_t *buf, size_t len, struct lnet_ping_i
 			if (ulnet_nid_decode(raw, &nid) == 0)
 				add_ni(pi, &nid, ul_get_32(e + PI_NIL_OFF_STATUS, be), 0);
 			else
-				pi->nnis_wire++;
+				pi->nnis_wire++, pi->nnis_skipped++;
 		} else {
-			pi->nnis_wire++;
+			pi->nnis_wire++, pi->nnis_skipped++;
 		}
 		off += esz;
 	}
 	return (ssize_t)(pi->truncated ? off : size);
+}
+
+bool lnet_ping_info_primary_is_large(const ulnet_nid_t *first_ni)
+{
+	ulnet_nid4_t nid4;
+
+	return first_ni && ulnet_nid_to_nid4(first_ni, &nid4) != 0;
+}
+
+const struct lnet_ping_ni *lnet_ping_info_primary(const struct lnet_ping_info *pi)
+{
+	unsigned i;
+
+	if (pi->features & LNET_PING_FEAT_PRIMARY_LARGE)
+		for (i = 1; i < pi->nnis; i++)
+			if (lnet_ping_info_primary_is_large(&pi->nis[i].nid))
+				return &pi->nis[i];
+	/* no large NID after all: the kernel ignores the flag */
+	return pi->nnis > 1 ? &pi->nis[1] : NULL;
 }

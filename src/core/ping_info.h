@@ -45,6 +45,7 @@ struct lnet_ping_info {
 	ulnet_pid_t pid;
 	unsigned nnis;             /* entries decoded into `nis` (0@lo first) */
 	unsigned nnis_wire;        /* entries the sender listed (may exceed nnis) */
+	unsigned nnis_skipped;     /* decode: listed, but not a NID we can parse */
 	struct lnet_ping_ni *nis;  /* caller's array */
 	unsigned max_nis;          /* its capacity */
 	bool swapped;              /* decode: sender was of the other byte order */
@@ -70,5 +71,16 @@ size_t lnet_ping_info_size(const struct lnet_ping_info *pi);
  * the bytes consumed.
  */
 ssize_t lnet_ping_info_decode(const uint8_t *buf, size_t len, struct lnet_ping_info *pi);
+
+/*
+ * The entry naming the sender's primary NID, by the kernel's rule: with
+ * PRIMARY_LARGE the first large (non-nid4) NID, else the first entry after
+ * 0@lo. NULL when the info lists nothing but 0@lo.
+ */
+const struct lnet_ping_ni *lnet_ping_info_primary(const struct lnet_ping_info *pi);
+
+/* Whether `features` needs PRIMARY_LARGE for NIs listed in this order
+ * (0@lo aside): the first one has no nid4 form (the kernel's rule). */
+bool lnet_ping_info_primary_is_large(const ulnet_nid_t *first_ni);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/ping_info.h"
 #include "memlnd.h"
@@ -447,6 +448,15 @@ static void test_push_lost_fails(void **state)
 	struct ulnet_peer_info pi;
 	assert_int_equal(ulnet_peer_info(a, 0, &pi), 0);
 	assert_true(pi.state & (1u << 12)); /* PUSH_FAILED */
+	/* A's NIs change: the peer is pushed to all the same (the kernel
+	 * pushes to every Multi-Rail peer behind, discovered or not) */
+	struct memlnd_trace_ent tr[8];
+	memlnd_trace_clear(net);
+	assert_int_equal(memlnd_add_ni(net, a, 33, NULL), 0);
+	memlnd_pump(net);
+	assert_true(memlnd_trace(net, tr, 8) >= 1);
+	assert_int_equal(tr[0].hdr.type, ULNET_MSG_PUT);
+	assert_int_equal(tr[0].hdr.msg.put.ptl_index, 0);
 	ulnet_destroy(a);
 	ulnet_destroy(b);
 	memlnd_net_destroy(net);
@@ -646,6 +656,246 @@ static void test_discover_and_ping_threaded(void **state)
 	memlnd_net_destroy(net);
 }
 
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* A large (non-nid4) NID: the memlnd NID `addr` with a 16-byte address. */
+static void large_nid(uint32_t addr, ulnet_nid_t *nid)
+{
+	memlnd_nid(addr, nid);
+	nid->size = 12;   /* bytes past the first 4: a 16-byte address */
+	memset(nid->addr, 0, sizeof(nid->addr));
+	nid->addr[0] = 0xfd;
+	nid->addr[15] = (uint8_t)addr;
+}
+
+/* The features of the ping info `ln` serves (a GET of itself through 0@lo),
+ * and its primary NID as a kernel reading it would find it. */
+static uint32_t served_features(ulnet_t *ln, ulnet_nid_t *primary)
+{
+	uint8_t sink[3960];
+	struct getlog g = { 0 };
+	struct ulnet_md md = { .start = sink, .length = sizeof(sink), .threshold = 2,
+			       .options = ULNET_MD_TRUNCATE, .user_ptr = &g, .handler = get_handler };
+	ulnet_handle_t mdh;
+	ulnet_process_id_t lo = { .nid = ULNET_NID_LO0, .pid = 12345 };
+	struct lnet_ping_ni nis[8];
+	struct lnet_ping_info pi = { .nis = nis, .max_nis = 8 };
+	const struct lnet_ping_ni *prim;
+
+	assert_int_equal(ulnet_md_bind(ln, &md, ULNET_UNLINK, &mdh), 0);
+	assert_int_equal(ulnet_get(ln, NULL, mdh, lo, 0, PING_BITS, 0), 0);
+	assert_int_equal(g.nreply, 1);
+	assert_true(lnet_ping_info_decode(sink, g.mlength, &pi) > 0);
+	prim = lnet_ping_info_primary(&pi);
+	assert_non_null(prim);
+	*primary = prim->nid;
+	return ul_get_le32(sink + 4);
+}
+
+/* A node whose first NI has no nid4 form says so (PRIMARY_LARGE, 0x40), as
+ * a kernel does: without it a kernel reading the info takes the first nid4
+ * entry as the primary, or drops the info when there is none. */
+static void test_primary_large_feature(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a = mk(true, false), *b = mk(true, false);
+	struct ulnet_ni_conf conf;
+	ulnet_nid_t big, small, prim;
+
+	large_nid(81, &big);
+	memlnd_nid(82, &small);
+	memset(&conf, 0, sizeof(conf));
+	conf.nid = big;
+	assert_int_equal(memlnd_add_ni_conf(net, a, &conf), 0);
+	assert_int_equal(served_features(a, &prim), 0x7e);   /* + LARGE_ADDR, PRIMARY_LARGE */
+	assert_true(ulnet_nid_same(&prim, &big));
+	/* a nid4 NI after it: the large one stays the primary */
+	assert_int_equal(memlnd_add_ni(net, a, 82, NULL), 0);
+	assert_int_equal(served_features(a, &prim), 0x7e);
+	assert_true(ulnet_nid_same(&prim, &big));
+
+	/* nid4 first: the large NI is listed, but is not the primary */
+	assert_int_equal(memlnd_add_ni(net, b, 83, &small), 0);
+	large_nid(84, &conf.nid);
+	assert_int_equal(memlnd_add_ni_conf(net, b, &conf), 0);
+	assert_int_equal(served_features(b, &prim), 0x3e);
+	assert_true(ulnet_nid_same(&prim, &small));
+	ulnet_destroy(a);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+}
+
+/* Every kernel sets MULTI_RAIL in its ping info; one with discovery off is
+ * still not used as Multi-Rail ("not MR: DD disabled remotely"): only the
+ * NID we were given, no push. When a discovered Multi-Rail peer turns its
+ * discovery off, it goes back to its primary NID alone. */
+static void test_discovery_off_peer_not_mr(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a = mk(false, false), *b = mk(false, false);
+	ulnet_nid_t nb, nb2;
+	struct ulnet_ping_peer pp;
+	struct ulnet_globals g;
+	struct memlnd_trace_ent tr[16];
+	int n, i;
+
+	memlnd_set_auto(net, true);
+	assert_int_equal(memlnd_add_ni(net, a, 91, NULL), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 92, &nb), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 93, &nb2), 0);
+	ulnet_globals_get(b, &g);
+	g.discovery = 0;
+	assert_int_equal(ulnet_globals_set(b, &g), 0);
+
+	assert_int_equal(ulnet_discover(a, &nb, false, 2000, &pp), 0);
+	assert_int_equal(pp.features & 0x18, 0x08);   /* MULTI_RAIL, no DISCOVERY */
+	assert_false(pp.multi_rail);
+	assert_int_equal(pp.nnids, 1);
+	assert_true(ulnet_nid_same(&pp.nids[0], &nb));
+	/* forced again: ping only, no push to a peer with discovery off */
+	memlnd_trace_clear(net);
+	assert_int_equal(ulnet_discover(a, &nb, true, 2000, &pp), 0);
+	n = memlnd_trace(net, tr, 16);
+	for (i = 0; i < n; i++)
+		assert_false(tr[i].hdr.type == ULNET_MSG_PUT);
+	assert_false(pp.multi_rail);
+
+	/* discovery on at B: A takes it as Multi-Rail with both NIDs */
+	g.discovery = 1;
+	assert_int_equal(ulnet_globals_set(b, &g), 0);
+	assert_int_equal(ulnet_discover(a, &nb, true, 2000, &pp), 0);
+	assert_true(pp.multi_rail);
+	assert_int_equal(pp.nnids, 2);
+	/* and off again: back to the primary NID, not Multi-Rail */
+	g.discovery = 0;
+	assert_int_equal(ulnet_globals_set(b, &g), 0);
+	assert_int_equal(ulnet_discover(a, &nb, true, 2000, &pp), 0);
+	assert_false(pp.multi_rail);
+	assert_int_equal(pp.nnids, 1);
+	assert_true(ulnet_nid_same(&pp.nids[0], &nb));
+	ulnet_destroy(a);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+}
+
+/* A ping info listing a NID we cannot parse: the rest is taken, the NID
+ * skipped (as the kernel does), not taken for truncation (which pinged
+ * again and again, with ever bigger buffers). */
+static void test_unparseable_nid_skipped(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a = mk(false, false), *b = mk(false, false);
+	ulnet_nid_t na, nb;
+	struct lnet_ping_ni nis[4], out[4];
+	struct lnet_ping_info p = { .features = 0x1e, .pid = 12345, .nnis = 3, .nis = nis,
+				    .max_nis = 4 };
+	struct lnet_ping_info d = { .nis = out, .max_nis = 4 };
+	uint8_t buf[256];
+	struct ulnet_md md = { .start = buf, .threshold = 1 };
+	struct ulnet_ping_peer pp;
+	struct memlnd_trace_ent tr[16];
+	ulnet_handle_t mdh;
+	ulnet_process_id_t t = { .pid = 12345 };
+	ssize_t len;
+	int n, i;
+
+	memlnd_set_auto(net, true);
+	assert_int_equal(memlnd_add_ni(net, a, 97, &na), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 98, &nb), 0);
+	assert_int_equal(ulnet_discover(a, &nb, false, 2000, &pp), 0);
+
+	memset(nis, 0, sizeof(nis));
+	nis[0].nid = ULNET_NID_LO0;
+	nis[0].status = 100;   /* a new sequence */
+	nis[1].nid = nb;
+	nis[1].status = LNET_NI_STATUS_UP;
+	memlnd_nid(99, &nis[2].nid);   /* a NID A has not seen */
+	nis[2].status = LNET_NI_STATUS_UP;
+	large_nid(96, &nis[3].nid);
+	p.nnis = 4;
+	len = lnet_ping_info_encode(&p, buf, sizeof(buf));
+	assert_true(len > 0);
+	/* the large entry (status 4, then size, type, num, address) gets a
+	 * NID size of 10 (the entry keeps its 24 bytes): no NID has it */
+	buf[16 + 3 * 16 + 4] = 10;
+	assert_true(lnet_ping_info_decode(buf, (size_t)len, &d) > 0);
+	assert_int_equal(d.nnis, 3);
+	assert_int_equal(d.nnis_wire, 4);
+	assert_int_equal(d.nnis_skipped, 1);
+	assert_false(d.truncated);
+
+	/* B pushes it to A: A takes the new NID, and does not ping B again */
+	memlnd_trace_clear(net);
+	md.length = (size_t)len;
+	t.nid = na;
+	assert_int_equal(ulnet_md_bind(b, &md, ULNET_UNLINK, &mdh), 0);
+	assert_int_equal(ulnet_put(b, NULL, mdh, ULNET_ACK_REQ, t, 0, PING_BITS, 0, 0), 0);
+	for (i = 0; i < 50; i++) {
+		struct ulnet_peer_info pi;
+
+		assert_int_equal(ulnet_peer_info(a, 0, &pi), 0);
+		if (pi.nnis == 2)
+			break;
+		nap_ms(10);
+	}
+	assert_true(i < 50);
+	nap_ms(100);   /* time for a ping, were one to go */
+	n = memlnd_trace(net, tr, 16);
+	assert_int_equal(n, 2);   /* the push and its ACK: no GET */
+	assert_int_equal(tr[0].hdr.type, ULNET_MSG_PUT);
+	assert_int_equal(tr[1].hdr.type, ULNET_MSG_ACK);
+	ulnet_destroy(a);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+}
+
+/* Two NIs of ours on one net and a peer that is not Multi-Rail (our
+ * discovery is off): every message to it leaves from the same NI (the
+ * kernel's preferred NI of a non-MR peer), where credits and round robin
+ * alternated them and the peer saw two nodes. */
+static void test_non_mr_peer_keeps_src_ni(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a = mk(true, false), *b = mk(true, false);
+	ulnet_nid_t na1, na2, nb;
+	struct recvlog r = { 0 };
+	struct sendlog s = { 0 };
+	uint8_t payload[160] = { 0 };
+	struct ulnet_globals g;
+	struct memlnd_trace_ent tr[16];
+	int n, i;
+
+	assert_int_equal(memlnd_add_ni(net, a, 111, &na1), 0);
+	assert_int_equal(memlnd_add_ni(net, a, 112, &na2), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 113, &nb), 0);
+	ulnet_globals_get(a, &g);
+	g.discovery = 0;
+	assert_int_equal(ulnet_globals_set(a, &g), 0);
+	post_lst_service(b, &r);
+	memlnd_trace_clear(net);
+	for (i = 0; i < 4; i++) {
+		put_lst(a, &nb, &s, payload);
+		memlnd_pump(net);
+	}
+	assert_int_equal(r.n, 4);
+	n = memlnd_trace(net, tr, 16);
+	assert_int_equal(n, 4);
+	for (i = 1; i < n; i++)
+		assert_true(ulnet_nid_same(&tr[i].hdr.src_nid, &tr[0].hdr.src_nid));
+	ulnet_destroy(a);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+}
+
 static void test_peer_api(void **state)
 {
 	(void)state;
@@ -694,6 +944,10 @@ int main(void)
 		cmocka_unit_test(test_push_without_mr_dropped),
 		cmocka_unit_test(test_discover_and_ping_threaded),
 		cmocka_unit_test(test_peer_api),
+		cmocka_unit_test(test_primary_large_feature),
+		cmocka_unit_test(test_discovery_off_peer_not_mr),
+		cmocka_unit_test(test_unparseable_nid_skipped),
+		cmocka_unit_test(test_non_mr_peer_keeps_src_ni),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
