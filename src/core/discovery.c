@@ -113,14 +113,21 @@ static void lnet_peer_set_mr_locked(struct lnet_peer *lp)
 }
 
 /* A peer that stops being Multi-Rail goes back to its primary NID. */
-static void lnet_peer_drop_mr_locked(ulnet_t *ln, struct lnet_peer *lp)
+static void lnet_peer_drop_mr_locked(ulnet_t *ln, struct lnet_peer *lp, bool remote)
 {
 	char nid[ULNET_NIDSTR_SIZE];
 	struct ul_list *pos, *n;
 
 	lnet_log(ln, ULNET_LOG_INFO, "peer %s: discovery is off%s: not Multi-Rail any more",
-		 lnet_nidstr(&lp->lp_primary, nid), ln->ln_g.discovery ? " at its end" : " here");
+		 lnet_nidstr(&lp->lp_primary, nid), remote ? " at its end" : " here");
 	lp->lp_state &= ~LNET_PEER_MULTI_RAIL;
+	/* (a primary NID that moved to another peer: nothing to go back to) */
+	ul_list_for_each(pos, &lp->lp_nis)
+		if (lnet_nid_eq(&ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list)->lpni_nid,
+				&lp->lp_primary))
+			break;
+	if (pos == &lp->lp_nis)
+		return;
 	ul_list_for_each_safe(pos, n, &lp->lp_nis) {
 		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
 
@@ -131,7 +138,7 @@ static void lnet_peer_drop_mr_locked(ulnet_t *ln, struct lnet_peer *lp)
 
 /* 0, -EAGAIN (a bigger buffer is needed), or -EPROTO. */
 static int lnet_peer_merge_locked(ulnet_t *ln, struct lnet_peer *lp, const struct lnet_ping_info *pi,
-				  uint32_t mlength, uint32_t rlength)
+				  uint32_t mlength, uint32_t rlength, bool push)
 {
 	char nid[ULNET_NIDSTR_SIZE];
 	unsigned i;
@@ -152,15 +159,21 @@ merge:
 	lp->lp_features = pi->features;
 	lp->lp_peer_seqno = pi->nis[0].status;
 
-	if (!(pi->features & LNET_PING_FEAT_DISCOVERY) || !ln->ln_g.discovery) {
-		/* Discovery just went off (at either end) for a peer we had
-		 * discovered, or had as Multi-Rail: the kernel deletes such a
-		 * peer and starts again with the NID in use; we keep the
-		 * peer, but as it would come back: not Multi-Rail, its
-		 * primary NID alone (configured peers are left as they are) */
+	/* The kernel's two handlers differ: a ping REPLY marks the peer
+	 * NO_DISCOVERY when discovery is off at either end, a push only when
+	 * the peer's is (ours being off then only keeps the merge below to
+	 * NID status). Discovery going off for a peer we had discovered, or
+	 * had as Multi-Rail, makes the kernel delete the peer and start again
+	 * from the NID in use; we keep it, but as it would come back: not
+	 * Multi-Rail, its primary NID alone (configured peers stay as they
+	 * are). */
+	if (!(pi->features & LNET_PING_FEAT_DISCOVERY) || (!push && !ln->ln_g.discovery)) {
+		unsigned had = push ? LNET_PEER_DISCOVERED : LNET_PEER_DISCOVERED | LNET_PEER_MULTI_RAIL;
+
 		if (!(lp->lp_state & (LNET_PEER_CONFIGURED | LNET_PEER_NO_DISCOVERY)) &&
-		    (lp->lp_state & (LNET_PEER_DISCOVERED | LNET_PEER_MULTI_RAIL)))
-			lnet_peer_drop_mr_locked(ln, lp);
+		    (lp->lp_state & had))
+			lnet_peer_drop_mr_locked(ln, lp,
+						  !(pi->features & LNET_PING_FEAT_DISCOVERY));
 		lp->lp_state |= LNET_PEER_NO_DISCOVERY;
 	} else {
 		lp->lp_state &= ~LNET_PEER_NO_DISCOVERY;
@@ -175,7 +188,7 @@ merge:
 		else if (lp->lp_state & LNET_PEER_CONFIGURED)
 			lnet_log(ln, ULNET_LOG_WARN, "peer %s is Multi-Rail but configured not to be",
 				 lnet_nidstr(&lp->lp_primary, nid));
-		else if (!(lp->lp_state & LNET_PEER_NO_DISCOVERY))
+		else if (!(lp->lp_state & LNET_PEER_NO_DISCOVERY) && ln->ln_g.discovery)
 			lnet_peer_set_mr_locked(lp);
 	} else if (lp->lp_state & LNET_PEER_MULTI_RAIL) {
 		if (lp->lp_state & LNET_PEER_CONFIGURED)
@@ -185,7 +198,8 @@ merge:
 			lp->lp_state &= ~LNET_PEER_MULTI_RAIL;
 	}
 
-	if ((lp->lp_state & LNET_PEER_MULTI_RAIL) && !(lp->lp_state & LNET_PEER_NO_DISCOVERY)) {
+	if ((lp->lp_state & LNET_PEER_MULTI_RAIL) && !(lp->lp_state & LNET_PEER_NO_DISCOVERY) &&
+	    ln->ln_g.discovery) {
 		struct ul_list *pos, *n;
 
 		for (i = 1; i < pi->nnis; i++) {
@@ -417,7 +431,8 @@ static void lnet_dc_handler(const struct ulnet_event *ev)
 						 ulnet_strerror((int)dr));
 					rc = dr == -ENOMEM ? -ENOMEM : -EPROTO;
 				} else {
-					rc = lnet_peer_merge_locked(ln, lp, &pi, ev->mlength, ev->rlength);
+					rc = lnet_peer_merge_locked(ln, lp, &pi, ev->mlength, ev->rlength,
+								    false);
 				}
 				free(nis);
 				if (rc == -EAGAIN)
@@ -514,7 +529,7 @@ void lnet_peer_push_event(ulnet_t *ln, const struct ulnet_event *ev, const uint8
 			 lnet_nidstr(&ev->source.nid, nid), ulnet_strerror((int)dr));
 		rc = -EAGAIN;
 	} else {
-		rc = lnet_peer_merge_locked(ln, lp, &pi, ev->mlength, ev->rlength);
+		rc = lnet_peer_merge_locked(ln, lp, &pi, ev->mlength, ev->rlength, true);
 	}
 	if (rc) {
 		/* truncated or invalid: learn it by pinging */

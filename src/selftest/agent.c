@@ -303,7 +303,9 @@ static void unpost_service(struct ulnet_selftest *st, int service)
 		if (service >= 0 && s->service != service)
 			continue;
 		pthread_mutex_lock(&st->lock);
-		if (s->state == SLOT_POSTED)
+		/* a test service that a new session has turned on again keeps
+		 * its buffers (the agent's stop takes them all: -1) */
+		if (s->state == SLOT_POSTED && (service < 0 || !service_on(st, s->service)))
 			me = s->me;
 		pthread_mutex_unlock(&st->lock);
 		if (!ulnet_handle_is_none(me))
@@ -806,11 +808,11 @@ static void timer_cb(struct ul_timer *tm)
 		return;
 	}
 	st->timer_armed = false;
-	pthread_mutex_unlock(&st->lock);
-	client_sweep(st);
-	pthread_mutex_lock(&st->lock);
+	/* the session first: ending it marks its client tests for abort,
+	 * which the sweep then carries out */
 	unpost_tests = !st->stopping && session_check_expiry_locked(st, lnet_now(st->ln));
 	pthread_mutex_unlock(&st->lock);
+	client_sweep(st);
 	/* still under the timer's reference: stop() waits for it */
 	if (unpost_tests) {
 		unpost_service(st, SRPC_SERVICE_BRW);

@@ -344,7 +344,7 @@ has out "    retry_count: 1"
 run D 0 lnet configure
 run D 0 net show
 has out "nid: 0@lo"
-grep -qF "127.0.0.1@tcp" "$T/out" && fail "lnet configure without --all brought up the --config nets"
+grep -qF "127.0.7.2@tcp" "$T/out" && fail "lnet configure without --all brought up the --config nets"
 run D 0 global show
 has out "    retry_count: 1"
 run D 0 lnet configure --all

@@ -838,7 +838,7 @@ static void test_unparseable_nid_skipped(void **state)
 	t.nid = na;
 	assert_int_equal(ulnet_md_bind(b, &md, ULNET_UNLINK, &mdh), 0);
 	assert_int_equal(ulnet_put(b, NULL, mdh, ULNET_ACK_REQ, t, 0, PING_BITS, 0, 0), 0);
-	for (i = 0; i < 50; i++) {
+	for (i = 0; i < 500; i++) {   /* at most 5 s: threads on a busy machine */
 		struct ulnet_peer_info pi;
 
 		assert_int_equal(ulnet_peer_info(a, 0, &pi), 0);
@@ -846,12 +846,14 @@ static void test_unparseable_nid_skipped(void **state)
 			break;
 		nap_ms(10);
 	}
-	assert_true(i < 50);
+	assert_true(i < 500);
 	nap_ms(100);   /* time for a ping, were one to go */
 	n = memlnd_trace(net, tr, 16);
-	assert_int_equal(n, 2);   /* the push and its ACK: no GET */
+	assert_true(n >= 2);
 	assert_int_equal(tr[0].hdr.type, ULNET_MSG_PUT);
 	assert_int_equal(tr[1].hdr.type, ULNET_MSG_ACK);
+	for (i = 0; i < n && i < 16; i++)   /* no ping of B again */
+		assert_false(tr[i].hdr.type == ULNET_MSG_GET);
 	ulnet_destroy(a);
 	ulnet_destroy(b);
 	memlnd_net_destroy(net);

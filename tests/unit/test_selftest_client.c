@@ -490,6 +490,37 @@ static void test_client_timeout(void **state)
 	assert_non_null(strstr(logs, "timed out"));
 }
 
+/* A session that expires with no console request ends by itself (the
+ * agent's timer), and aborts its client tests then, even with no RPC
+ * timeout to end them. */
+static void test_session_expiry_aborts_client(void **state)
+{
+	struct env *e = *state;
+	ulnet_process_id_t c = { .nid = e->con_nid, .pid = ULNET_PID_LUSTRE };
+	struct test_spec ping = { .service = SRPC_SERVICE_PING, .loop = 1, .concur = 1 };
+	struct ulnet_selftest_conf conf = { .session_timeout = 10, .rpc_timeout = -1 };
+	struct ulnet_selftest_stats sa;
+
+	ulnet_selftest_stop(e->sta);
+	assert_int_equal(ulnet_selftest_start(e->a, &conf, &e->sta), 0);
+	mksn(e, &e->a_nid);
+	/* the console takes the ping and never answers */
+	assert_int_equal(add_test(e, &e->a_nid, &ping, 1, &c, 1, 0), 0);
+	assert_int_equal(batch(e, &e->a_nid, SRPC_BATCH_OPC_RUN, 0, 0).status, 0);
+	pump(e);
+	assert_int_equal(ulnet_selftest_stats_get(e->sta, &sa), 0);
+	assert_int_equal(sa.rpcs_sent, 1);
+	assert_int_equal(sa.client_rpcs, 0);
+	fake_now += 11 * 1000000000ULL;
+	pump(e);
+	pump(e);
+	assert_non_null(strstr(logs, "session expired"));
+	assert_int_equal(ulnet_selftest_stats_get(e->sta, &sa), 0);
+	assert_int_equal(sa.session_active, 0);
+	assert_int_equal(sa.client_rpcs, 1);   /* aborted with the session */
+	assert_int_equal(sa.rpcs_expired, 0);
+}
+
 /* Malformed destination lists: too many (EINVAL, as the kernel), a list
  * shorter than ndest says (dropped, as the kernel's failed bulk: no reply),
  * none at all (ndest 0: EINVAL). Each logged with the console's NID. */
@@ -559,6 +590,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_client_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_session_expiry_aborts_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_bad_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_session_end, setup, teardown),
 	};
