@@ -785,6 +785,50 @@ static void test_discovery_off_peer_not_mr(void **state)
 	memlnd_net_destroy(net);
 }
 
+/* Our discovery turned off: a push from a Multi-Rail peer only updates
+ * the status of the NIDs we know; the peer stays Multi-Rail (the kernel's
+ * push handler marks "no discovery" from the peer's bit alone). */
+static void test_push_with_our_discovery_off(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a = mk(false, false), *b = mk(false, false);
+	ulnet_nid_t nb;
+	struct ulnet_ping_peer pp;
+	struct ulnet_peer_info pi;
+	struct ulnet_globals g;
+	struct ulnet_counters c0, c1;
+	int i;
+
+	memlnd_set_auto(net, true);
+	assert_int_equal(memlnd_add_ni(net, a, 121, NULL), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 122, &nb), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 123, NULL), 0);
+	assert_int_equal(ulnet_discover(a, &nb, false, 2000, &pp), 0);
+	assert_true(pp.multi_rail);
+	assert_int_equal(pp.nnids, 2);
+	ulnet_globals_get(a, &g);
+	g.discovery = 0;
+	assert_int_equal(ulnet_globals_set(a, &g), 0);
+	ulnet_counters_get(a, &c0);
+	/* B gets a third NI and pushes it */
+	assert_int_equal(memlnd_add_ni(net, b, 124, NULL), 0);
+	for (i = 0; i < 500; i++) {   /* at most 5 s */
+		ulnet_counters_get(a, &c1);
+		if (c1.recv_count > c0.recv_count)
+			break;
+		nap_ms(10);
+	}
+	assert_true(i < 500);
+	nap_ms(50);
+	assert_int_equal(ulnet_peer_info(a, 0, &pi), 0);
+	assert_true(pi.multi_rail);
+	assert_int_equal(pi.nnis, 2);   /* known NIDs only: the new one not added */
+	ulnet_destroy(a);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+}
+
 /* A ping info listing a NID we cannot parse: the rest is taken, the NID
  * skipped (as the kernel does), not taken for truncation (which pinged
  * again and again, with ever bigger buffers). */
@@ -948,6 +992,7 @@ int main(void)
 		cmocka_unit_test(test_peer_api),
 		cmocka_unit_test(test_primary_large_feature),
 		cmocka_unit_test(test_discovery_off_peer_not_mr),
+		cmocka_unit_test(test_push_with_our_discovery_off),
 		cmocka_unit_test(test_unparseable_nid_skipped),
 		cmocka_unit_test(test_non_mr_peer_keeps_src_ni),
 	};
