@@ -51,6 +51,24 @@ static ulnet_t *mk(bool manual, bool fake)
 	return ln;
 }
 
+/* Turn `ln`'s discovery on or off (the `discovery` global). */
+static void set_discovery(ulnet_t *ln, int on)
+{
+	struct ulnet_globals g;
+
+	ulnet_globals_get(ln, &g);
+	g.discovery = on;
+	assert_int_equal(ulnet_globals_set(ln, &g), 0);
+}
+
+/* Two nodes and their memlnd network, gone. */
+static void destroy2(struct memlnd_net *net, ulnet_t *a, ulnet_t *b)
+{
+	ulnet_destroy(a);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+}
+
 static const ulnet_process_id_t any = { .nid = { .type = ULNET_LND_ANY, .num = 0xffff,
 						 .addr = { 0xff, 0xff, 0xff, 0xff } },
 					.pid = ULNET_PID_ANY };
@@ -128,10 +146,7 @@ static void test_ping_target_bytes(void **state)
 	check_ping_info_bytes(sink, g.mlength, 0x1e, 2, &nid);
 
 	/* discovery off: no DISCOVERY bit; the sequence does not move */
-	struct ulnet_globals gl;
-	ulnet_globals_get(ln, &gl);
-	gl.discovery = 0;
-	assert_int_equal(ulnet_globals_set(ln, &gl), 0);
+	set_discovery(ln, 0);
 	memset(&g, 0, sizeof(g));
 	assert_int_equal(ulnet_md_bind(ln, &md, ULNET_UNLINK, &mdh), 0);
 	assert_int_equal(ulnet_get(ln, NULL, mdh, lo, 0, PING_BITS, 0), 0);
@@ -367,9 +382,7 @@ static void test_first_contact_exchange(void **state)
 	assert_int_equal(memlnd_trace(net, tr, 32), 1);
 	assert_int_equal(ra.n, 1);
 
-	ulnet_destroy(a);
-	ulnet_destroy(b);
-	memlnd_net_destroy(net);
+	destroy2(net, a, b);
 }
 
 static void test_discovery_timeout_fails_queued(void **state)
@@ -417,9 +430,7 @@ static void test_discovery_timeout_fails_queued(void **state)
 	assert_int_equal(s3.nsend, 1);
 	assert_int_equal(s3.status, 0);
 	assert_int_equal(r.n, 1);
-	ulnet_destroy(a);
-	ulnet_destroy(b);
-	memlnd_net_destroy(net);
+	destroy2(net, a, b);
 }
 
 static void test_push_lost_fails(void **state)
@@ -457,9 +468,7 @@ static void test_push_lost_fails(void **state)
 	assert_true(memlnd_trace(net, tr, 8) >= 1);
 	assert_int_equal(tr[0].hdr.type, ULNET_MSG_PUT);
 	assert_int_equal(tr[0].hdr.msg.put.ptl_index, 0);
-	ulnet_destroy(a);
-	ulnet_destroy(b);
-	memlnd_net_destroy(net);
+	destroy2(net, a, b);
 }
 
 static void test_discovery_off_sends_at_once(void **state)
@@ -471,14 +480,11 @@ static void test_discovery_off_sends_at_once(void **state)
 	struct recvlog r = { 0 };
 	struct sendlog s = { 0 };
 	uint8_t payload[160] = { 0 };
-	struct ulnet_globals g;
 	struct memlnd_trace_ent tr[8];
 
 	assert_int_equal(memlnd_add_ni(net, a, 41, NULL), 0);
 	assert_int_equal(memlnd_add_ni(net, b, 42, &nb), 0);
-	ulnet_globals_get(a, &g);
-	g.discovery = 0;
-	assert_int_equal(ulnet_globals_set(a, &g), 0);
+	set_discovery(a, 0);
 	post_lst_service(b, &r);
 	memlnd_trace_clear(net);
 	put_lst(a, &nb, &s, payload);
@@ -486,9 +492,7 @@ static void test_discovery_off_sends_at_once(void **state)
 	assert_int_equal(memlnd_trace(net, tr, 8), 1);
 	assert_int_equal(tr[0].hdr.msg.put.ptl_index, 51);
 	assert_int_equal(r.n, 1);
-	ulnet_destroy(a);
-	ulnet_destroy(b);
-	memlnd_net_destroy(net);
+	destroy2(net, a, b);
 }
 
 static void test_ni_change_pushes_to_peers(void **state)
@@ -539,9 +543,7 @@ static void test_ni_change_pushes_to_peers(void **state)
 	assert_int_equal(memlnd_trace(net, tr, 16), 2);
 	assert_int_equal(ulnet_peer_info(b, 0, &pi), 0);
 	assert_int_equal(pi.nnis, 1);
-	ulnet_destroy(a);
-	ulnet_destroy(b);
-	memlnd_net_destroy(net);
+	destroy2(net, a, b);
 }
 
 static void test_push_without_mr_dropped(void **state)
@@ -559,13 +561,10 @@ static void test_push_without_mr_dropped(void **state)
 	struct ulnet_md md = { .start = info, .length = sizeof(info), .threshold = 1 };
 	ulnet_handle_t mdh;
 	ulnet_process_id_t t;
-	struct ulnet_globals g;
 
 	assert_int_equal(memlnd_add_ni(net, a, 61, &na), 0);
 	assert_int_equal(memlnd_add_ni(net, b, 62, &nb), 0);
-	ulnet_globals_get(a, &g);
-	g.discovery = 0;
-	ulnet_globals_set(a, &g);
+	set_discovery(a, 0);
 	memset(nis, 0, sizeof(nis));
 	nis[0].nid = ULNET_NID_LO0;
 	nis[1].nid = na;
@@ -587,9 +586,7 @@ static void test_push_without_mr_dropped(void **state)
 	struct ulnet_counters c;
 	ulnet_counters_get(b, &c);
 	assert_int_equal(c.drop_count, 0);
-	ulnet_destroy(a);
-	ulnet_destroy(b);
-	memlnd_net_destroy(net);
+	destroy2(net, a, b);
 }
 
 /* --- threaded instances, blocking calls ----------------------------------------------- */
@@ -651,9 +648,7 @@ static void test_discover_and_ping_threaded(void **state)
 	/* and a later one works */
 	assert_int_equal(ulnet_ping(a, t, NULL, 0, 2000, &pp), 0);
 
-	ulnet_destroy(a);
-	ulnet_destroy(b);
-	memlnd_net_destroy(net);
+	destroy2(net, a, b);
 }
 
 static void nap_ms(long ms)
@@ -726,9 +721,7 @@ static void test_primary_large_feature(void **state)
 	assert_int_equal(memlnd_add_ni_conf(net, b, &conf), 0);
 	assert_int_equal(served_features(b, &prim), 0x3e);
 	assert_true(ulnet_nid_same(&prim, &small));
-	ulnet_destroy(a);
-	ulnet_destroy(b);
-	memlnd_net_destroy(net);
+	destroy2(net, a, b);
 }
 
 /* Every kernel sets MULTI_RAIL in its ping info; one with discovery off is
@@ -742,7 +735,6 @@ static void test_discovery_off_peer_not_mr(void **state)
 	ulnet_t *a = mk(false, false), *b = mk(false, false);
 	ulnet_nid_t nb, nb2;
 	struct ulnet_ping_peer pp;
-	struct ulnet_globals g;
 	struct memlnd_trace_ent tr[16];
 	int n, i;
 
@@ -750,9 +742,7 @@ static void test_discovery_off_peer_not_mr(void **state)
 	assert_int_equal(memlnd_add_ni(net, a, 91, NULL), 0);
 	assert_int_equal(memlnd_add_ni(net, b, 92, &nb), 0);
 	assert_int_equal(memlnd_add_ni(net, b, 93, &nb2), 0);
-	ulnet_globals_get(b, &g);
-	g.discovery = 0;
-	assert_int_equal(ulnet_globals_set(b, &g), 0);
+	set_discovery(b, 0);
 
 	assert_int_equal(ulnet_discover(a, &nb, false, 2000, &pp), 0);
 	assert_int_equal(pp.features & 0x18, 0x08);   /* MULTI_RAIL, no DISCOVERY */
@@ -768,21 +758,17 @@ static void test_discovery_off_peer_not_mr(void **state)
 	assert_false(pp.multi_rail);
 
 	/* discovery on at B: A takes it as Multi-Rail with both NIDs */
-	g.discovery = 1;
-	assert_int_equal(ulnet_globals_set(b, &g), 0);
+	set_discovery(b, 1);
 	assert_int_equal(ulnet_discover(a, &nb, true, 2000, &pp), 0);
 	assert_true(pp.multi_rail);
 	assert_int_equal(pp.nnids, 2);
 	/* and off again: back to the primary NID, not Multi-Rail */
-	g.discovery = 0;
-	assert_int_equal(ulnet_globals_set(b, &g), 0);
+	set_discovery(b, 0);
 	assert_int_equal(ulnet_discover(a, &nb, true, 2000, &pp), 0);
 	assert_false(pp.multi_rail);
 	assert_int_equal(pp.nnids, 1);
 	assert_true(ulnet_nid_same(&pp.nids[0], &nb));
-	ulnet_destroy(a);
-	ulnet_destroy(b);
-	memlnd_net_destroy(net);
+	destroy2(net, a, b);
 }
 
 /* Our discovery turned off: a push from a Multi-Rail peer only updates
@@ -796,7 +782,6 @@ static void test_push_with_our_discovery_off(void **state)
 	ulnet_nid_t nb;
 	struct ulnet_ping_peer pp;
 	struct ulnet_peer_info pi;
-	struct ulnet_globals g;
 	struct ulnet_counters c0, c1;
 	int i;
 
@@ -807,9 +792,7 @@ static void test_push_with_our_discovery_off(void **state)
 	assert_int_equal(ulnet_discover(a, &nb, false, 2000, &pp), 0);
 	assert_true(pp.multi_rail);
 	assert_int_equal(pp.nnids, 2);
-	ulnet_globals_get(a, &g);
-	g.discovery = 0;
-	assert_int_equal(ulnet_globals_set(a, &g), 0);
+	set_discovery(a, 0);
 	ulnet_counters_get(a, &c0);
 	/* B gets a third NI and pushes it */
 	assert_int_equal(memlnd_add_ni(net, b, 124, NULL), 0);
@@ -824,9 +807,7 @@ static void test_push_with_our_discovery_off(void **state)
 	assert_int_equal(ulnet_peer_info(a, 0, &pi), 0);
 	assert_true(pi.multi_rail);
 	assert_int_equal(pi.nnis, 2);   /* known NIDs only: the new one not added */
-	ulnet_destroy(a);
-	ulnet_destroy(b);
-	memlnd_net_destroy(net);
+	destroy2(net, a, b);
 }
 
 /* A ping info listing a NID we cannot parse: the rest is taken, the NID
@@ -898,9 +879,7 @@ static void test_unparseable_nid_skipped(void **state)
 	assert_int_equal(tr[1].hdr.type, ULNET_MSG_ACK);
 	for (i = 0; i < n && i < 16; i++)   /* no ping of B again */
 		assert_false(tr[i].hdr.type == ULNET_MSG_GET);
-	ulnet_destroy(a);
-	ulnet_destroy(b);
-	memlnd_net_destroy(net);
+	destroy2(net, a, b);
 }
 
 /* Two NIs of ours on one net and a peer that is not Multi-Rail (our
@@ -916,16 +895,13 @@ static void test_non_mr_peer_keeps_src_ni(void **state)
 	struct recvlog r = { 0 };
 	struct sendlog s = { 0 };
 	uint8_t payload[160] = { 0 };
-	struct ulnet_globals g;
 	struct memlnd_trace_ent tr[16];
 	int n, i;
 
 	assert_int_equal(memlnd_add_ni(net, a, 111, &na1), 0);
 	assert_int_equal(memlnd_add_ni(net, a, 112, &na2), 0);
 	assert_int_equal(memlnd_add_ni(net, b, 113, &nb), 0);
-	ulnet_globals_get(a, &g);
-	g.discovery = 0;
-	assert_int_equal(ulnet_globals_set(a, &g), 0);
+	set_discovery(a, 0);
 	post_lst_service(b, &r);
 	memlnd_trace_clear(net);
 	for (i = 0; i < 4; i++) {
@@ -937,9 +913,7 @@ static void test_non_mr_peer_keeps_src_ni(void **state)
 	assert_int_equal(n, 4);
 	for (i = 1; i < n; i++)
 		assert_true(ulnet_nid_same(&tr[i].hdr.src_nid, &tr[0].hdr.src_nid));
-	ulnet_destroy(a);
-	ulnet_destroy(b);
-	memlnd_net_destroy(net);
+	destroy2(net, a, b);
 }
 
 static void test_peer_api(void **state)

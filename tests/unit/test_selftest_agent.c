@@ -761,14 +761,35 @@ static void test_bad_requests(void **state)
 	assert_int_equal(s.rpcs_rcvd, 9);
 }
 
+/* A session with the ping test service on. */
+static void session_with_ping_test(struct env *e)
+{
+	struct srpc_msg r;
+
+	assert_int_equal(mksn(e, SID, 0, "t", &r), 0);
+	assert_int_equal(add_test(e, SID, SRPC_SERVICE_PING, 0), 0);
+}
+
+/* The session is over: a ping gets no reply (the test service went with
+ * it) and a framework request is told ESRCH. */
+static void expect_session_gone(struct env *e)
+{
+	struct srpc_msg m, r;
+	bool replied;
+
+	ping(e, 1, LST_PING_TEST_MAGIC, LST_FEAT_BULK_LEN, &replied, &r);
+	assert_false(replied);
+	build(&m, SRPC_MSG_DEBUG_REQST);
+	assert_true(call(e, &m, &r));
+	assert_int_equal(r.body.dbg_reply.status, ESRCH);
+}
+
 static void test_session_timeout(void **state)
 {
 	struct env *e = *state;
 	struct srpc_msg m, r;
-	bool replied;
 
-	assert_int_equal(mksn(e, SID, 0, "t", &r), 0);
-	assert_int_equal(add_test(e, SID, SRPC_SERVICE_PING, 0), 0);
+	session_with_ping_test(e);
 	fake_now += 99ULL * 1000000000ULL;
 	build(&m, SRPC_MSG_DEBUG_REQST);
 	assert_true(call(e, &m, &r));
@@ -777,12 +798,8 @@ static void test_session_timeout(void **state)
 	assert_true(call(e, &m, &r));
 	assert_int_equal(r.body.dbg_reply.status, 0);
 	fake_now += 101ULL * 1000000000ULL;
-	/* a ping after expiry: the test service is gone with the session */
-	ping(e, 1, LST_PING_TEST_MAGIC, LST_FEAT_BULK_LEN, &replied, &r);
-	assert_false(replied);
+	expect_session_gone(e);
 	assert_non_null(strstr(logs, "session expired"));
-	assert_true(call(e, &m, &r));
-	assert_int_equal(r.body.dbg_reply.status, ESRCH);
 }
 
 /* The session timer fires by itself, as the kernel's: no request needs to
@@ -790,11 +807,8 @@ static void test_session_timeout(void **state)
 static void test_session_timer_fires_alone(void **state)
 {
 	struct env *e = *state;
-	struct srpc_msg m, r;
-	bool replied;
 
-	assert_int_equal(mksn(e, SID, 0, "t", &r), 0);
-	assert_int_equal(add_test(e, SID, SRPC_SERVICE_PING, 0), 0);
+	session_with_ping_test(e);
 	fake_now += 99ULL * 1000000000ULL;
 	(void)ulnet_progress(e->srv, 0);
 	assert_null(strstr(logs, "session expired"));
@@ -802,14 +816,9 @@ static void test_session_timer_fires_alone(void **state)
 	/* one sweep to find it expired (the first may be due before) */
 	for (int i = 0; i < 3 && !strstr(logs, "session expired"); i++)
 		(void)ulnet_progress(e->srv, 0);
+	/* nothing came in: the log is the timer's */
 	assert_non_null(strstr(logs, "session expired"));
-	/* nothing came in: the log was the timer's; and the ping service is
-	 * already gone when the next request comes */
-	ping(e, 1, LST_PING_TEST_MAGIC, LST_FEAT_BULK_LEN, &replied, &r);
-	assert_false(replied);
-	build(&m, SRPC_MSG_DEBUG_REQST);
-	assert_true(call(e, &m, &r));
-	assert_int_equal(r.body.dbg_reply.status, ESRCH);
+	expect_session_gone(e);
 }
 
 static void test_start_stop(void **state)
