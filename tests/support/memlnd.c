@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/evloop.h"
 
@@ -35,6 +36,9 @@ struct memlnd_node {
 	ulnet_nid_t nid;
 	struct ul_work work;       /* auto mode: deliver on this node's loop */
 	bool dead;
+	/* its sends that a receiver's thread is finalizing right now: its
+	 * shutdown waits for them (the instance goes after it) */
+	int tx_finalizing;
 };
 
 struct memlnd_net {
@@ -175,6 +179,17 @@ static struct memlnd_node *memlnd_find_locked(struct memlnd_net *net, const ulne
 
 static void memlnd_deliver(struct memlnd_net *net, struct memlnd_pkt *p);
 
+/* A sender's message finalized from the receiver's side (src->tx_finalizing
+ * was counted under the lock when the message was taken off its packet). */
+static void memlnd_finalize_tx(struct memlnd_net *net, struct memlnd_node *src,
+			       struct lnet_msg *tx, int status)
+{
+	lnet_finalize(tx, status);
+	pthread_mutex_lock(&net->lock);
+	src->tx_finalizing--;
+	pthread_mutex_unlock(&net->lock);
+}
+
 /* auto mode: drain what is queued for this node */
 static void memlnd_node_work(struct ul_work *w)
 {
@@ -284,6 +299,19 @@ static void memlnd_shutdown(struct lnet_ni *ni)
 			lnet_finalize(p->tx, p->status);
 		free(p);
 	}
+	/* a receiver's thread may be finalizing one of our sends it took
+	 * before we were dead: the instance must outlive that (5 s bound) */
+	for (i = 0; i < 5000; i++) {
+		struct timespec ts = { 0, 1000000 };
+		int busy;
+
+		pthread_mutex_lock(&net->lock);
+		busy = node->tx_finalizing;
+		pthread_mutex_unlock(&net->lock);
+		if (!busy)
+			break;
+		nanosleep(&ts, NULL);
+	}
 	lnet_ni_set_data(ni, NULL);
 }
 
@@ -390,6 +418,7 @@ static void memlnd_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *m
 {
 	struct memlnd_pkt *p = rx_private;
 	struct memlnd_net *net = p->dst->net;
+	struct memlnd_node *src = p->src;
 	struct lnet_msg *tx;
 
 	(void)ni;
@@ -406,12 +435,14 @@ static void memlnd_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *m
 		lnet_copy_iov(iov, niov, offset, siov, sniov, soff, mlen);
 	}
 	pl_del(&net->parsing, p);
+	if (tx)
+		src->tx_finalizing++;
 	pthread_mutex_unlock(&net->lock);
 	free(p);
 	if (msg)
 		lnet_finalize(msg, tx || !mlen ? 0 : -EIO);
 	if (tx)
-		lnet_finalize(tx, 0);
+		memlnd_finalize_tx(net, src, tx, 0);
 }
 
 static void memlnd_deliver(struct memlnd_net *net, struct memlnd_pkt *p)
@@ -422,13 +453,17 @@ static void memlnd_deliver(struct memlnd_net *net, struct memlnd_pkt *p)
 		/* protocol error: a real LND drops the connection */
 		struct lnet_msg *tx;
 
+		struct memlnd_node *src = p->src;
+
 		pthread_mutex_lock(&net->lock);
 		tx = p->tx;
 		pl_del(&net->parsing, p);
+		if (tx)
+			src->tx_finalizing++;
 		pthread_mutex_unlock(&net->lock);
 		free(p);
 		if (tx)
-			lnet_finalize(tx, rc);
+			memlnd_finalize_tx(net, src, tx, rc);
 	}
 }
 
