@@ -140,7 +140,8 @@ static void lnet_peer_drop_mr_locked(ulnet_t *ln, struct lnet_peer *lp, bool rem
 static int lnet_peer_merge_locked(ulnet_t *ln, struct lnet_peer *lp, const struct lnet_ping_info *pi,
 				  uint32_t mlength, uint32_t rlength, bool push)
 {
-	char nid[ULNET_NIDSTR_SIZE];
+	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
+	const struct lnet_ping_ni *prim;
 	unsigned i;
 
 	/* (NIDs listed in a form we cannot parse are skipped, as the kernel
@@ -213,8 +214,26 @@ merge:
 			if (lpni)
 				lnet_peer_ni_set_ns_status_locked(ln, lpni, pi->nis[i].status);
 		}
-		/* NIDs it no longer lists go, except the primary (locked, as
-		 * the kernel's lock_prim_nid) and configured peers' */
+		/* The primary NID is the one its info names (the kernel's
+		 * lnet_peer_data_present(): a peer we met through another of
+		 * its NIDs takes it), unless configured, or that NID is
+		 * another peer's. */
+		prim = lnet_ping_info_primary(pi);
+		if (prim && !(lp->lp_state & LNET_PEER_CONFIGURED) &&
+		    !lnet_nid_eq(&prim->nid, &lp->lp_primary)) {
+			struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, &prim->nid);
+
+			if (lpni && lpni->lpni_peer == lp) {
+				lnet_log(ln, ULNET_LOG_INFO, "peer %s: primary NID %s, as its ping info says",
+					 lnet_nidstr(&lp->lp_primary, nid),
+					 lnet_nidstr(&prim->nid, nid2));
+				lp->lp_primary = prim->nid;
+				ul_list_del(&lpni->lpni_peer_list);
+				ul_list_add(&lpni->lpni_peer_list, &lp->lp_nis);   /* primary first */
+			}
+		}
+		/* NIDs it no longer lists go, except the primary and
+		 * configured peers' */
 		if (!(lp->lp_state & LNET_PEER_CONFIGURED)) {
 			ul_list_for_each_safe(pos, n, &lp->lp_nis) {
 				struct lnet_peer_ni *lpni =

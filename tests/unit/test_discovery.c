@@ -810,6 +810,33 @@ static void test_push_with_our_discovery_off(void **state)
 	destroy2(net, a, b);
 }
 
+/* Discovered through its second NID, a peer's primary NID is the one its
+ * ping info names (as a kernel's `lnetctl peer show` would say), first in
+ * its list. */
+static void test_primary_from_ping_info(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a = mk(false, false), *b = mk(false, false);
+	ulnet_nid_t nb1, nb2;
+	struct ulnet_ping_peer pp;
+	struct ulnet_peer_info pi;
+
+	memlnd_set_auto(net, true);
+	assert_int_equal(memlnd_add_ni(net, a, 131, NULL), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 132, &nb1), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 133, &nb2), 0);
+	assert_int_equal(ulnet_discover(a, &nb2, false, 2000, &pp), 0);
+	assert_true(pp.multi_rail);
+	assert_true(ulnet_nid_same(&pp.primary, &nb1));
+	assert_int_equal(ulnet_peer_info(a, 0, &pi), 0);
+	assert_true(ulnet_nid_same(&pi.primary, &nb1));
+	assert_int_equal(pi.nnis, 2);
+	assert_true(ulnet_nid_same(&pi.nis[0].nid, &nb1));
+	assert_true(ulnet_nid_same(&pi.nis[1].nid, &nb2));
+	destroy2(net, a, b);
+}
+
 /* A ping info listing a NID we cannot parse: the rest is taken, the NID
  * skipped (as the kernel does), not taken for truncation (which pinged
  * again and again, with ever bigger buffers). */
@@ -967,6 +994,7 @@ int main(void)
 		cmocka_unit_test(test_primary_large_feature),
 		cmocka_unit_test(test_discovery_off_peer_not_mr),
 		cmocka_unit_test(test_push_with_our_discovery_off),
+		cmocka_unit_test(test_primary_from_ping_info),
 		cmocka_unit_test(test_unparseable_nid_skipped),
 		cmocka_unit_test(test_non_mr_peer_keeps_src_ni),
 	};
