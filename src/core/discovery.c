@@ -510,6 +510,7 @@ void lnet_peer_push_event(ulnet_t *ln, const struct ulnet_event *ev, const uint8
 {
 	struct lnet_ping_ni *nis = calloc(LNET_DC_MAX_NIS, sizeof(*nis));
 	struct lnet_ping_info pi = { .nis = nis, .max_nis = LNET_DC_MAX_NIS };
+	const struct lnet_ping_ni *primary;
 	char nid[ULNET_NIDSTR_SIZE];
 	struct lnet_peer_ni *lpni;
 	struct lnet_peer *lp;
@@ -530,10 +531,12 @@ void lnet_peer_push_event(ulnet_t *ln, const struct ulnet_event *ev, const uint8
 	}
 	lp = lpni->lpni_peer;
 	/* Sent from a NID we had not seen: the info's primary NID (its first
-	 * NI, or first large NI with PRIMARY_LARGE) may name a peer we know. That peer is the one this describes,
-	 * and it takes the new NID over (the temporary peer goes). */
-	if (dr >= 0 && lnet_ping_info_primary(&pi)) {
-		struct lnet_peer_ni *prim = lnet_peer_ni_find_locked(ln, &lnet_ping_info_primary(&pi)->nid);
+	 * NI, or first large NI with PRIMARY_LARGE) may name a peer we know.
+	 * That peer is the one this describes, and it takes the new NID over
+	 * (the temporary peer goes). */
+	primary = dr >= 0 ? lnet_ping_info_primary(&pi) : NULL;
+	if (primary) {
+		struct lnet_peer_ni *prim = lnet_peer_ni_find_locked(ln, &primary->nid);
 
 		if (prim && prim->lpni_peer && prim->lpni_peer != lp)
 			lp = prim->lpni_peer;
