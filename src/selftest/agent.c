@@ -375,6 +375,30 @@ static void arm_timer_locked(struct ulnet_selftest *st)
 	}
 }
 
+/* Bind an MD of the agent's: it holds a reference of the agent, dropped by
+ * its UNLINK event (the agent's stop waits for it); taken before the bind,
+ * as the operation the caller then starts may end on another thread at
+ * once. On failure the reference is given back (and, with `count_error`,
+ * an error counted). */
+static int agent_md_bind(struct ulnet_selftest *st, const struct ulnet_md *md, ulnet_handle_t *mdh,
+			 bool count_error)
+{
+	int rc;
+
+	pthread_mutex_lock(&st->lock);
+	st->refs++;
+	pthread_mutex_unlock(&st->lock);
+	rc = ulnet_md_bind(st->ln, md, ULNET_UNLINK, mdh);
+	if (rc) {
+		pthread_mutex_lock(&st->lock);
+		st->refs--;
+		if (count_error)
+			st->stats.errors++;
+		pthread_mutex_unlock(&st->lock);
+	}
+	return rc;
+}
+
 /* A unit is over (lock held). */
 static void unit_finish_locked(struct ulnet_selftest *st, struct unit *u)
 {
@@ -1288,15 +1312,8 @@ static void send_reply(struct slot *s)
 	s->reply.version = SRPC_MSG_VERSION;
 	s->reply.type = (uint32_t)srpc_service2reply(s->service);
 	(void)srpc_msg_encode(&s->reply, s->rep, sizeof(s->rep));
-	pthread_mutex_lock(&st->lock);
-	st->refs++;
-	pthread_mutex_unlock(&st->lock);
-	rc = ulnet_md_bind(st->ln, &md, ULNET_UNLINK, &mdh);
+	rc = agent_md_bind(st, &md, &mdh, true);
 	if (rc) {
-		pthread_mutex_lock(&st->lock);
-		st->refs--;
-		st->stats.errors++;
-		pthread_mutex_unlock(&st->lock);
 		finish_dropped(s, rc);
 		return;
 	}
@@ -1417,16 +1434,9 @@ static int slot_bulk_start(struct slot *s, size_t len, bool sink, unsigned optio
 
 	s->bulk_status = 0;
 	s->bulk_mlength = 0;
-	pthread_mutex_lock(&st->lock);
-	st->refs++;
-	pthread_mutex_unlock(&st->lock);
-	rc = ulnet_md_bind(st->ln, &md, ULNET_UNLINK, &mdh);
-	if (rc) {
-		pthread_mutex_lock(&st->lock);
-		st->refs--;
-		pthread_mutex_unlock(&st->lock);
+	rc = agent_md_bind(st, &md, &mdh, false);
+	if (rc)
 		return rc;
-	}
 	if (sink)
 		rc = ulnet_get(st->ln, &s->self, mdh, s->peer, SRPC_RDMA_PORTAL, bulkid, 0);
 	else

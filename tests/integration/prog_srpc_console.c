@@ -121,6 +121,19 @@ static int rpc(unsigned service, struct srpc_msg *m, struct srpc_msg *rep)
 	return rc;
 }
 
+/* MKSN of session `sid` (named "e2e"): rpc()'s result, the reply in `r`. */
+static int make_session(struct srpc_sid sid, struct srpc_msg *r)
+{
+	struct srpc_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = SRPC_MSG_MKSN_REQST;
+	m.body.mksn_reqst.rpyid = next_id++;
+	m.body.mksn_reqst.sid = sid;
+	snprintf(m.body.mksn_reqst.name, sizeof(m.body.mksn_reqst.name), "e2e");
+	return rpc(SRPC_SERVICE_MAKE_SESSION, &m, r);
+}
+
 static void check(const char *what, int ok)
 {
 	printf("srpc console: %s: %s\n", what, ok ? "ok" : "FAILED");
@@ -144,12 +157,7 @@ static int client_role(const char *client, struct srpc_sid sid)
 		return 1;
 	}
 	node.pid = ULNET_PID_LUSTRE;
-	memset(&m, 0, sizeof(m));
-	m.type = SRPC_MSG_MKSN_REQST;
-	m.body.mksn_reqst.rpyid = next_id++;
-	m.body.mksn_reqst.sid = sid;
-	snprintf(m.body.mksn_reqst.name, sizeof(m.body.mksn_reqst.name), "e2e");
-	rc = rpc(SRPC_SERVICE_MAKE_SESSION, &m, &r);
+	rc = make_session(sid, &r);
 	check("client: make session", !rc && r.body.mksn_reply.status == 0);
 	ulnet_nid_to_nid4(&target.nid, &t4);
 	ul_put_le64(list, t4);
@@ -257,12 +265,7 @@ int main(int argc, char **argv)
 	ulnet_nid_to_nid4(&c.nid, &nid4);
 	sid = (struct srpc_sid){ nid4, (int64_t)now_ms() };
 
-	memset(&m, 0, sizeof(m));
-	m.type = SRPC_MSG_MKSN_REQST;
-	m.body.mksn_reqst.rpyid = next_id++;
-	m.body.mksn_reqst.sid = sid;
-	snprintf(m.body.mksn_reqst.name, sizeof(m.body.mksn_reqst.name), "e2e");
-	rc = rpc(SRPC_SERVICE_MAKE_SESSION, &m, &r);
+	rc = make_session(sid, &r);
 	check("make session", !rc && r.body.mksn_reply.status == 0 && r.body.mksn_reply.sid.stamp == sid.stamp);
 	if (failures) {         /* no agent there: the rest would only time out */
 		ulnet_destroy(ln);

@@ -614,6 +614,15 @@ static void ping(struct env *e, uint32_t seq, uint32_t magic, uint32_t feats, bo
 	*replied = call(e, &m, r);
 }
 
+/* A session with the test service `service` on. */
+static void session_with_test(struct env *e, uint32_t service)
+{
+	struct srpc_msg r;
+
+	assert_int_equal(mksn(e, SID, 0, "t", &r), 0);
+	assert_int_equal(add_test(e, SID, service, 0), 0);
+}
+
 static void test_ping_service(void **state)
 {
 	struct env *e = *state;
@@ -623,8 +632,7 @@ static void test_ping_service(void **state)
 	/* no server test yet: the request waits in the lazy portal */
 	ping(e, 41, LST_PING_TEST_MAGIC, LST_FEAT_BULK_LEN, &replied, &r);
 	assert_false(replied);
-	assert_int_equal(mksn(e, SID, 0, "p", &r), 0);
-	assert_int_equal(add_test(e, SID, SRPC_SERVICE_PING, 0), 0);
+	session_with_test(e, SRPC_SERVICE_PING);
 	memlnd_pump(e->net);
 	ping(e, 42, LST_PING_TEST_MAGIC, LST_FEAT_BULK_LEN, &replied, &r);
 	assert_true(replied);
@@ -670,11 +678,9 @@ static void test_brw_service(void **state)
 {
 	struct env *e = *state;
 	struct ulnet_selftest_stats s;
-	struct srpc_msg r;
 	bool replied;
 
-	assert_int_equal(mksn(e, SID, 0, "b", &r), 0);
-	assert_int_equal(add_test(e, SID, SRPC_SERVICE_BRW, 0), 0);
+	session_with_test(e, SRPC_SERVICE_BRW);
 	assert_int_equal(brw(e, LST_BRW_WRITE, 8192, LST_BRW_CHECK_FULL, false, &replied), 0);
 	assert_int_equal(brw(e, LST_BRW_READ, 12288, LST_BRW_CHECK_FULL, false, &replied), 0);
 	/* write check: the full pattern sees one flipped bit, simple does not */
@@ -698,11 +704,9 @@ static void test_brw_bulk_fails(void **state)
 {
 	struct env *e = *state;
 	struct ulnet_selftest_stats s;
-	struct srpc_msg r;
 	bool replied;
 
-	assert_int_equal(mksn(e, SID, 0, "f", &r), 0);
-	assert_int_equal(add_test(e, SID, SRPC_SERVICE_BRW, 0), 0);
+	session_with_test(e, SRPC_SERVICE_BRW);
 	memlnd_fail_next(e->net, 1, 1u << ULNET_MSG_GET, -ECONNRESET);
 	(void)brw(e, LST_BRW_WRITE, 8192, LST_BRW_CHECK_NONE, false, &replied);
 	assert_false(replied);
@@ -761,15 +765,6 @@ static void test_bad_requests(void **state)
 	assert_int_equal(s.rpcs_rcvd, 9);
 }
 
-/* A session with the ping test service on. */
-static void session_with_ping_test(struct env *e)
-{
-	struct srpc_msg r;
-
-	assert_int_equal(mksn(e, SID, 0, "t", &r), 0);
-	assert_int_equal(add_test(e, SID, SRPC_SERVICE_PING, 0), 0);
-}
-
 /* The session is over: a ping gets no reply (the test service went with
  * it) and a framework request is told ESRCH. */
 static void expect_session_gone(struct env *e)
@@ -789,7 +784,7 @@ static void test_session_timeout(void **state)
 	struct env *e = *state;
 	struct srpc_msg m, r;
 
-	session_with_ping_test(e);
+	session_with_test(e, SRPC_SERVICE_PING);
 	fake_now += 99ULL * 1000000000ULL;
 	build(&m, SRPC_MSG_DEBUG_REQST);
 	assert_true(call(e, &m, &r));
@@ -808,7 +803,7 @@ static void test_session_timer_fires_alone(void **state)
 {
 	struct env *e = *state;
 
-	session_with_ping_test(e);
+	session_with_test(e, SRPC_SERVICE_PING);
 	fake_now += 99ULL * 1000000000ULL;
 	(void)ulnet_progress(e->srv, 0);
 	assert_null(strstr(logs, "session expired"));
