@@ -28,6 +28,7 @@
  *      BENCH_WAIT_MS=n (with BENCH_MANUAL: wait in ulnet_progress(ln, n), not
  *      spin; bench/instr.py uses 1 so that callgrind counts no empty polls),
  *      BENCH_LAT_HIST=1 (lat: print deciles and the tail as comments),
+ *      BENCH_LAT_DUMP=<file> (lat: every round trip in ns, in order, one a line),
  *      BENCH_DISTINCT_BUFS=1 (bw/rate: the W MDs of the window each cover their
  *      own buffer; default: all cover one buffer, as ucx_perftest and iperf3
  *      send from one buffer; the server always receives into one)
@@ -216,10 +217,15 @@ static void wait_until(int (*pred)(void), int timeout_s)
 			fprintf(stderr, "bench_tcp: timed out waiting\n");
 			exit(1);
 		}
+		/* wake() never misses a sleeper (sleepers is raised before
+		 * pred() is read again), so this bound is only a safety net:
+		 * keep it long, since on a 2-vCPU box every wake-up of this
+		 * thread preempts one of the two spinning progress threads
+		 * (at 100 Hz that put ~0.5 us on the busy-poll round trip's
+		 * average) */
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 10000000;
-		if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+		ts.tv_sec++;
 		pthread_mutex_lock(&C.lock);
 		atomic_fetch_add(&C.sleepers, 1);
 		if (!pred())
@@ -358,6 +364,11 @@ static void bench_lat(double secs)
 	if (rc)
 		die("md_bind", rc);
 	C.lat_samples = calloc(LAT_MAX_SAMPLES, sizeof(uint64_t));
+	if (!C.lat_samples)
+		die("samples", -ENOMEM);
+	/* touch every page now: a first-touch fault inside the timed loop
+	 * would land in the next sample */
+	memset(C.lat_samples, 0, LAT_MAX_SAMPLES * sizeof(uint64_t));
 	/* Calibrate: 2000 round trips, then size the run to `secs`. */
 	for (int pass = 0; pass < 2; pass++) {
 		atomic_store(&C.lat_n, 0);
@@ -382,6 +393,13 @@ static void bench_lat(double secs)
 	n = atomic_load(&C.lat_n);
 	if (n > LAT_MAX_SAMPLES)
 		n = LAT_MAX_SAMPLES;
+	if (getenv("BENCH_LAT_DUMP")) {
+		FILE *f = fopen(getenv("BENCH_LAT_DUMP"), "w");
+		for (i = 0; f && i < n; i++)
+			fprintf(f, "%llu\n", (unsigned long long)C.lat_samples[i]);
+		if (f)
+			fclose(f);
+	}
 	for (i = 0; i < n; i++)
 		sum += C.lat_samples[i];
 	qsort(C.lat_samples, n, sizeof(uint64_t), cmp_u64);
