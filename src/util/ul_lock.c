@@ -25,9 +25,32 @@ static long ul_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespe
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, val3);
 }
 
+/* How many times a contended ul_lock() looks again before it sleeps, each
+ * look after a pause (~40 cycles here: ~1.5 us in all). The hot locks are
+ * held for well under a microsecond, and a futex sleep and its wake cost
+ * several (more in a VM, where the wake is an IPI). Without it, an
+ * application thread calling ulnet_put() while the progress thread
+ * completed its earlier PUTs slept on the lock again and again: 64 B PUTs
+ * from a thread, 1.19 M/s on average over 8 runs (0.79-2.2) against
+ * 1.62 M/s (1.30-2.10) with the spin. */
+#define UL_LOCK_SPIN 100
+
 void ul_lock_slow(uint32_t *lock)
 {
-	uint32_t c = __atomic_exchange_n(lock, 2, __ATOMIC_ACQUIRE);
+	uint32_t c;
+
+	for (int i = 0; i < UL_LOCK_SPIN; i++) {
+		c = __atomic_load_n(lock, __ATOMIC_RELAXED);
+		if (c == 0 && __atomic_compare_exchange_n(lock, &c, 1, false, __ATOMIC_ACQUIRE,
+							  __ATOMIC_RELAXED))
+			return;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#elif defined(__aarch64__)
+		__asm__ __volatile__("yield");
+#endif
+	}
+	c = __atomic_exchange_n(lock, 2, __ATOMIC_ACQUIRE);
 
 	/* 2 from now on: we (or whoever wins) may leave sleepers behind, so
 	 * the unlock must wake one */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_core_lock.c - the instance lock and its condition (core.h over util/ul_lock.h):
- * mutual exclusion under contention (the futex slow paths), broadcast
- * wakeups, and the timed wait's timeout.
+ * mutual exclusion under contention (the futex slow paths), a contender
+ * that spins, then sleeps, on a lock held long, broadcast wakeups, and the
+ * timed wait's timeout.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -121,6 +122,47 @@ static void test_timed_wait_times_out(void **state)
 	free(ln);
 }
 
+/* A lock held far longer than the bounded spin: the contender stops
+ * spinning, marks the lock (2: the unlock must wake someone) and sleeps;
+ * the unlock wakes it and it gets the lock. */
+struct held {
+	uint32_t lock;
+	int got;   /* under lock */
+};
+
+static void *contender(void *arg)
+{
+	struct held *h = arg;
+
+	ul_lock(&h->lock);
+	h->got = 1;
+	ul_unlock(&h->lock);
+	return NULL;
+}
+
+static void test_contender_sleeps_after_spin(void **state)
+{
+	struct held h = { 0 };
+	struct timespec tick = { 0, 1000 * 1000 };
+	pthread_t th;
+	int marked = 0;
+	(void)state;
+
+	ul_lock(&h.lock);
+	assert_int_equal(pthread_create(&th, NULL, contender, &h), 0);
+	/* bounded: 2 s for a spin of a few microseconds to give up */
+	for (int i = 0; i < 2000 && !marked; i++) {
+		nanosleep(&tick, NULL);
+		marked = __atomic_load_n(&h.lock, __ATOMIC_ACQUIRE) == 2;
+	}
+	assert_true(marked);
+	assert_int_equal(h.got, 0);   /* still ours */
+	ul_unlock(&h.lock);
+	pthread_join(th, NULL);
+	assert_int_equal(h.got, 1);
+	assert_int_equal(h.lock, 0);
+}
+
 /* socklnd's shutdown handshake on a bare ul_lock pair (no instance): a
  * timed wait ended by a broadcast well before its deadline. */
 struct bare {
@@ -168,6 +210,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mutual_exclusion),
+		cmocka_unit_test(test_contender_sleeps_after_spin),
 		cmocka_unit_test(test_broadcast_wakes_all),
 		cmocka_unit_test(test_timed_wait_times_out),
 		cmocka_unit_test(test_bare_timed_wait_woken),
