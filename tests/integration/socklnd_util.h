@@ -170,6 +170,23 @@ static inline void st_node_stop(struct st_node *n)
 	pthread_cond_destroy(&n->cv);
 }
 
+/* Whether the log so far has a line containing every needle (mu held). */
+static inline bool st_log_scan_locked(const struct st_node *n, const char *needle,
+				      const char *needle2)
+{
+	for (const char *p = n->log; p && *p;) {
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p) : strlen(p);
+		char line[600];
+
+		snprintf(line, sizeof(line), "%.*s", (int)(l < 599 ? l : 599), p);
+		if (strstr(line, needle) && (!needle2 || strstr(line, needle2)))
+			return true;
+		p = eol ? eol + 1 : NULL;
+	}
+	return false;
+}
+
 /* Wait (bounded) until the node logged a line containing every needle. */
 static inline bool st_wait_log(struct st_node *n, const char *needle, const char *needle2)
 {
@@ -177,30 +194,28 @@ static inline bool st_wait_log(struct st_node *n, const char *needle, const char
 	bool found = false;
 
 	pthread_mutex_lock(&n->mu);
-	while (!found) {
-		for (const char *p = n->log; p && *p && !found;) {
-			const char *eol = strchr(p, '\n');
-			size_t l = eol ? (size_t)(eol - p) : strlen(p);
-			char line[600];
+	while (!(found = st_log_scan_locked(n, needle, needle2)) && st_now_ms() <= end) {
+		struct timespec ts;
 
-			snprintf(line, sizeof(line), "%.*s", (int)(l < 599 ? l : 599), p);
-			found = strstr(line, needle) && (!needle2 || strstr(line, needle2));
-			p = eol ? eol + 1 : NULL;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 50 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
 		}
-		if (found || st_now_ms() > end)
-			break;
-		{
-			struct timespec ts;
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 50 * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&n->cv, &n->mu, &ts);
-		}
+		pthread_cond_timedwait(&n->cv, &n->mu, &ts);
 	}
+	pthread_mutex_unlock(&n->mu);
+	return found;
+}
+
+/* Whether the node has logged such a line by now (no wait). */
+static inline bool st_log_has(struct st_node *n, const char *needle, const char *needle2)
+{
+	bool found;
+
+	pthread_mutex_lock(&n->mu);
+	found = st_log_scan_locked(n, needle, needle2);
 	pthread_mutex_unlock(&n->mu);
 	return found;
 }

@@ -54,6 +54,14 @@ static int ksock_next_ctype(struct ksock_net *net, const struct ksock_peer *p)
 			n[c->ctype]++;
 	if (n[SOCKLND_CONN_CONTROL] == 0 && n[SOCKLND_CONN_ANY] == 0)
 		return SOCKLND_CONN_CONTROL;
+	/* A user-space peer opens CONTROL alone. A kernel makes each of our
+	 * conns a peer of its own (PID = our source port), answers a message
+	 * to the peer of the conn it came on, and sends LNET messages on no
+	 * conn it holds as BULK_IN (our BULK_OUT): an ACK or REPLY to
+	 * anything we sent on BULK_OUT would never come. CONTROL takes bulk
+	 * too (MATCH_MAY) both ways. */
+	if (net->user_mode)
+		return SOCKLND_CONN_NONE;
 	if (n[SOCKLND_CONN_BULK_IN] < cpp && n[SOCKLND_CONN_BULK_IN] <= n[SOCKLND_CONN_BULK_OUT])
 		return SOCKLND_CONN_BULK_IN;
 	if (n[SOCKLND_CONN_BULK_OUT] < cpp)

@@ -91,7 +91,16 @@ static int ksock_tx_build_locked(struct ksock_conn *c, struct ksock_tx *tx)
 	} else {
 		type = KSOCK_MSG_LNET;
 		c0 = c1 = 0;
-		if (c->proto->zc && net->tun.zc_min_payload && tx->plen >= net->tun.zc_min_payload) {
+		/* Ask for a ZC-ACK only on our BULK_OUT (or an untyped conn):
+		 * a kernel acknowledges on the conn it holds as BULK_IN, and
+		 * when it has none (a bulk message that fell back to CONTROL
+		 * before BULK_OUT is up, or any of a user-space peer's conns,
+		 * each a kernel peer of its own) ksocknal_handle_zcreq()
+		 * fails and the kernel drops the message and closes every
+		 * conn to us. Without a cookie the send completes once in
+		 * the socket. */
+		if (c->proto->zc && net->tun.zc_min_payload && tx->plen >= net->tun.zc_min_payload &&
+		    (c->ctype == SOCKLND_CONN_BULK_OUT || c->ctype == SOCKLND_CONN_ANY)) {
 			tx->zc_cookie = ksock_cookie_next(&peer->zc_next);
 			c0 = tx->zc_cookie;
 		}
