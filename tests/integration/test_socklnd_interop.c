@@ -450,6 +450,39 @@ static void test_usermode_control_only(void **state)
 	free(ubuf);
 }
 
+/* A user-space peer never dials over IPv6: a kernel asserts (LBUG) on an
+ * IPv6 connection from an unprivileged port. The PUT fails at once with an
+ * error that names the peer and the remedy, and no socket is opened. The
+ * target is the IPv4-mapped form of a 127.0.0.0/8 address, so that even a
+ * dial that should not happen stays on loopback. */
+static void test_usermode_no_ipv6(void **state)
+{
+	static struct st_node n;
+	static struct st_md md;
+	uint8_t src[64] = { 0 };
+	const char *v6 = "::ffff:127.0.6.42@tcp";
+	int lfd;
+
+	(void)state;
+	bind_cap_effective(false);
+	assert_int_equal(node_start(&n, U_NID, NULL), 0);
+	bind_cap_effective(true);
+	assert_true(st_wait_log(&n, "connecting as a user-space peer", NULL));
+	lfd = raw_listen("127.0.6.42");   /* where a mapped dial would land */
+	node_put(&n, v6, src, sizeof(src), &md);
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
+	assert_int_equal(md.last_status, -EHOSTUNREACH);
+	assert_true(st_wait_log(&n, "not connecting over IPv6", "::ffff:127.0.6.42@tcp"));
+	{
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, 200), 0);
+	}
+	node_put_done(&n, &md);
+	close(lfd);
+	node_stop(&n);
+}
+
 /* --- C5: liveness from what we send -------------------------------------- */
 
 /* A NOOP [0,1] among a raw conn's messages within `ms`: its index, or -1. */
@@ -537,6 +570,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_kernel_cpp_beyond_max_refused, test_teardown),
 		cmocka_unit_test_teardown(test_cpp_set_one_refuses_second, test_teardown),
 		cmocka_unit_test_teardown(test_usermode_control_only, test_teardown),
+		cmocka_unit_test_teardown(test_usermode_no_ipv6, test_teardown),
 		cmocka_unit_test_teardown(test_passive_resets_backoff, test_teardown),
 		cmocka_unit_test_teardown(test_topup_uses_peer_version, test_teardown),
 		cmocka_unit_test_teardown(test_acceptor_old_reply_order, test_teardown),

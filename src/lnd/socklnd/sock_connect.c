@@ -242,6 +242,19 @@ void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
 		}
 		return;
 	}
+	if (net->user_mode && peer->nid.size == 12) {
+		/* a kernel takes a connection from an unprivileged port for a
+		 * user-space peer's and asserts it is IPv4 (ksocknal_recv_hello:
+		 * LASSERT, an LBUG that stops the node when accept=all) */
+		if (peer->txq_head)
+			lnet_ni_log(net->ni, ULNET_LOG_ERROR,
+				    "peer %s: not connecting over IPv6 without a privileged source "
+				    "port (a kernel node asserts on such a connection): give the "
+				    "process CAP_NET_BIND_SERVICE",
+				    ksock_nidstr(&peer->nid, nb));
+		ksock_fail_peer_txs_locked(net, peer, -EHOSTUNREACH, done);
+		return;
+	}
 	if ((int)syscall(SYS_gettid) != net->loop_tid) {
 		/* sockets are born on the loop thread */
 		ksock_kick_connect_locked(net);
