@@ -1168,6 +1168,67 @@ static void test_zcack_batching(void **state)
 	free(ubuf);
 }
 
+/* More ZC-ACKs pile up than the first 16 (a kernel queues them without
+ * limit, and times out any cookie left unacknowledged): all 40 go out once
+ * a BULK_IN connection exists. Cookies 100, 102, ... 178 fold into pairs
+ * at best, so 20 NOOPs or more. */
+static void test_zcack_many_owed(void **state)
+{
+	static struct st_node n;
+	struct raw ctl, bulk;
+	uint8_t *src = malloc(20000), *ubuf = calloc(1, 65536);
+	enum { NCK = 40 };
+	bool seen[NCK] = { false };
+	static struct st_md tmd;
+	int nseen = 0;
+	struct rmsg m;
+
+	(void)state;
+	assert_int_equal(node_start(&n, U_NID, NULL), 0);
+	st_md_init(&tmd);
+	assert_int_equal(st_target(&n, PORTAL, MB, ubuf, 65536, &tmd), 0);
+	assert_int_equal(raw_connect(&ctl, "127.0.4.63", U_IP, KSOCK_PROTO_V3, false,
+				     SOCKLND_CONN_CONTROL, "127.0.4.63@tcp", U_NID, 63, NULL),
+			 SOCKLND_CONN_CONTROL);
+	st_fill(src, 20000, 63);
+	for (int i = 0; i < NCK; i++) {
+		struct lnet_hdr h = mk_put(&ctl, 20000, false);
+
+		raw_send_lnet(&ctl, &h, src, 100 + 2 * (uint64_t)i, 0, 0);
+	}
+	assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, NCK));
+	usleep(200 * 1000);
+	assert_int_equal(raw_poll(&ctl, 1, 0), -1);   /* nothing on CONTROL */
+	assert_int_equal(raw_connect(&bulk, "127.0.4.63", U_IP, KSOCK_PROTO_V3, false,
+				     SOCKLND_CONN_BULK_OUT, "127.0.4.63@tcp", U_NID, 63, NULL),
+			 SOCKLND_CONN_BULK_IN);
+	while (nseen < NCK && raw_poll(&bulk, 1, 2000) == 0) {
+		struct ksock_zcack z;
+
+		assert_true(raw_recv(&bulk, &m));
+		assert_int_equal(m.k.type, KSOCK_MSG_NOOP);
+		assert_int_equal(ksock_zcack_parse(m.k.zc_cookies[0], m.k.zc_cookies[1], true, &z), 0);
+		for (int i = 0; i < NCK; i++) {
+			if (!seen[i] && ksock_zcack_covers(&z, 100 + 2 * (uint64_t)i)) {
+				seen[i] = true;
+				nseen++;
+			}
+		}
+	}
+	if (nseen < NCK) {
+		dump_log(&n, "node");
+		fail_msg("%d of %d owed ZC-ACKs came", nseen, NCK);
+	}
+	assert_int_equal(log_count(&n, "dropping ZC-ACK", NULL), 0);
+	raw_close(&ctl);
+	raw_close(&bulk);
+	st_md_release(&n, &tmd);
+	st_md_fini(&tmd);
+	node_stop(&n);
+	free(src);
+	free(ubuf);
+}
+
 /* nonblk_zcack off: with only a CONTROL connection the ZC-ACK goes out on
  * it at once instead of waiting for a BULK_IN one. */
 static void test_zcack_nonblk_off(void **state)
@@ -1278,6 +1339,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_conns_per_peer_set_live, test_teardown),
 		cmocka_unit_test_teardown(test_zcack_forms_accepted, test_teardown),
 		cmocka_unit_test_teardown(test_zcack_batching, test_teardown),
+		cmocka_unit_test_teardown(test_zcack_many_owed, test_teardown),
 		cmocka_unit_test_teardown(test_zcack_nonblk_off, test_teardown),
 	};
 

@@ -373,8 +373,12 @@ struct ksock_peer {
 	struct ksock_tx *txq_head, *txq_tail; /* waiting for a connection */
 	struct ksock_tx *zc_head;         /* sent, waiting for the ZC-ACK */
 	uint64_t zc_next;
-	uint64_t acks[16];                /* ZC-ACKs we owe and could not send yet */
-	unsigned nacks;
+	/* ZC-ACKs we owe and could not send yet (no conn held as BULK_IN):
+	 * grown as needed, as the kernel queues them without limit; a
+	 * sender times out a cookie left unacknowledged and closes every
+	 * conn to us */
+	uint64_t *acks;
+	unsigned nacks, acks_cap;
 	uint64_t last_alive;
 	uint64_t last_keepalive;
 	int last_error;
@@ -612,6 +616,9 @@ void ksock_flush(struct lnet_ni *ni, bool more);
 void ksock_conn_tx_forget_locked(struct ksock_conn *c);
 /* Write what the conn has queued; returns 0 or -errno (conn must close). */
 int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done);
+/* Record a ZC-ACK owed to `peer`; false (logged) past KSOCK_ACKS_MAX or
+ * without memory. */
+bool ksock_peer_owe_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie);
 void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie,
 			     struct ksock_done *done);
 /* ACK a cookie on the conn it arrived on (user-space mode). */

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lnd/socklnd/sock_int.h"
@@ -254,16 +255,18 @@ bool ksock_zcack_merge(uint64_t ck[2], uint64_t cookie)
 	return false;
 }
 
+static int ksock_ack_cmp_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Descending (popped from the end: ascending), so that neighbours fold
+ * into ranges and pairs. */
 void ksock_acks_sort(uint64_t *acks, unsigned n)
 {
-	for (unsigned i = 1; i < n; i++) {
-		uint64_t v = acks[i];
-		unsigned j = i;
-
-		for (; j > 0 && acks[j - 1] < v; j--)
-			acks[j] = acks[j - 1];
-		acks[j] = v;
-	}
+	qsort(acks, n, sizeof(*acks), ksock_ack_cmp_desc);
 }
 
 uint64_t ksock_cookie_next(uint64_t *counter)

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -720,6 +721,34 @@ void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done)
 	ksock_conn_stamp_settle(c);
 }
 
+/* A bound on the ZC-ACKs owed to one peer: far more than a kernel sends
+ * in sock_timeout without hearing one (each is a payload of 16 KiB or
+ * more) */
+#define KSOCK_ACKS_MAX (1u << 16)
+
+bool ksock_peer_owe_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie)
+{
+	char nb[ULNET_NIDSTR_SIZE];
+
+	if (peer->nacks == peer->acks_cap) {
+		unsigned cap = peer->acks_cap ? peer->acks_cap * 2 : 16;
+		uint64_t *a = cap <= KSOCK_ACKS_MAX ? realloc(peer->acks, cap * sizeof(*a)) : NULL;
+
+		if (!a) {
+			lnet_ni_log(net->ni, ULNET_LOG_ERROR,
+				    "peer %s: %u ZC-ACKs owed and no conn to send them on: "
+				    "dropping ZC-ACK %llu (the peer will time its send out)",
+				    ksock_nidstr(&peer->nid, nb), peer->nacks,
+				    (unsigned long long)cookie);
+			return false;
+		}
+		peer->acks = a;
+		peer->acks_cap = cap;
+	}
+	peer->acks[peer->nacks++] = cookie;
+	return true;
+}
+
 static void ksock_send_noop_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t c0,
 				   uint64_t c1, struct ksock_done *done)
 {
@@ -739,8 +768,8 @@ static void ksock_send_noop_locked(struct ksock_net *net, struct ksock_peer *pee
 	}
 	if (!c || ksock_conn_queue_locked(c, tx) < 0) {
 		ksock_tx_free(net, tx);
-		if (c1 != KSOCK_KEEPALIVE_COOKIE && peer->nacks < sizeof(peer->acks) / sizeof(peer->acks[0]))
-			peer->acks[peer->nacks++] = c1;  /* piggyback later */
+		if (c1 != KSOCK_KEEPALIVE_COOKIE)
+			(void)ksock_peer_owe_zcack_locked(net, peer, c1);   /* sent later */
 		return;
 	}
 	ksock_conn_push_locked(c, tx, lnet_ni_batch_hold(net->ni), done);

@@ -158,6 +158,7 @@ static void ksock_peer_unlink_free(struct ksock_net *net, struct ksock_peer *pee
 	for (struct ksock_peer **pp = &net->peers; *pp; pp = &(*pp)->next) {
 		if (*pp == peer) {
 			*pp = peer->next;
+			free(peer->acks);
 			free(peer);
 			return;
 		}
@@ -574,6 +575,7 @@ static void ksock_shutdown_now(struct ksock_net *net)
 		struct ksock_peer *p = net->peers;
 
 		net->peers = p->next;
+		free(p->acks);
 		free(p);
 	}
 	while (net->txblocks) {
