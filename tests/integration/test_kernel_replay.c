@@ -11,9 +11,10 @@
  * As root (CI) both sides use privileged source ports and ulnet's acceptor
  * runs with accept=secure, as the kernel. Without CAP_NET_BIND_SERVICE (or
  * with ULNET_REPLAY_UNPRIV=1, which drops it) ulnet is a user-space peer:
- * its PID on the wire is 12345 | 0x80000000 and kpeer expects that, in
- * ping infos too. (ulnet's ping info still says 12345 in that mode, so the
- * six tests that compare it fail there: an open question, docs/interop.md.)
+ * its PID on the wire is 12345 | 0x80000000 (its ping info keeps 12345,
+ * docs/interop.md) and it dials CONTROL alone: kpeer expects both
+ * (kpeer.c, userspace_control_only()). CTest runs this mode too
+ * (integration/test_kernel_replay_unpriv).
  *
  * Every test drives ulnet's real paths: its ping target and push target on
  * portal 0 (passive tests), ulnet_ping() and ulnet_discover() (active

@@ -480,6 +480,35 @@ static int synth_handshake(struct kpeer *kp, unsigned cap_conn, int ctype, uint3
 	return 0;
 }
 
+/* A user-space ulnet dials CONTROL alone (docs/socklnd.md): the other
+ * conns that ulnet's side dialled in the capture lose their handshakes,
+ * and anything else they carried goes on that CONTROL conn. */
+static void userspace_control_only(struct kpeer *kp)
+{
+	unsigned ctl = 0, n = 0;
+
+	for (unsigned i = 0; i < kp->nmsgs && !ctl; i++) {
+		const struct kpeer_msg *m = &kp->msgs[i];
+
+		if (m->from_connector != m->from_kpeer && m->ctype == SOCKLND_CONN_CONTROL)
+			ctl = m->cap_conn;
+	}
+	for (unsigned i = 0; i < kp->nmsgs; i++) {
+		struct kpeer_msg *m = &kp->msgs[i];
+
+		if (m->from_connector != m->from_kpeer && m->ctype != SOCKLND_CONN_CONTROL) {
+			if (m->kind == KP_CONNREQ || m->kind == KP_HELLO || !ctl)
+				continue;
+			m->cap_conn = ctl;
+			m->ctype = SOCKLND_CONN_CONTROL;
+		}
+		if (n != i)
+			kp->msgs[n] = *m;   /* pi.nis is set again after the sort */
+		n++;
+	}
+	kp->nmsgs = n;
+}
+
 int kpeer_load(struct kpeer *kp, const struct kpeer_conf *conf)
 {
 	struct scan sc = { 0 };
@@ -576,6 +605,8 @@ int kpeer_load(struct kpeer *kp, const struct kpeer_conf *conf)
 		}
 		kp->cap_nconns = extra;
 	}
+	if (kp->conf.ulnet_userspace)
+		userspace_control_only(kp);
 	qsort(kp->msgs, kp->nmsgs, sizeof(*kp->msgs), order_cmp);
 	for (unsigned i = 0; i < kp->nmsgs; i++) {
 		kp->msgs[i].idx = i;
