@@ -170,6 +170,20 @@ static inline void st_node_stop(struct st_node *n)
 	pthread_cond_destroy(&n->cv);
 }
 
+/* One bounded step of a wait on `cv`: at most 50 ms (mu held). */
+static inline void st_cond_tick(pthread_cond_t *cv, pthread_mutex_t *mu)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 50 * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(cv, mu, &ts);
+}
+
 /* Whether the log so far has a line containing every needle (mu held). */
 static inline bool st_log_scan_locked(const struct st_node *n, const char *needle,
 				      const char *needle2)
@@ -195,15 +209,7 @@ static inline bool st_wait_log(struct st_node *n, const char *needle, const char
 
 	pthread_mutex_lock(&n->mu);
 	while (!(found = st_log_scan_locked(n, needle, needle2)) && st_now_ms() <= end) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 50 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&n->cv, &n->mu, &ts);
+		st_cond_tick(&n->cv, &n->mu);
 	}
 	pthread_mutex_unlock(&n->mu);
 	return found;
@@ -313,15 +319,7 @@ static inline bool st_md_wait(struct st_md *m, enum ulnet_event_kind kind, int c
 
 	pthread_mutex_lock(&m->mu);
 	while (m->n[kind] < count && st_now_ms() < end) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 50 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&m->cv, &m->mu, &ts);
+		st_cond_tick(&m->cv, &m->mu);
 	}
 	ok = m->n[kind] >= count;
 	pthread_mutex_unlock(&m->mu);

@@ -1111,6 +1111,45 @@ static void test_zcack_forms_accepted(void **state)
 	free(ubuf);
 }
 
+/* The start of the owed-ZC-ACK tests: the node with a 64 KiB target, a raw
+ * kernel on `ip` that dials CONTROL alone and sends `n` 20000-byte PUTs
+ * with the given cookies, all delivered; nothing comes back on CONTROL. */
+static void owed_zcacks_start(struct st_node *n, struct st_md *tmd, uint8_t *ubuf, uint8_t *src,
+			      struct raw *ctl, const char *ip, int tag, const uint64_t *cookies,
+			      int count)
+{
+	char nid[32];
+
+	snprintf(nid, sizeof(nid), "%s@tcp", ip);
+	assert_int_equal(node_start(n, U_NID, NULL), 0);
+	st_md_init(tmd);
+	assert_int_equal(st_target(n, PORTAL, MB, ubuf, 65536, tmd), 0);
+	assert_int_equal(raw_connect(ctl, ip, U_IP, KSOCK_PROTO_V3, false, SOCKLND_CONN_CONTROL,
+				     nid, U_NID, tag, NULL),
+			 SOCKLND_CONN_CONTROL);
+	st_fill(src, 20000, tag);
+	for (int i = 0; i < count; i++) {
+		struct lnet_hdr h = mk_put(ctl, 20000, false);
+
+		raw_send_lnet(ctl, &h, src, cookies[i], 0, 0);
+	}
+	assert_true(st_md_wait(tmd, ULNET_EVENT_PUT, count));
+	usleep(200 * 1000);     /* the ACKs are queued right after the PUT events */
+	assert_int_equal(raw_poll(ctl, 1, 0), -1);   /* nothing on CONTROL */
+}
+
+static void owed_zcacks_stop(struct st_node *n, struct st_md *tmd, uint8_t *ubuf, uint8_t *src,
+			     struct raw *ctl, struct raw *bulk)
+{
+	raw_close(ctl);
+	raw_close(bulk);
+	st_md_release(n, tmd);
+	st_md_fini(tmd);
+	node_stop(n);
+	free(src);
+	free(ubuf);
+}
+
 /* ZC-ACKs that pile up while ulnet holds no BULK_IN connection go out,
  * once one exists, folded: 5,6,7 as the range [5,7], and 10,12 as the pair
  * [12,10]. */
@@ -1126,21 +1165,7 @@ static void test_zcack_batching(void **state)
 	bool range = false, pair = false;
 
 	(void)state;
-	assert_int_equal(node_start(&n, U_NID, NULL), 0);
-	st_md_init(&tmd);
-	assert_int_equal(st_target(&n, PORTAL, MB, ubuf, 65536, &tmd), 0);
-	assert_int_equal(raw_connect(&ctl, "127.0.4.61", U_IP, KSOCK_PROTO_V3, false,
-				     SOCKLND_CONN_CONTROL, "127.0.4.61@tcp", U_NID, 61, NULL),
-			 SOCKLND_CONN_CONTROL);
-	st_fill(src, 20000, 61);
-	for (int i = 0; i < 5; i++) {
-		struct lnet_hdr h = mk_put(&ctl, 20000, false);
-
-		raw_send_lnet(&ctl, &h, src, cookies[i], 0, 0);
-	}
-	assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 5));
-	usleep(200 * 1000);     /* the ACKs are queued right after the PUT events */
-	assert_int_equal(raw_poll(&ctl, 1, 0), -1);   /* nothing on CONTROL */
+	owed_zcacks_start(&n, &tmd, ubuf, src, &ctl, "127.0.4.61", 61, cookies, 5);
 	assert_int_equal(raw_connect(&bulk, "127.0.4.61", U_IP, KSOCK_PROTO_V3, false,
 				     SOCKLND_CONN_BULK_OUT, "127.0.4.61@tcp", U_NID, 61, NULL),
 			 SOCKLND_CONN_BULK_IN);
@@ -1159,13 +1184,7 @@ static void test_zcack_batching(void **state)
 	assert_true(range);
 	assert_true(pair);
 	assert_int_equal(raw_poll(&bulk, 1, 200), -1);   /* and nothing more */
-	raw_close(&ctl);
-	raw_close(&bulk);
-	st_md_release(&n, &tmd);
-	st_md_fini(&tmd);
-	node_stop(&n);
-	free(src);
-	free(ubuf);
+	owed_zcacks_stop(&n, &tmd, ubuf, src, &ctl, &bulk);
 }
 
 /* More ZC-ACKs pile up than the first 16 (a kernel queues them without
@@ -1178,27 +1197,16 @@ static void test_zcack_many_owed(void **state)
 	struct raw ctl, bulk;
 	uint8_t *src = malloc(20000), *ubuf = calloc(1, 65536);
 	enum { NCK = 40 };
+	uint64_t cookies[NCK];
 	bool seen[NCK] = { false };
 	static struct st_md tmd;
 	int nseen = 0;
 	struct rmsg m;
 
 	(void)state;
-	assert_int_equal(node_start(&n, U_NID, NULL), 0);
-	st_md_init(&tmd);
-	assert_int_equal(st_target(&n, PORTAL, MB, ubuf, 65536, &tmd), 0);
-	assert_int_equal(raw_connect(&ctl, "127.0.4.63", U_IP, KSOCK_PROTO_V3, false,
-				     SOCKLND_CONN_CONTROL, "127.0.4.63@tcp", U_NID, 63, NULL),
-			 SOCKLND_CONN_CONTROL);
-	st_fill(src, 20000, 63);
-	for (int i = 0; i < NCK; i++) {
-		struct lnet_hdr h = mk_put(&ctl, 20000, false);
-
-		raw_send_lnet(&ctl, &h, src, 100 + 2 * (uint64_t)i, 0, 0);
-	}
-	assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, NCK));
-	usleep(200 * 1000);
-	assert_int_equal(raw_poll(&ctl, 1, 0), -1);   /* nothing on CONTROL */
+	for (int i = 0; i < NCK; i++)
+		cookies[i] = 100 + 2 * (uint64_t)i;
+	owed_zcacks_start(&n, &tmd, ubuf, src, &ctl, "127.0.4.63", 63, cookies, NCK);
 	assert_int_equal(raw_connect(&bulk, "127.0.4.63", U_IP, KSOCK_PROTO_V3, false,
 				     SOCKLND_CONN_BULK_OUT, "127.0.4.63@tcp", U_NID, 63, NULL),
 			 SOCKLND_CONN_BULK_IN);
@@ -1220,13 +1228,7 @@ static void test_zcack_many_owed(void **state)
 		fail_msg("%d of %d owed ZC-ACKs came", nseen, NCK);
 	}
 	assert_int_equal(log_count(&n, "dropping ZC-ACK", NULL), 0);
-	raw_close(&ctl);
-	raw_close(&bulk);
-	st_md_release(&n, &tmd);
-	st_md_fini(&tmd);
-	node_stop(&n);
-	free(src);
-	free(ubuf);
+	owed_zcacks_stop(&n, &tmd, ubuf, src, &ctl, &bulk);
 }
 
 /* nonblk_zcack off: with only a CONTROL connection the ZC-ACK goes out on
