@@ -511,7 +511,9 @@ static int keepalive_seen(struct raw *rs, int nc, int ms)
  * its TCP acknowledges all we send: for 6 s of PUTs every 250 ms no
  * keepalive comes (the kernel takes a peer whose TCP acknowledges for
  * alive); once we stop sending, one comes within the keepalive delay. */
-static void test_keepalive_tx_liveness(void **state)
+/* `user`: the node starts without CAP_NET_BIND_SERVICE (a user-space peer
+ * dials CONTROL alone, and its keepalive goes there) */
+static void keepalive_run(bool user, const char *ip, const char *nid)
 {
 	struct node_opts no = { 0 };
 	static struct st_node n;
@@ -519,17 +521,21 @@ static void test_keepalive_tx_liveness(void **state)
 	struct raw rs[6];
 	struct rmsg put;
 	uint8_t src[100];
-	const char *ip = "127.0.6.60", *nid = "127.0.6.60@tcp";
 	int lfd, nc, k;
 	uint64_t t0, end;
 
-	(void)state;
 	no.sock.keepalive = 3;
+	if (user)
+		bind_cap_effective(false);
 	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	if (user)
+		bind_cap_effective(true);
+	user = st_log_has(&n, "connecting as a user-space peer", NULL);
 	lfd = raw_listen(ip);
 	st_fill(src, sizeof(src), 60);
 	node_put(&n, nid, src, sizeof(src), &md);
-	nc = serve_until_put(lfd, nid, KSOCK_PROTO_V3, KSOCK_PROTO_V3, rs, 6, 3, &put);
+	nc = serve_until_put(lfd, nid, KSOCK_PROTO_V3, KSOCK_PROTO_V3, rs, 6, user ? 1 : 3, &put);
+	assert_int_equal(nc, user ? 1 : 3);
 	rmsg_free(&put);
 	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
 	node_put_done(&n, &md);
@@ -556,6 +562,18 @@ static void test_keepalive_tx_liveness(void **state)
 	node_stop(&n);
 }
 
+static void test_keepalive_tx_liveness(void **state)
+{
+	(void)state;
+	keepalive_run(false, "127.0.6.60", "127.0.6.60@tcp");
+}
+
+static void test_keepalive_tx_liveness_user(void **state)
+{
+	(void)state;
+	keepalive_run(true, "127.0.6.61", "127.0.6.61@tcp");
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -576,6 +594,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_acceptor_old_reply_order, test_teardown),
 		cmocka_unit_test_teardown(test_unknown_hello_reply_dst, test_teardown),
 		cmocka_unit_test_teardown(test_keepalive_tx_liveness, test_teardown),
+		cmocka_unit_test_teardown(test_keepalive_tx_liveness_user, test_teardown),
 	};
 
 	if (getenv("TEST_FILTER"))

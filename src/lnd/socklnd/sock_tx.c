@@ -810,6 +810,29 @@ void ksock_send_zcack_conn_locked(struct ksock_conn *c, uint64_t cookie, struct 
 void ksock_send_keepalive_locked(struct ksock_net *net, struct ksock_peer *peer,
 				 struct ksock_done *done)
 {
+	if (net->user_mode) {
+		/* CONTROL is a user-space peer's only conn (no BULK_IN for the
+		 * non-blocking NOOP); a kernel takes a NOOP on any conn */
+		for (struct ksock_conn *c = peer->conns; c; c = c->next) {
+			struct ksock_tx *tx;
+
+			if (c->state != KSOCK_CS_UP || !c->proto->keepalive)
+				continue;
+			tx = ksock_tx_alloc(net);
+			if (!tx)
+				return;
+			tx->nonblk = true;
+			tx->noop_cookies[1] = KSOCK_KEEPALIVE_COOKIE;
+			if (ksock_conn_queue_locked(c, tx) < 0) {
+				ksock_tx_free(net, tx);
+				continue;
+			}
+			ksock_conn_push_locked(c, tx, lnet_ni_batch_hold(net->ni), done);
+			ksock_conn_stamp_settle(c);
+			return;
+		}
+		return;
+	}
 	ksock_send_noop_locked(net, peer, 0, KSOCK_KEEPALIVE_COOKIE, done);
 }
 
