@@ -213,6 +213,24 @@ void ksock_kick_connect_locked(struct ksock_net *net)
 	ksock_kick(net);
 }
 
+/* A user-space peer does not dial over IPv6: a kernel takes a connection
+ * from an unprivileged port for a user-space peer's and asserts it is IPv4
+ * (ksocknal_recv_hello: LASSERT, an LBUG that stops the node when
+ * accept=all). What waits for the peer fails. */
+static void ksock_refuse_userspace_v6_locked(struct ksock_net *net, struct ksock_peer *peer,
+					     struct ksock_done *done)
+{
+	char nb[ULNET_NIDSTR_SIZE];
+
+	if (peer->txq_head)
+		lnet_ni_log(net->ni, ULNET_LOG_ERROR,
+			    "peer %s: not connecting over IPv6 without a privileged source port "
+			    "(a kernel node asserts on such a connection): give the process "
+			    "CAP_NET_BIND_SERVICE",
+			    ksock_nidstr(&peer->nid, nb));
+	ksock_fail_peer_txs_locked(net, peer, -EHOSTUNREACH, done);
+}
+
 void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
 			       struct ksock_done *done)
 {
@@ -221,6 +239,7 @@ void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
 	char nb[ULNET_NIDSTR_SIZE];
 	socklen_t tolen;
 	int ctype, fd;
+	bool was_user;
 	uint64_t now = ksock_now(net);
 
 	if (net->shutdown || peer->nconnecting > 0 || now < peer->retry_at)
@@ -243,16 +262,7 @@ void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
 		return;
 	}
 	if (net->user_mode && peer->nid.size == 12) {
-		/* a kernel takes a connection from an unprivileged port for a
-		 * user-space peer's and asserts it is IPv4 (ksocknal_recv_hello:
-		 * LASSERT, an LBUG that stops the node when accept=all) */
-		if (peer->txq_head)
-			lnet_ni_log(net->ni, ULNET_LOG_ERROR,
-				    "peer %s: not connecting over IPv6 without a privileged source "
-				    "port (a kernel node asserts on such a connection): give the "
-				    "process CAP_NET_BIND_SERVICE",
-				    ksock_nidstr(&peer->nid, nb));
-		ksock_fail_peer_txs_locked(net, peer, -EHOSTUNREACH, done);
+		ksock_refuse_userspace_v6_locked(net, peer, done);
 		return;
 	}
 	if ((int)syscall(SYS_gettid) != net->loop_tid) {
@@ -261,10 +271,21 @@ void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
 		return;
 	}
 	ksock_peer_sa(net, &peer->nid, &to, &tolen);
+	was_user = net->user_mode;
 	fd = ksock_dial(net, &to, tolen);
 	if (fd < 0) {
 		peer->nconnecting++;
 		ksock_connect_failed_locked(net, peer, fd, done);
+		return;
+	}
+	if (net->user_mode && !was_user &&
+	    (peer->nid.size == 12 || (ctype != SOCKLND_CONN_CONTROL && ctype != SOCKLND_CONN_ANY))) {
+		/* this dial found the privileged ports refused (EACCES) and
+		 * made us a user-space peer: what was chosen for a privileged
+		 * one no longer holds */
+		close(fd);
+		if (peer->nid.size == 12)
+			ksock_refuse_userspace_v6_locked(net, peer, done);
 		return;
 	}
 	c = ksock_conn_new_locked(net, fd, true);
