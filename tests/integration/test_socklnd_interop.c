@@ -483,6 +483,74 @@ static void test_usermode_no_ipv6(void **state)
 	node_stop(&n);
 }
 
+/* A dial that finds the privileged ports refused (EACCES) makes the node a
+ * user-space peer mid-way; the bulk conn it was dialling as a privileged
+ * one is closed at once (a kernel could answer nothing sent on it). The
+ * node starts privileged; a raw kernel dials its CONTROL and sends a PUT
+ * whose handler drops CAP_NET_BIND_SERVICE on the node's loop thread, with
+ * a ZC cookie the node can answer only on a BULK_IN conn: its top-up dial
+ * gets EACCES, and the raw listener sees no connection. */
+static void cap_drop_handler(const struct ulnet_event *ev)
+{
+	if (ev->type == ULNET_EVENT_PUT)
+		bind_cap_effective(false);   /* this thread: the node's loop */
+	st_md_handler(ev);
+}
+
+static void test_midway_user_mode_no_bulk(void **state)
+{
+	static struct st_node n;
+	static struct st_md tmd;
+	struct ulnet_md d = { 0 };
+	ulnet_handle_t meh;
+	struct raw ctl;
+	uint8_t *src = malloc(20000), *ubuf = calloc(1, 65536);
+	const char *ip = "127.0.6.44";
+	int lfd;
+
+	(void)state;
+	if (!need_priv())
+		skip();
+	assert_int_equal(node_start(&n, U_NID, NULL), 0);
+	st_md_init(&tmd);
+	assert_int_equal(ulnet_me_attach(n.ln, PORTAL, st_any_id(), MB, 0, ULNET_RETAIN,
+					 ULNET_INS_AFTER, &meh), 0);
+	d.start = ubuf;
+	d.length = 65536;
+	d.threshold = ULNET_MD_THRESH_INF;
+	d.options = ULNET_MD_OP_PUT | ULNET_MD_MANAGE_REMOTE | ULNET_MD_TRUNCATE;
+	d.user_ptr = &tmd;
+	d.handler = cap_drop_handler;
+	assert_int_equal(ulnet_md_attach(n.ln, meh, &d, ULNET_RETAIN, &tmd.h), 0);
+	lfd = raw_listen(ip);
+	assert_int_equal(raw_connect(&ctl, ip, U_IP, KSOCK_PROTO_V3, false, SOCKLND_CONN_CONTROL,
+				     "127.0.6.44@tcp", U_NID, 44, NULL),
+			 SOCKLND_CONN_CONTROL);
+	st_fill(src, 20000, 44);
+	{
+		struct lnet_hdr h = mk_put(&ctl, 20000, false);
+
+		raw_send_lnet(&ctl, &h, src, 7, 0, 0);
+	}
+	assert_true(st_md_wait(&tmd, ULNET_EVENT_PUT, 1));
+	if (!st_wait_log(&n, "can't bind privileged ports", NULL)) {
+		dump_log(&n, "node");
+		fail_msg("the node did not dial again after the PUT");
+	}
+	{
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, 1000), 0);
+	}
+	raw_close(&ctl);
+	close(lfd);
+	st_md_release(&n, &tmd);
+	node_stop(&n);
+	st_md_fini(&tmd);
+	free(src);
+	free(ubuf);
+}
+
 /* --- C5: liveness from what we send -------------------------------------- */
 
 /* A NOOP [0,1] among a raw conn's messages within `ms`: its index, or -1. */
@@ -589,6 +657,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_cpp_set_one_refuses_second, test_teardown),
 		cmocka_unit_test_teardown(test_usermode_control_only, test_teardown),
 		cmocka_unit_test_teardown(test_usermode_no_ipv6, test_teardown),
+		cmocka_unit_test_teardown(test_midway_user_mode_no_bulk, test_teardown),
 		cmocka_unit_test_teardown(test_passive_resets_backoff, test_teardown),
 		cmocka_unit_test_teardown(test_topup_uses_peer_version, test_teardown),
 		cmocka_unit_test_teardown(test_acceptor_old_reply_order, test_teardown),

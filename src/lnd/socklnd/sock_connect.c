@@ -125,14 +125,14 @@ static int ksock_dial(struct ksock_net *net, const struct sockaddr_storage *to, 
 			rc = -errno;
 			close(fd);
 			if (rc == -EACCES && !net->user_mode) {
+				/* the caller decides again, as a user-space
+				 * peer, whether to dial at all (no SYN yet) */
 				net->user_mode = true;
 				net->pid |= ULNET_PID_USERFLAG;
 				lnet_ni_log(net->ni, ULNET_LOG_WARN,
 					    "can't bind privileged ports: connecting as a user-space peer (pid %#x)",
 					    net->pid);
-				i = -1;
-				tries = 1;
-				continue;
+				return -EACCES;
 			}
 			if (rc == -EADDRINUSE && !net->user_mode)
 				continue;
@@ -273,19 +273,21 @@ void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
 	ksock_peer_sa(net, &peer->nid, &to, &tolen);
 	was_user = net->user_mode;
 	fd = ksock_dial(net, &to, tolen);
+	if (fd == -EACCES && net->user_mode && !was_user) {
+		/* the privileged ports are refused: we are a user-space peer
+		 * now, and what was chosen for a privileged one may no longer
+		 * hold (nothing was sent yet) */
+		if (peer->nid.size == 12) {
+			ksock_refuse_userspace_v6_locked(net, peer, done);
+			return;
+		}
+		if (ctype != SOCKLND_CONN_CONTROL && ctype != SOCKLND_CONN_ANY)
+			return;
+		fd = ksock_dial(net, &to, tolen);
+	}
 	if (fd < 0) {
 		peer->nconnecting++;
 		ksock_connect_failed_locked(net, peer, fd, done);
-		return;
-	}
-	if (net->user_mode && !was_user &&
-	    (peer->nid.size == 12 || (ctype != SOCKLND_CONN_CONTROL && ctype != SOCKLND_CONN_ANY))) {
-		/* this dial found the privileged ports refused (EACCES) and
-		 * made us a user-space peer: what was chosen for a privileged
-		 * one no longer holds */
-		close(fd);
-		if (peer->nid.size == 12)
-			ksock_refuse_userspace_v6_locked(net, peer, done);
 		return;
 	}
 	c = ksock_conn_new_locked(net, fd, true);
