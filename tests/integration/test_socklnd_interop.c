@@ -369,6 +369,16 @@ static void test_unknown_hello_reply_dst(void **state)
 
 /* --- F5: a user-space peer's one connection ------------------------------ */
 
+/* The node started without CAP_NET_BIND_SERVICE in its effective set (its
+ * threads inherit that): a user-space peer. */
+static void user_node_start(struct st_node *n, const struct node_opts *no)
+{
+	bind_cap_effective(false);
+	assert_int_equal(node_start(n, U_NID, no), 0);
+	bind_cap_effective(true);
+	assert_true(st_wait_log(n, "connecting as a user-space peer", NULL));
+}
+
 /* The node, a user-space peer, dials a kernel. The kernel knows each
  * connection from an unprivileged port as a peer of its own (PID from the
  * source port), answers a message only to that peer, sends LNET messages
@@ -390,10 +400,7 @@ static void test_usermode_control_only(void **state)
 	uint64_t end;
 
 	(void)state;
-	bind_cap_effective(false);
-	assert_int_equal(node_start(&n, U_NID, NULL), 0);
-	bind_cap_effective(true);
-	assert_true(st_wait_log(&n, "connecting as a user-space peer", NULL));
+	user_node_start(&n, NULL);
 	st_md_init(&tmd);
 	assert_int_equal(st_target(&n, PORTAL, MB, ubuf, 65536, &tmd), 0);
 	lfd = raw_listen(ip);
@@ -464,10 +471,7 @@ static void test_usermode_no_ipv6(void **state)
 	int lfd;
 
 	(void)state;
-	bind_cap_effective(false);
-	assert_int_equal(node_start(&n, U_NID, NULL), 0);
-	bind_cap_effective(true);
-	assert_true(st_wait_log(&n, "connecting as a user-space peer", NULL));
+	user_node_start(&n, NULL);
 	lfd = raw_listen("127.0.6.42");   /* where a mapped dial would land */
 	node_put(&n, v6, src, sizeof(src), &md);
 	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, 1));
@@ -594,10 +598,9 @@ static void keepalive_run(bool user, const char *ip, const char *nid)
 
 	no.sock.keepalive = 3;
 	if (user)
-		bind_cap_effective(false);
-	assert_int_equal(node_start(&n, U_NID, &no), 0);
-	if (user)
-		bind_cap_effective(true);
+		user_node_start(&n, &no);
+	else
+		assert_int_equal(node_start(&n, U_NID, &no), 0);
 	user = st_log_has(&n, "connecting as a user-space peer", NULL);
 	lfd = raw_listen(ip);
 	st_fill(src, sizeof(src), 60);
