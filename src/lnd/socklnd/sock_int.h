@@ -616,9 +616,6 @@ void ksock_flush(struct lnet_ni *ni, bool more);
 void ksock_conn_tx_forget_locked(struct ksock_conn *c);
 /* Write what the conn has queued; returns 0 or -errno (conn must close). */
 int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done);
-/* Record a ZC-ACK owed to `peer`; false (logged) past KSOCK_ACKS_MAX or
- * without memory. */
-bool ksock_peer_owe_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie);
 void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie,
 			     struct ksock_done *done);
 /* ACK a cookie on the conn it arrived on (user-space mode). */

@@ -726,7 +726,10 @@ void ksock_conn_take_txs_locked(struct ksock_conn *c, struct ksock_done *done)
  * more) */
 #define KSOCK_ACKS_MAX (1u << 16)
 
-bool ksock_peer_owe_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie)
+/* Record a ZC-ACK owed to `peer`; false (logged) past KSOCK_ACKS_MAX or
+ * without memory. */
+static bool ksock_peer_owe_zcack_locked(struct ksock_net *net, struct ksock_peer *peer,
+					uint64_t cookie)
 {
 	char nb[ULNET_NIDSTR_SIZE];
 
@@ -782,29 +785,35 @@ void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uin
 	ksock_send_noop_locked(net, peer, 0, cookie, done);
 }
 
+/* A non-blocking NOOP [0, cookie] queued on `c` itself; false if it could
+ * not be. */
+static bool ksock_conn_noop_locked(struct ksock_conn *c, uint64_t cookie, struct ksock_done *done)
+{
+	struct ksock_net *net = c->net;
+	struct ksock_tx *tx = ksock_tx_alloc(net);
+
+	if (!tx)
+		return false;
+	tx->nonblk = true;
+	tx->noop_cookies[0] = 0;
+	tx->noop_cookies[1] = cookie;
+	if (ksock_conn_queue_locked(c, tx) < 0) {
+		ksock_tx_free(net, tx);
+		return false;
+	}
+	ksock_conn_push_locked(c, tx, lnet_ni_batch_hold(net->ni), done);
+	ksock_conn_stamp_settle(c);
+	return true;
+}
+
 /* User-space mode: the kernel knows each of our conns as a peer of its own
  * (identity from the source port) and looks an ACK up only among the
  * cookies it sent on that conn: ACK on the conn the cookie came on,
  * folding only into a NOOP still queued there, never kept for another. */
 void ksock_send_zcack_conn_locked(struct ksock_conn *c, uint64_t cookie, struct ksock_done *done)
 {
-	struct ksock_net *net = c->net;
-	struct ksock_tx *tx;
-
-	if (ksock_conn_merge_zcack_locked(c, cookie))
-		return;
-	tx = ksock_tx_alloc(net);
-	if (!tx)
-		return;
-	tx->nonblk = true;
-	tx->noop_cookies[0] = 0;
-	tx->noop_cookies[1] = cookie;
-	if (ksock_conn_queue_locked(c, tx) < 0) {
-		ksock_tx_free(net, tx);
-		return;
-	}
-	ksock_conn_push_locked(c, tx, lnet_ni_batch_hold(net->ni), done);
-	ksock_conn_stamp_settle(c);
+	if (!ksock_conn_merge_zcack_locked(c, cookie))
+		(void)ksock_conn_noop_locked(c, cookie, done);
 }
 
 void ksock_send_keepalive_locked(struct ksock_net *net, struct ksock_peer *peer,
@@ -813,24 +822,10 @@ void ksock_send_keepalive_locked(struct ksock_net *net, struct ksock_peer *peer,
 	if (net->user_mode) {
 		/* CONTROL is a user-space peer's only conn (no BULK_IN for the
 		 * non-blocking NOOP); a kernel takes a NOOP on any conn */
-		for (struct ksock_conn *c = peer->conns; c; c = c->next) {
-			struct ksock_tx *tx;
-
-			if (c->state != KSOCK_CS_UP || !c->proto->keepalive)
-				continue;
-			tx = ksock_tx_alloc(net);
-			if (!tx)
+		for (struct ksock_conn *c = peer->conns; c; c = c->next)
+			if (c->state == KSOCK_CS_UP && c->proto->keepalive &&
+			    ksock_conn_noop_locked(c, KSOCK_KEEPALIVE_COOKIE, done))
 				return;
-			tx->nonblk = true;
-			tx->noop_cookies[1] = KSOCK_KEEPALIVE_COOKIE;
-			if (ksock_conn_queue_locked(c, tx) < 0) {
-				ksock_tx_free(net, tx);
-				continue;
-			}
-			ksock_conn_push_locked(c, tx, lnet_ni_batch_hold(net->ni), done);
-			ksock_conn_stamp_settle(c);
-			return;
-		}
 		return;
 	}
 	ksock_send_noop_locked(net, peer, 0, KSOCK_KEEPALIVE_COOKIE, done);
