@@ -22,6 +22,10 @@
 /* ul_loop_spin_once(): a caller back within this long of the last full
  * turn is spinning, and may poll the hot ios alone */
 #define UL_LOOP_SPIN_FULL_NS 20000ULL
+/* ul_loop_spin_once(): turns in a row without a blocking turn before hot
+ * ios are parked (a caller that mixes spins with blocking waits would
+ * otherwise pay two epoll_ctl() calls per message) */
+#define UL_LOOP_PARK_STREAK 64
 
 struct ul_loop {
 	int epfd;
@@ -46,7 +50,9 @@ struct ul_loop {
 	unsigned busy_turn;
 	uint64_t last_full;         /* loop clock at ul_loop_spin_once()'s last full turn */
 	uint64_t turn_now;          /* loop clock read as the current turn began (loop thread) */
+	unsigned spin_streak;       /* ul_loop_spin_once() calls since a blocking turn */
 	int nhot;
+	int nparked;                /* hot ios out of epoll */
 	struct ul_io *hot[UL_LOOP_MAX_HOT];
 };
 
@@ -162,11 +168,38 @@ void ul_io_init(struct ul_io *io, int fd, void (*cb)(struct ul_io *, uint32_t))
 	io->active = false;
 	io->poll = NULL;
 	io->hot = false;
+	io->parked = false;
 	io->cold = false;
 	io->hot_idle = 0;
 }
 
-static void hot_remove(struct ul_loop *loop, struct ul_io *io)
+/* A hot io out of epoll: see ul_loop_spin_once() in evloop.h. */
+static void io_park(struct ul_loop *loop, struct ul_io *io)
+{
+	if (io->parked || !io->active)
+		return;
+	if (epoll_ctl(loop->epfd, EPOLL_CTL_DEL, io->fd, NULL) == 0) {
+		io->parked = true;
+		loop->nparked++;
+	}
+}
+
+/* Back into epoll (edge-triggered ios report what is ready now); false if
+ * epoll refused it, which leaves it parked and polled. */
+static bool io_unpark(struct ul_loop *loop, struct ul_io *io)
+{
+	struct epoll_event ev = { .events = io->events, .data.ptr = io };
+
+	if (!io->parked)
+		return true;
+	if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, io->fd, &ev) < 0)
+		return false;
+	io->parked = false;
+	loop->nparked--;
+	return true;
+}
+
+static void hot_unlink(struct ul_loop *loop, struct ul_io *io)
 {
 	for (int i = 0; i < loop->nhot; i++) {
 		if (loop->hot[i] == io) {
@@ -175,6 +208,16 @@ static void hot_remove(struct ul_loop *loop, struct ul_io *io)
 		}
 	}
 	io->hot = false;
+}
+
+/* Out of the hot set and back to epoll; false (still hot) if epoll
+ * refused it back: the loop keeps polling it rather than lose it. */
+static bool hot_remove(struct ul_loop *loop, struct ul_io *io)
+{
+	if (!io_unpark(loop, io))
+		return false;
+	hot_unlink(loop, io);
+	return true;
 }
 
 /* EPOLLIN on an io that can be polled: poll it directly on the next turns */
@@ -189,7 +232,8 @@ static void hot_add(struct ul_loop *loop, struct ul_io *io)
 		for (int i = 1; i < loop->nhot; i++)
 			if (loop->hot[i]->hot_idle > loop->hot[worst]->hot_idle)
 				worst = i;
-		hot_remove(loop, loop->hot[worst]);
+		if (!hot_remove(loop, loop->hot[worst]))
+			return;   /* io stays with epoll */
 	}
 	loop->hot[loop->nhot++] = io;
 	io->hot = true;
@@ -202,6 +246,10 @@ int ul_io_start(struct ul_loop *loop, struct ul_io *io, uint32_t events)
 
 	if (io->active && io->events == events)
 		return 0;
+	if (io->parked) {   /* io_unpark() registers these */
+		io->events = events;
+		return 0;
+	}
 	if (epoll_ctl(loop->epfd, op, io->fd, &ev) < 0)
 		return -errno;
 	io->events = events;
@@ -211,11 +259,18 @@ int ul_io_start(struct ul_loop *loop, struct ul_io *io, uint32_t events)
 
 void ul_io_stop(struct ul_loop *loop, struct ul_io *io)
 {
+	bool in_epoll = !io->parked;
+
+	if (io->parked) {
+		io->parked = false;
+		loop->nparked--;
+	}
 	if (io->hot)
-		hot_remove(loop, io);
+		hot_unlink(loop, io);
 	if (!io->active)
 		return;
-	epoll_ctl(loop->epfd, EPOLL_CTL_DEL, io->fd, NULL);
+	if (in_epoll)
+		epoll_ctl(loop->epfd, EPOLL_CTL_DEL, io->fd, NULL);
 	io->active = false;
 	io->events = 0;
 }
@@ -379,6 +434,17 @@ static int run_ready_at(struct ul_loop *loop, uint64_t now)
 
 /* One turn; `now` is the clock if the caller has just read it and will not
  * block (timeout_ms 0), else UINT64_MAX: read once after the wait. */
+static int poll_hot(struct ul_loop *loop);
+
+/* Before a turn that may block: every parked io back into epoll, which
+ * alone can wake the wait. */
+static void unpark_all(struct ul_loop *loop)
+{
+	loop->spin_streak = 0;
+	for (int i = 0; i < loop->nhot && loop->nparked; i++)
+		(void)io_unpark(loop, loop->hot[i]);
+}
+
 static int loop_turn(struct ul_loop *loop, int timeout_ms, uint64_t now)
 {
 	struct epoll_event evs[UL_LOOP_MAX_EVENTS];
@@ -386,6 +452,10 @@ static int loop_turn(struct ul_loop *loop, int timeout_ms, uint64_t now)
 	int n, i, ran;
 
 	if (timeout_ms != 0) {
+		unpark_all(loop);
+		/* one that epoll refused back is polled, every 1 ms at worst */
+		if (loop->nparked && (timeout_ms < 0 || timeout_ms > 1))
+			timeout_ms = 1;
 		now = ul_loop_now(loop);
 
 		atomic_store(&loop->sleeping, 1);
@@ -431,6 +501,8 @@ static int loop_turn(struct ul_loop *loop, int timeout_ms, uint64_t now)
 			ran++;
 		}
 	}
+	if (loop->nparked)   /* epoll does not see them: a full turn polls them too */
+		ran += poll_hot(loop);
 	ran += run_ready_at(loop, now);
 	ul_cur_loop = prev;
 	return ran;
@@ -450,10 +522,8 @@ static int poll_hot(struct ul_loop *loop)
 		struct ul_io *io = loop->hot[i];
 		bool got;
 
-		if (io->cold) {   /* epoll turns serve it until it warms up */
-			hot_remove(loop, io);
+		if (io->cold && hot_remove(loop, io))   /* epoll serves it until it warms up */
 			continue;
-		}
 		got = io->poll(io);
 
 		if (got)
@@ -463,8 +533,9 @@ static int poll_hot(struct ul_loop *loop)
 			continue;
 		if (got) {
 			io->hot_idle = 0;
-		} else if (++io->hot_idle > UL_LOOP_HOT_IDLE) {
-			hot_remove(loop, io);
+			if (loop->spin_streak >= UL_LOOP_PARK_STREAK && !io->parked && !io->cold)
+				io_park(loop, io);
+		} else if (++io->hot_idle > UL_LOOP_HOT_IDLE && hot_remove(loop, io)) {
 			continue;
 		}
 		i++;
@@ -479,6 +550,8 @@ int ul_loop_spin_once(struct ul_loop *loop)
 	int ran;
 
 	loop->busy = true;
+	if (loop->spin_streak < UL_LOOP_PARK_STREAK)
+		loop->spin_streak++;
 	/* a full turn when nothing is hot, every 16th turn, and for a caller
 	 * that was away: whoever polls now and then must not find the other
 	 * fds waiting behind the hot set */

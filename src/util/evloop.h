@@ -30,6 +30,9 @@ struct ul_io {
 	 * contend for its lock: it waits for EPOLLOUT or a large payload) */
 	bool cold;
 	bool hot;                                /* in the loop's hot set */
+	/* hot and out of epoll (see ul_loop_spin_once): the loop's direct
+	 * polls are all that read it until it leaves the hot set */
+	bool parked;
 	bool active;
 };
 
@@ -68,8 +71,14 @@ int ul_loop_run_once(struct ul_loop *loop, int timeout_ms);
  * each instead of epoll_wait() + recv(); due timers and posted work run on
  * every turn; a full epoll turn comes every 16th turn, whenever nothing is
  * hot, and whenever the last one is 20 us old or more, so a caller that
- * comes only now and then always gets one. Returns how many callbacks and
- * polls did something. */
+ * comes only now and then always gets one. Once the caller has spun 64
+ * turns in a row, a hot io that gets input is taken out of epoll
+ * ("parked"): each segment that reaches its socket then wakes nobody
+ * (with it in epoll, every segment runs epoll's callback on the sender's
+ * CPU, some 3% of a loopback round trip on each side, for no reader). It
+ * goes back into epoll when it leaves the hot set (idle, marked cold,
+ * evicted) and before any turn that may block. Returns how many callbacks
+ * and polls did something. */
 int ul_loop_spin_once(struct ul_loop *loop);
 
 /* The calling thread is inside a turn of `loop` (one of its callbacks, or

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 #include <string.h>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/evloop.h"
@@ -273,6 +274,129 @@ static void test_spin_leaves_cold_ios_to_epoll(void **state)
 	ul_loop_destroy(loop);
 }
 
+/* --- parking: a hot io out of epoll while the loop spins --------------- */
+
+/* Spin with input on every turn until `p` is parked (64 turns in a row). */
+static void make_parked(struct ul_loop *loop, struct pio *p)
+{
+	make_hot(loop, p, ul_loop_spin_once);
+	for (int i = 0; i < 80; i++) {
+		fake_now += 100;
+		pio_send(p);
+		ul_loop_spin_once(loop);
+	}
+	assert_true(p->io.parked);
+	assert_true(p->io.hot);
+	p->cbs = p->polls = p->got = 0;
+}
+
+static uint64_t real_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void test_spin_parks_the_hot_io(void **state)
+{
+	(void)state;
+	struct ul_loop *loop = ul_loop_create(fake_clock, NULL);
+	struct pio hot;
+	uint64_t t0;
+
+	fake_now = 1000000;
+	pio_open(loop, &hot, true);
+	make_parked(loop, &hot);
+	/* out of epoll: the full turns (every 16th) poll it as well, epoll
+	 * never reports it */
+	for (int i = 0; i < 32; i++) {
+		fake_now += 100;
+		pio_send(&hot);
+		ul_loop_spin_once(loop);
+	}
+	assert_int_equal(hot.got, 32);
+	assert_int_equal(hot.cbs, 0);
+	/* a caller back after a pause gets a full turn: that reads it too */
+	fake_now += 25000;
+	pio_send(&hot);
+	ul_loop_spin_once(loop);
+	assert_int_equal(hot.got, 33);
+	assert_int_equal(hot.cbs, 0);
+	/* a turn that may block puts it back into epoll first: its input
+	 * wakes the wait and comes through the callback */
+	pio_send(&hot);
+	t0 = real_ms();
+	assert_int_equal(ul_loop_run_once(loop, 2000), 1);
+	assert_true(real_ms() - t0 < 1000);
+	assert_int_equal(hot.cbs, 1);
+	assert_false(hot.io.parked);
+	pio_close(loop, &hot);
+	ul_loop_destroy(loop);
+}
+
+static void test_parked_io_goes_back_to_epoll(void **state)
+{
+	(void)state;
+	struct ul_loop *loop = ul_loop_create(fake_clock, NULL);
+	struct pio hot;
+	int i;
+
+	fake_now = 1000000;
+	pio_open(loop, &hot, true);
+	/* idle for longer than the hot set keeps it */
+	make_parked(loop, &hot);
+	for (i = 0; i < 5000 && hot.io.hot; i++) {
+		fake_now += 100;
+		ul_loop_spin_once(loop);
+	}
+	assert_false(hot.io.hot);
+	assert_false(hot.io.parked);
+	pio_send(&hot);
+	fake_now += 100;
+	ul_loop_spin_once(loop);   /* nothing hot: a full turn */
+	assert_int_equal(hot.cbs, 1);
+	/* marked cold by its owner */
+	make_parked(loop, &hot);
+	hot.io.cold = true;
+	pio_send(&hot);
+	for (i = 0; i < 16 && hot.cbs == 0; i++) {
+		fake_now += 100;
+		ul_loop_spin_once(loop);
+	}
+	assert_int_equal(hot.cbs, 1);
+	assert_int_equal(hot.polls, 0);
+	assert_false(hot.io.parked);
+	pio_close(loop, &hot);
+	ul_loop_destroy(loop);
+}
+
+static void test_stop_a_parked_io(void **state)
+{
+	(void)state;
+	struct ul_loop *loop = ul_loop_create(fake_clock, NULL);
+	struct pio hot;
+	uint64_t t0;
+
+	fake_now = 1000000;
+	pio_open(loop, &hot, true);
+	make_parked(loop, &hot);
+	ul_io_stop(loop, &hot.io);
+	assert_false(hot.io.parked);
+	assert_false(hot.io.hot);
+	/* nothing is parked any more: a blocking turn waits its full time */
+	t0 = real_ms();
+	assert_int_equal(ul_loop_run_once(loop, 50), 0);
+	assert_true(real_ms() - t0 >= 40);
+	/* and the fd can be registered again */
+	assert_int_equal(ul_io_start(loop, &hot.io, EPOLLIN), 0);
+	pio_send(&hot);
+	assert_int_equal(ul_loop_run_once(loop, 2000), 1);
+	assert_int_equal(hot.cbs, 1);
+	pio_close(loop, &hot);
+	ul_loop_destroy(loop);
+}
+
 /* ul_loop_turn_now(): inside a turn, the clock as the turn began (the
  * callbacks may see it advance meanwhile); each turn reads it afresh, in
  * ul_loop_run_once() and ul_loop_spin_once() alike; outside, the clock. */
@@ -358,6 +482,9 @@ int main(void)
 		cmocka_unit_test(test_spin_serves_other_fds_within_16_calls),
 		cmocka_unit_test(test_spin_runs_due_timers_on_hot_turns),
 		cmocka_unit_test(test_spin_leaves_cold_ios_to_epoll),
+		cmocka_unit_test(test_spin_parks_the_hot_io),
+		cmocka_unit_test(test_parked_io_goes_back_to_epoll),
+		cmocka_unit_test(test_stop_a_parked_io),
 		cmocka_unit_test(test_self_rearming_timer_yields_to_fds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
