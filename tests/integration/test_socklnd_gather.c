@@ -13,12 +13,18 @@
  * Also: a lone message (the writer's one-tx direct path) larger than the
  * socket buffers: the first write is short, EPOLLOUT writes the rest from
  * where it stopped, and the message completes once, intact.
+ *
+ * And: messages of at most 512 bytes, headers included, leave from one
+ * buffer (the fragments copied behind each other, one send() instead of
+ * a sendmsg()); fragmented payloads on both sides of that limit, alone
+ * and queued together, arrive intact.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
 #include <cmocka.h>
 
@@ -120,11 +126,80 @@ static void test_lone_message_longer_than_the_socket(void **state)
 	st_pair_stop(&a, &am, &b, &bm);
 }
 
+/* PUT `len` bytes of src from an MD of 13-byte fragments (the last one
+ * shorter) to dst's offset `roff`; returns the MD. */
+static ulnet_handle_t put_fragmented(struct st_node *a, struct st_md *am, const uint8_t *src,
+				     size_t len, struct iovec *frags, ulnet_process_id_t target,
+				     unsigned roff)
+{
+	struct ulnet_md md = { 0 };
+	unsigned n = 0;
+	ulnet_handle_t h;
+
+	for (size_t off = 0; off < len; off += 13, n++) {
+		frags[n].iov_base = (void *)(src + off);
+		frags[n].iov_len = len - off < 13 ? len - off : 13;
+	}
+	md.start = frags;
+	md.length = n;
+	md.threshold = 1;
+	md.options = ULNET_MD_IOVEC;
+	md.user_ptr = am;
+	md.handler = st_md_handler;
+	assert_int_equal(ulnet_md_bind(a->ln, &md, ULNET_UNLINK, &h), 0);
+	assert_int_equal(ulnet_put(a->ln, NULL, h, ULNET_NOACK_REQ, target, PORTAL, MB, roff, 0), 0);
+	return h;
+}
+
+static void test_small_messages_leave_from_one_buffer(void **state)
+{
+	/* a PUT's headers are 96 bytes with 4-byte NIDs: 416 payload bytes
+	 * make 512, the most that leaves from one buffer */
+	static const size_t lens[] = { 1, 415, 416, 417, 1000 };
+	enum { NL = sizeof(lens) / sizeof(lens[0]), SLOT = 1024, NB = 3, BLEN = 60 };
+	static uint8_t src[SLOT], dst[(NL + NB) * SLOT], want[(NL + NB) * SLOT];
+	static struct iovec frags[NL + NB][SLOT / 13 + 1];
+	struct st_node a, b;
+	struct st_md am, bm;
+	ulnet_process_id_t target;
+	uint16_t port = (uint16_t)(st_port() + 2);
+	int puts = 0;
+
+	(void)state;
+	assert_int_equal(st_pair_start(&a, &am, &b, &bm, port), 0);
+	assert_int_equal(st_target(&b, PORTAL, MB, dst, sizeof(dst), &bm), 0);
+	target.nid = b.nid;
+	target.pid = ulnet_pid(b.ln);
+	st_fill(src, sizeof(src), 11);
+	/* one at a time: the writer's one-tx direct path */
+	for (unsigned i = 0; i < NL; i++) {
+		put_fragmented(&a, &am, src, lens[i], frags[i], target, i * SLOT);
+		memcpy(want + i * SLOT, src, lens[i]);
+		assert_true(st_md_wait(&bm, ULNET_EVENT_PUT, ++puts));
+	}
+	/* NB small PUTs queued together: the queue's 468 bytes in one buffer */
+	assert_int_equal(ulnet_batch_begin(a.ln), 0);
+	for (unsigned i = 0; i < NB; i++) {
+		put_fragmented(&a, &am, src + 7 * i, BLEN, frags[NL + i], target, (NL + i) * SLOT);
+		memcpy(want + (NL + i) * SLOT, src + 7 * i, BLEN);
+	}
+	assert_int_equal(ulnet_batch_end(a.ln), 0);
+	puts += NB;
+	assert_true(st_md_wait(&bm, ULNET_EVENT_PUT, puts));
+	assert_true(st_md_wait(&am, ULNET_EVENT_SEND, puts));
+	assert_int_equal(am.nerr, 0);
+	assert_int_equal(bm.nerr, 0);
+	assert_memory_equal(dst, want, sizeof(dst));
+
+	st_pair_stop(&a, &am, &b, &bm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_queue_longer_than_one_sendmsg),
 		cmocka_unit_test(test_lone_message_longer_than_the_socket),
+		cmocka_unit_test(test_small_messages_leave_from_one_buffer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
