@@ -15,6 +15,7 @@
 
 #include "core/lnd.h"
 #include "lnd/socklnd/sock_int.h"
+#include "util/ul_sys.h"
 
 #define KSOCK_RX_BUDGET 256         /* messages per turn, then yield */
 
@@ -54,7 +55,7 @@ static void ksock_rx_reset(struct ksock_conn *c)
 static KSOCK_ALWAYS_INLINE ssize_t ksock_rx_fill(struct ksock_conn *c)
 {
 	for (;;) {
-		ssize_t n = recv(c->fd, c->rx_buf, sizeof(c->rx_buf), MSG_DONTWAIT);
+		ssize_t n = ul_sys_recv(c->fd, c->rx_buf, sizeof(c->rx_buf), MSG_DONTWAIT);
 
 		if (n > 0) {
 			c->rx_reads++;

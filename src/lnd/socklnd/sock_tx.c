@@ -17,6 +17,7 @@
 
 #include "core/lnd.h"
 #include "lnd/socklnd/sock_int.h"
+#include "util/ul_sys.h"
 #include "util/util_bytes.h"
 
 /* What the matcher sees: the version's headers + payload (`p` is the
@@ -286,7 +287,7 @@ static KSOCK_ALWAYS_INLINE ssize_t ksock_sendv(int fd, struct iovec *iov, unsign
 	}
 	do {
 		if (n == 1 || bytes <= sizeof(buf))
-			w = send(fd, one, bytes, flags);
+			w = ul_sys_send(fd, one, bytes, flags);
 		else
 			w = sendmsg(fd, &mh, flags);
 	} while (w < 0 && errno == EINTR);
