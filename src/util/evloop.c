@@ -26,6 +26,10 @@
  * ios are parked (a caller that mixes spins with blocking waits would
  * otherwise pay two epoll_ctl() calls per message) */
 #define UL_LOOP_PARK_STREAK 64
+/* polls with input since an io became hot before it is parked: with more
+ * busy ios than hot slots, an io evicted soon after it came in is never
+ * parked, so the churn costs no epoll_ctl() pair per eviction */
+#define UL_LOOP_PARK_GETS 8
 
 struct ul_loop {
 	int epfd;
@@ -171,6 +175,7 @@ void ul_io_init(struct ul_io *io, int fd, void (*cb)(struct ul_io *, uint32_t))
 	io->parked = false;
 	io->cold = false;
 	io->hot_idle = 0;
+	io->hot_gets = 0;
 }
 
 /* A hot io out of epoll: see ul_loop_spin_once() in evloop.h. */
@@ -226,6 +231,7 @@ static void hot_add(struct ul_loop *loop, struct ul_io *io)
 	io->hot_idle = 0;
 	if (io->hot || io->cold)
 		return;
+	io->hot_gets = 0;
 	if (loop->nhot == UL_LOOP_MAX_HOT) {
 		int worst = 0;
 
@@ -533,7 +539,8 @@ static int poll_hot(struct ul_loop *loop)
 			continue;
 		if (got) {
 			io->hot_idle = 0;
-			if (loop->spin_streak >= UL_LOOP_PARK_STREAK && !io->parked && !io->cold)
+			if (++io->hot_gets >= UL_LOOP_PARK_GETS &&
+			    loop->spin_streak >= UL_LOOP_PARK_STREAK && !io->parked && !io->cold)
 				io_park(loop, io);
 		} else if (++io->hot_idle > UL_LOOP_HOT_IDLE && hot_remove(loop, io)) {
 			continue;

@@ -25,6 +25,7 @@ struct ul_io {
 	 * waiting; true if it got anything (see ul_loop_spin_once) */
 	bool (*poll)(struct ul_io *io);
 	uint32_t hot_idle;                       /* polls in a row that got nothing */
+	uint32_t hot_gets;                       /* polls that got something since it became hot */
 	/* set by the owner, on the loop thread: leave this io to epoll for
 	 * now (a direct poll would mostly find nothing and, on a socket,
 	 * contend for its lock: it waits for EPOLLOUT or a large payload) */
@@ -72,7 +73,7 @@ int ul_loop_run_once(struct ul_loop *loop, int timeout_ms);
  * every turn; a full epoll turn comes every 16th turn, whenever nothing is
  * hot, and whenever the last one is 20 us old or more, so a caller that
  * comes only now and then always gets one. Once the caller has spun 64
- * turns in a row, a hot io that gets input is taken out of epoll
+ * turns in a row, a hot io that has had input on 8 polls is taken out of epoll
  * ("parked"): each segment that reaches its socket then wakes nobody
  * (with it in epoll, every segment runs epoll's callback on the sender's
  * CPU, some 3% of a loopback round trip on each side, for no reader). It

@@ -307,7 +307,20 @@ static void test_spin_parks_the_hot_io(void **state)
 
 	fake_now = 1000000;
 	pio_open(loop, &hot, true);
-	make_parked(loop, &hot);
+	/* after 64 turns in a row, on its 8th poll with input */
+	make_hot(loop, &hot, ul_loop_spin_once);
+	for (int i = 0; i < 70; i++) {
+		fake_now += 100;
+		ul_loop_spin_once(loop);
+	}
+	for (int i = 0; i < 8; i++) {
+		assert_false(hot.io.parked);
+		fake_now += 100;
+		pio_send(&hot);
+		ul_loop_spin_once(loop);
+	}
+	assert_true(hot.io.parked);
+	hot.cbs = hot.polls = hot.got = 0;
 	/* out of epoll: the full turns (every 16th) poll it as well, epoll
 	 * never reports it */
 	for (int i = 0; i < 32; i++) {
