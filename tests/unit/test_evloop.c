@@ -276,15 +276,22 @@ static void test_spin_leaves_cold_ios_to_epoll(void **state)
 
 /* --- parking: a hot io out of epoll while the loop spins --------------- */
 
+/* `n` spinning turns 100 ns apart, each after one byte to `p` (if any) */
+static void spin_turns(struct ul_loop *loop, struct pio *p, int n)
+{
+	for (int i = 0; i < n; i++) {
+		fake_now += 100;
+		if (p)
+			pio_send(p);
+		ul_loop_spin_once(loop);
+	}
+}
+
 /* Spin with input on every turn until `p` is parked (64 turns in a row). */
 static void make_parked(struct ul_loop *loop, struct pio *p)
 {
 	make_hot(loop, p, ul_loop_spin_once);
-	for (int i = 0; i < 80; i++) {
-		fake_now += 100;
-		pio_send(p);
-		ul_loop_spin_once(loop);
-	}
+	spin_turns(loop, p, 80);
 	assert_true(p->io.parked);
 	assert_true(p->io.hot);
 	p->cbs = p->polls = p->got = 0;
@@ -309,25 +316,16 @@ static void test_spin_parks_the_hot_io(void **state)
 	pio_open(loop, &hot, true);
 	/* after 64 turns in a row, on its 8th poll with input */
 	make_hot(loop, &hot, ul_loop_spin_once);
-	for (int i = 0; i < 70; i++) {
-		fake_now += 100;
-		ul_loop_spin_once(loop);
-	}
+	spin_turns(loop, NULL, 70);
 	for (int i = 0; i < 8; i++) {
 		assert_false(hot.io.parked);
-		fake_now += 100;
-		pio_send(&hot);
-		ul_loop_spin_once(loop);
+		spin_turns(loop, &hot, 1);
 	}
 	assert_true(hot.io.parked);
 	hot.cbs = hot.polls = hot.got = 0;
 	/* out of epoll: the full turns (every 16th) poll it as well, epoll
 	 * never reports it */
-	for (int i = 0; i < 32; i++) {
-		fake_now += 100;
-		pio_send(&hot);
-		ul_loop_spin_once(loop);
-	}
+	spin_turns(loop, &hot, 32);
 	assert_int_equal(hot.got, 32);
 	assert_int_equal(hot.cbs, 0);
 	/* a caller back after a pause gets a full turn: that reads it too */
@@ -359,24 +357,18 @@ static void test_parked_io_goes_back_to_epoll(void **state)
 	pio_open(loop, &hot, true);
 	/* idle for longer than the hot set keeps it */
 	make_parked(loop, &hot);
-	for (i = 0; i < 5000 && hot.io.hot; i++) {
-		fake_now += 100;
-		ul_loop_spin_once(loop);
-	}
+	for (i = 0; i < 5000 && hot.io.hot; i++)
+		spin_turns(loop, NULL, 1);
 	assert_false(hot.io.hot);
 	assert_false(hot.io.parked);
-	pio_send(&hot);
-	fake_now += 100;
-	ul_loop_spin_once(loop);   /* nothing hot: a full turn */
+	spin_turns(loop, &hot, 1);   /* nothing hot: a full turn */
 	assert_int_equal(hot.cbs, 1);
 	/* marked cold by its owner */
 	make_parked(loop, &hot);
 	hot.io.cold = true;
 	pio_send(&hot);
-	for (i = 0; i < 16 && hot.cbs == 0; i++) {
-		fake_now += 100;
-		ul_loop_spin_once(loop);
-	}
+	for (i = 0; i < 16 && hot.cbs == 0; i++)
+		spin_turns(loop, NULL, 1);
 	assert_int_equal(hot.cbs, 1);
 	assert_int_equal(hot.polls, 0);
 	assert_false(hot.io.parked);
