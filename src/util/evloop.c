@@ -9,9 +9,9 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/syscall.h>
 
 #include "util/ul_lock.h"
+#include "util/ul_sys.h"
 
 #define UL_LOOP_MAX_EVENTS 64
 #define UL_LOOP_MAX_HOT 8
@@ -438,8 +438,6 @@ static int run_ready_at(struct ul_loop *loop, uint64_t now)
 	return n;
 }
 
-/* One turn; `now` is the clock if the caller has just read it and will not
- * block (timeout_ms 0), else UINT64_MAX: read once after the wait. */
 static int poll_hot(struct ul_loop *loop);
 
 /* Before a turn that may block: every parked io back into epoll, which
@@ -451,6 +449,8 @@ static void unpark_all(struct ul_loop *loop)
 		(void)io_unpark(loop, loop->hot[i]);
 }
 
+/* One turn; `now` is the clock if the caller has just read it and will not
+ * block (timeout_ms 0), else UINT64_MAX: read once after the wait. */
 static int loop_turn(struct ul_loop *loop, int timeout_ms, uint64_t now)
 {
 	struct epoll_event evs[UL_LOOP_MAX_EVENTS];
@@ -478,7 +478,7 @@ static int loop_turn(struct ul_loop *loop, int timeout_ms, uint64_t now)
 	}
 
 	if (timeout_ms == 0)   /* raw: no cancellation-point bookkeeping per spin */
-		n = (int)syscall(SYS_epoll_wait, loop->epfd, evs, UL_LOOP_MAX_EVENTS, 0);
+		n = ul_sys_epoll_wait(loop->epfd, evs, UL_LOOP_MAX_EVENTS, 0);
 	else
 		n = epoll_wait(loop->epfd, evs, UL_LOOP_MAX_EVENTS, timeout_ms);
 	atomic_store_explicit(&loop->sleeping, 0, memory_order_relaxed);

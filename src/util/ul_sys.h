@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ul_sys.h - recv() and send() as bare system calls.
+ * ul_sys.h - recv(), send() and epoll_wait() as bare system calls.
  *
- * In a threaded process glibc wraps each recv()/send() in two calls that
+ * In a threaded process glibc wraps each of them in two calls that
  * make it a cancellation point; a loop spinning on recv() pays them on
  * every turn, and a small round trip on each message (1-3% of one over
  * loopback). ulnet's threads are never cancelled, so the data path calls
@@ -12,6 +12,7 @@
 #define ULNET_UTIL_UL_SYS_H
 
 #include <stddef.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -24,6 +25,15 @@ static inline ssize_t ul_sys_recv(int fd, void *buf, size_t len, int flags)
 static inline ssize_t ul_sys_send(int fd, const void *buf, size_t len, int flags)
 {
 	return (ssize_t)syscall(SYS_sendto, fd, buf, len, flags, NULL, 0);
+}
+
+static inline int ul_sys_epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout_ms)
+{
+#ifdef SYS_epoll_wait
+	return (int)syscall(SYS_epoll_wait, epfd, evs, max, timeout_ms);
+#else   /* arm64 and newer ports have only the pwait form */
+	return (int)syscall(SYS_epoll_pwait, epfd, evs, max, timeout_ms, NULL, 0);
+#endif
 }
 
 #endif
