@@ -12,6 +12,7 @@
  * traffic stops every socket is registered again.
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +28,21 @@
 #define PORTAL 23
 #define MB 0xb05
 
+/* What /proc/self/fd/<name> points to ("socket:[...]", ...); false if
+ * it is gone. */
+static bool fd_link(const char *name, char *link, size_t size)
+{
+	char path[320];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%s", name);
+	n = readlink(path, link, size - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	return true;
+}
+
 /* Sockets of this process that no epoll set of it holds. */
 static int sockets_outside_epoll(void)
 {
@@ -41,14 +57,9 @@ static int sockets_outside_epoll(void)
 	/* pass 1: what the epoll sets hold ("tfd: N" lines) */
 	while ((de = readdir(d))) {
 		FILE *f;
-		ssize_t n;
 
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		if (strcmp(link, "anon_inode:[eventpoll]") != 0)
+		if (!fd_link(de->d_name, link, sizeof(link)) ||
+		    strcmp(link, "anon_inode:[eventpoll]") != 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", de->d_name);
 		f = fopen(path, "r");
@@ -66,14 +77,9 @@ static int sockets_outside_epoll(void)
 	rewinddir(d);
 	while ((de = readdir(d))) {
 		int fd = atoi(de->d_name);
-		ssize_t n;
 
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		if (strncmp(link, "socket:", 7) == 0 && fd >= 0 && fd < 4096 && !in_epoll[fd])
+		if (fd_link(de->d_name, link, sizeof(link)) && strncmp(link, "socket:", 7) == 0 &&
+		    fd >= 0 && fd < 4096 && !in_epoll[fd])
 			outside++;
 	}
 	closedir(d);
