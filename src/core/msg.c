@@ -302,9 +302,12 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 		bool response = msg->msg_ev.type == ULNET_EVENT_ACK ||
 				msg->msg_ev.type == ULNET_EVENT_REPLY;
 
-		/* the response came, or the request never left: one less
-		 * response to wait for */
-		if (response || (msg->msg_tracked && status != 0))
+		/* the response came: one less to wait for. A request that
+		 * failed to send keeps its MD waiting, as the kernel's: the
+		 * tracker unlinks it at the deadline unless the caller does
+		 * first (a response may still come, e.g. to a PUT whose
+		 * write failed after the peer had taken it whole). */
+		if (response)
 			md->md_rspt_pending--;
 		if (unlink || md->md_rspt_pending <= 0 ||
 		    (md->md_refcount == 0 && md->md_threshold == ULNET_MD_THRESH_INF))

@@ -8,7 +8,9 @@
 #   counters serve prints on SIGTERM/SIGINT, serve as a test server of an
 #   lst console (prog_srpc_console: SRPC session, ping, brw, stat; another
 #   serve as its test client), and bad
-#   arguments: each with its exit code and message. Every command runs under
+#   arguments: each with its exit code and message; a target killed under a
+#   brw (it ends at once), and a brw --keep-going across a kill and a
+#   restart of its target (it goes on). Every command runs under
 #   timeout(1).
 #
 # If this ulnet does not implement LNet ping yet (ENOSYS), everything else is
@@ -25,6 +27,7 @@ CL1=127.0.3.3@tcp          # clients
 CL2=127.0.3.4@tcp
 NOBODY=127.0.3.9@tcp       # nothing listens there
 CON=127.0.3.7@tcp          # an lst console (prog_srpc_console)
+DIE=127.0.3.8@tcp          # a target killed (-9) and restarted
 
 [ -x "$ULST" ] || { echo "FAIL: $ULST not built"; exit 1; }
 
@@ -226,6 +229,47 @@ expect 0 "usage: ulst" -- --help
 expect 0 "usage: ulst [node options] ping" -- ping --help
 expect 0 "usage: ulst [node options] serve" -- serve --help
 expect 0 "usage: ulst [node options] brw" -- brw --help
+
+# --- a target that dies: every operation ends, a stream with --keep-going goes on ---
+# kill_serve PID: SIGKILL the ulst that timeout(1) runs as PID
+kill_serve() {
+    pkill -KILL -P "$1" 2>/dev/null
+    { wait "$1"; } 2>/dev/null
+}
+start_serve "$DIE" "$WORK/die.log"
+timeout 60 "$ULST" "${C2[@]}" brw write "$DIE" --size 1m --count 1000000 --concurrency 8 \
+    --timeout 50 >"$WORK/die1.out" 2>&1 &
+b1=$!
+sleep 1.5
+kill_serve "${PIDS[-1]}"
+t0=$(date +%s%N)
+wait $b1; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+# at once (the operations fail with the connection), not at --timeout
+if [ $rc = 1 ] && [ $ms -lt 10000 ] && grep -q "failed: " "$WORK/die1.out" &&
+   ! grep -q "timed out after" "$WORK/die1.out"; then
+    pass "brw ends ${ms} ms after its target is killed (-9), exit 1"
+else
+    bad "brw after kill -9 of its target: exit $rc after $ms ms"; sed 's/^/     | /' "$WORK/die1.out"
+fi
+start_serve "$DIE" "$WORK/die.log"
+timeout 60 "$ULST" "${C2[@]}" brw write "$DIE" --size 64k --count 200000 --concurrency 8 \
+    --keep-going --timeout 50 >"$WORK/die2.out" 2>&1 &
+b2=$!
+sleep 0.5
+kill_serve "${PIDS[-1]}"
+sleep 1.5
+start_serve "$DIE" "$WORK/die.log"
+wait $b2; rc=$?
+nfail=$(sed -n 's/.* of 200000 done in .*, \([0-9]*\) failed$/\1/p' "$WORK/die2.out")
+ndone=$(sed -n 's/.*: \([0-9]*\) of 200000 done in .*/\1/p' "$WORK/die2.out")
+if [ $rc = 1 ] && [ -n "$nfail" ] && [ -n "$ndone" ] && [ "$nfail" -ge 1 ] &&
+   [ $((nfail + ndone)) = 200000 ] && grep -q "(going on)" "$WORK/die2.out"; then
+    pass "brw --keep-going across a kill -9 and a restart of its target: $ndone done, $nfail failed, exit 1"
+else
+    bad "brw --keep-going across a restart: exit $rc"; sed 's/^/     | /' "$WORK/die2.out"
+fi
+kill_serve "${PIDS[-1]}"
 
 # --- serve's counters on the way out -----------------------------------------------
 stop_serve "$SRV_PID" TERM "$WORK/serve.log"

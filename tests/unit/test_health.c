@@ -519,7 +519,22 @@ static void test_retry_count_exhausted(void **state)
 	assert_int_equal(c.failed_resends, 1);
 	assert_int_equal(c.successful_resends, 0);
 	assert_int_equal(c.msgs_alloc, 0);
+	/* as the kernel's: the MD still waits for its ACK (it may come, the
+	 * peer may have taken the PUT whole) until the response tracker
+	 * unlinks it at transaction_timeout, with -ETIMEDOUT */
+	assert_int_equal(c.rst_alloc, 1);
+	assert_int_equal(s.unlinked, 0);
+	fake_now += 149ULL * 1000000000ULL;
+	ulnet_progress(p.a, 0);
+	assert_int_equal(s.unlinked, 0);
+	fake_now += 2ULL * 1000000000ULL;
+	ulnet_progress(p.a, 0);
+	assert_int_equal(s.nevents, 2);
+	assert_int_equal(s.unlinked, 1);
+	assert_int_equal(s.status, -ETIMEDOUT);
+	ulnet_counters_get(p.a, &c);
 	assert_int_equal(c.rst_alloc, 0);
+	assert_int_equal(c.response_timeout_count, 1);
 
 	/* retry_count 0: no resend at all */
 	struct ulnet_globals g;

@@ -31,6 +31,7 @@ struct slot {
 	int status;                /* first error of the current operation */
 	uint32_t mlength;          /* of the ACK or REPLY */
 	bool got_reply;
+	ulnet_handle_t mdh;        /* of the current operation */
 };
 
 struct brw {
@@ -45,10 +46,12 @@ struct brw {
 	enum ulst_check check;
 	uint64_t run_id;
 	bool corrupt;              /* ULST_TEST_CORRUPT: flip a byte of each PUT */
+	bool keep_going;           /* --keep-going: count failures, go on */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	uint64_t issued, done, inflight, check_errors;
+	uint64_t issued, done, failed, inflight, check_errors;
+	bool last_ok;              /* the last operation to end succeeded */
 	bool stop;
 	int first_err;
 	char err[256];
@@ -100,7 +103,14 @@ static void brw_complete(struct slot *s)
 
 	pthread_mutex_lock(&b->mu);
 	b->inflight--;
-	if (err) {
+	if (err && b->keep_going) {
+		/* the first failure of a run of them is told, the rest counted */
+		if (!b->failed++ || b->last_ok)
+			fprintf(stderr, "ulst brw: %s %llu failed: %s (going on)\n",
+				b->write ? "PUT" : "GET", (unsigned long long)s->seq,
+				ulnet_strerror(err));
+		b->last_ok = false;
+	} else if (err) {
 		brw_fail_locked(b, err, "%s %llu failed: %s", b->write ? "PUT" : "GET",
 				(unsigned long long)s->seq, ulnet_strerror(err));
 	} else if (s->mlength != b->size) {
@@ -109,6 +119,7 @@ static void brw_complete(struct slot *s)
 				b->write ? "ACK" : "REPLY", s->mlength, b->size);
 	} else {
 		b->done++;
+		b->last_ok = true;
 		if (bad >= 0) {
 			if (!b->check_errors)
 				fprintf(stderr, "ulst brw: GET %llu: wrong data at byte %ld (slot %d)\n",
@@ -131,6 +142,11 @@ static void brw_handler(const struct ulnet_event *ev)
 		s->got_reply = true;
 		s->mlength = ev->mlength;
 	}
+	/* a request that failed to send waits for no response: unlink now
+	 * (as Lustre's RPC layer does) rather than at transaction_timeout;
+	 * the UNLINK event completes the slot */
+	if (ev->type == ULNET_EVENT_SEND && ev->status && !ev->unlinked)
+		(void)ulnet_md_unlink(s->b->ln, s->mdh);
 	if (ev->unlinked)
 		brw_complete(s);
 }
@@ -169,6 +185,7 @@ static void brw_issue(struct slot *s)
 	md.user_ptr = s;
 	md.handler = brw_handler;
 	rc = ulnet_md_bind(b->ln, &md, ULNET_UNLINK, &h);
+	s->mdh = h;
 	if (rc) {
 		pthread_mutex_lock(&b->mu);
 		b->inflight--;
@@ -265,6 +282,7 @@ static void brw_usage(FILE *f)
 	fprintf(f,
 		"usage: ulst [node options] brw read|write NID [--size N[k|m]] [--count N]\n"
 		"            [--concurrency C] [--check simple|full] [--timeout S] [--portal P]\n"
+		"            [--keep-going]\n"
 		"  Against a 'ulst serve' node: read = GET, write = PUT with ACK, C operations\n"
 		"  in flight; prints lst-style [LNet Rates of ...] and [LNet Bandwidth of ...]\n"
 		"  of this node and a summary.\n"
@@ -275,6 +293,8 @@ static void brw_usage(FILE *f)
 		"                      4 KiB page, as lst) or full (every byte); default none\n"
 		"  -t, --timeout S     limit for the whole run, 0.1..3600 s (default 60)\n"
 		"  -P, --portal P      the serve node's portal, 1..63 (default %d)\n"
+		"  -K, --keep-going    a failed operation is counted and the run goes on (as\n"
+		"                      lst does); by default the first failure ends the run\n"
 		"%s"
 		"Exit status: 0 every operation completed (and checked), 1 a failure,\n"
 		"2 bad arguments.\n",
@@ -291,6 +311,7 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 		{ "check", required_argument, NULL, 'k' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "portal", required_argument, NULL, 'P' },
+		{ "keep-going", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -301,6 +322,7 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 	size_t size = 4096;
 	double timeout = 60;
 	enum ulst_check check = ULST_CHECK_NONE;
+	bool keep_going = false;
 	uint64_t st0[ULST_STAT_COUNT] = { 0 }, st1[ULST_STAT_COUNT] = { 0 }, t0, t1, end;
 	struct ulst_rate_sampler rs;
 	struct ulst_node node;
@@ -309,7 +331,7 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:c:C:k:t:P:h" ULST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":s:c:C:k:t:P:Kh" ULST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
 		int r = ulst_global_option(g, "brw", c, optarg);
 
 		if (r < 0)
@@ -347,6 +369,9 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 			if (ulst_parse_ulong("brw", "--portal", optarg, 1, ULNET_MAX_PORTALS - 1, &portal))
 				return ULST_EXIT_USAGE;
 			break;
+		case 'K':
+			keep_going = true;
+			break;
 		case 'h':
 			brw_usage(stdout);
 			return ULST_EXIT_OK;
@@ -382,6 +407,7 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 	b->conc = (int)(conc < count ? conc : count);
 	b->check = check;
 	b->corrupt = getenv("ULST_TEST_CORRUPT") != NULL;
+	b->keep_going = keep_going;
 	b->run_id = ((uint64_t)getpid() << 16) ^ (ulst_now_ns() & 0xffffffffULL);
 	ulnet_nid_str(&b->target.nid, b->target_str);
 	ulst_size_str(size, sz, sizeof(sz));
@@ -436,7 +462,7 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 	for (int k = 0; k < b->conc; k++)
 		brw_issue(&b->slots[k]);
 	pthread_mutex_lock(&b->mu);
-	while (b->done < b->count && !(b->stop && b->inflight == 0)) {
+	while (b->done + b->failed < b->count && !(b->stop && b->inflight == 0)) {
 		if (ulst_now_ns() >= end) {
 			brw_fail_locked(b, -ETIMEDOUT, "timed out after %.1f s: %llu of %llu done, %llu in flight",
 					timeout, (unsigned long long)b->done, (unsigned long long)b->count,
@@ -462,6 +488,10 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 		       (unsigned long long)b->count, secs, (double)b->done / secs,
 		       (double)b->done * (double)size / secs / 1048576.0);
 	}
+	if (b->keep_going)
+		printf(", %llu failed", (unsigned long long)b->failed);
+	if (b->failed)
+		exit_rc = ULST_EXIT_FAIL;
 	if (b->first_err) {
 		printf("\n");
 		fprintf(stderr, "ulst brw: %s\n", b->err);
