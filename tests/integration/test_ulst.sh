@@ -198,6 +198,7 @@ expect 2 "--nid '127.0.3.3@foo': not a NID" -- --nid 127.0.3.3@foo ping "$SRV"
 expect 2 "--nid '0@lo': only tcp NIDs" -- --nid 0@lo ping "$SRV"
 expect 2 "--accept-port '0': expected a whole number from 1 to 65535" -- --nid "$CL1" --accept-port 0 ping "$SRV"
 expect 2 "--accept-port '70000'" -- --nid "$CL1" --accept-port 70000 ping "$SRV"
+expect 2 "--transaction-timeout '2': expected a whole number from 3 to 3600" -- "${N[@]}" --transaction-timeout 2 ping "$SRV"
 expect 2 "--accept 'maybe': expected secure, all or none" -- --nid "$CL1" --accept maybe ping "$SRV"
 expect 2 "option --nid needs an argument" -- ping "$SRV" --nid
 expect 2 "NID[,NID...] is required" -- "${N[@]}" ping
@@ -237,23 +238,25 @@ kill_serve() {
     { wait "$1"; } 2>/dev/null
 }
 start_serve "$DIE" "$WORK/die.log"
-timeout 60 "$ULST" "${C2[@]}" brw write "$DIE" --size 1m --count 1000000 --concurrency 8 \
-    --timeout 50 >"$WORK/die1.out" 2>&1 &
+# a PUT fully sent waits for its ACK until transaction_timeout (here 5 s)
+timeout 60 "$ULST" "${C2[@]}" --transaction-timeout 5 brw write "$DIE" --size 1m --count 1000000 \
+    --concurrency 8 --timeout 50 >"$WORK/die1.out" 2>&1 &
 b1=$!
 sleep 1.5
 kill_serve "${PIDS[-1]}"
 t0=$(date +%s%N)
 wait $b1; rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-# at once (the operations fail with the connection), not at --timeout
-if [ $rc = 1 ] && [ $ms -lt 10000 ] && grep -q "failed: " "$WORK/die1.out" &&
+# within transaction_timeout (most fail with the connection, at once), not
+# at --timeout
+if [ $rc = 1 ] && [ $ms -lt 12000 ] && grep -q "failed: " "$WORK/die1.out" &&
    ! grep -q "timed out after" "$WORK/die1.out"; then
     pass "brw ends ${ms} ms after its target is killed (-9), exit 1"
 else
     bad "brw after kill -9 of its target: exit $rc after $ms ms"; sed 's/^/     | /' "$WORK/die1.out"
 fi
 start_serve "$DIE" "$WORK/die.log"
-timeout 60 "$ULST" "${C2[@]}" brw write "$DIE" --size 64k --count 200000 --concurrency 8 \
+timeout 60 "$ULST" "${C2[@]}" --transaction-timeout 5 brw write "$DIE" --size 64k --count 200000 --concurrency 8 \
     --keep-going --timeout 50 >"$WORK/die2.out" 2>&1 &
 b2=$!
 sleep 0.5

@@ -16,6 +16,10 @@ const char ulst_global_help[] =
 	"  -p, --accept-port PORT  acceptor port, the same on every node (default 988)\n"
 	"  -a, --accept MODE       accept connections from: secure (privileged source\n"
 	"                          ports, default), all, none\n"
+	"  -T, --transaction-timeout S\n"
+	"                          LNet's transaction_timeout, 3..3600 s: an ACK or\n"
+	"                          REPLY that does not come in S ends its operation\n"
+	"                          (default 150, the kernel's)\n"
 	"  -v, --verbose           ulnet log at INFO (twice: DEBUG) on stderr\n";
 
 void ulst_global_init(struct ulst_global *g)
@@ -44,6 +48,12 @@ int ulst_global_option(struct ulst_global *g, const char *cmd, int opt, const ch
 			return -1;
 		}
 		snprintf(g->accept, sizeof(g->accept), "%s", arg);
+		return 1;
+	case 'T':
+		/* above retry_count (2), as ulnet_globals_set() wants */
+		if (ulst_parse_ulong(cmd, "--transaction-timeout", arg, 3, 3600, &v))
+			return -1;
+		g->tx_timeout = (unsigned)v;
 		return 1;
 	case 'v':
 		g->verbose++;
@@ -88,6 +98,20 @@ int ulst_node_start(const struct ulst_global *g, const char *cmd, struct ulst_no
 	if (rc) {
 		fprintf(stderr, "ulst %s: cannot create the ulnet instance: %s\n", cmd, ulnet_strerror(rc));
 		return ULST_EXIT_FAIL;
+	}
+	if (g->tx_timeout) {
+		struct ulnet_globals gl;
+
+		ulnet_globals_get(n->ln, &gl);
+		gl.transaction_timeout = (int)g->tx_timeout;
+		rc = ulnet_globals_set(n->ln, &gl);
+		if (rc) {
+			fprintf(stderr, "ulst %s: --transaction-timeout %u: %s\n", cmd, g->tx_timeout,
+				ulnet_strerror(rc));
+			ulnet_destroy(n->ln);
+			n->ln = NULL;
+			return ULST_EXIT_USAGE;
+		}
 	}
 	c.nid = n->nid;
 	c.accept_port = (uint16_t)g->port;

@@ -58,6 +58,7 @@ struct ulst_global {
 	unsigned port;             /* --accept-port, default 988 */
 	char accept[8];            /* --accept: "secure" (default), "all", "none" */
 	int verbose;               /* -v: ulnet log level */
+	unsigned tx_timeout;       /* --transaction-timeout, 0: the default */
 };
 
 struct ulst_node {
@@ -66,11 +67,12 @@ struct ulst_node {
 };
 
 /* The global options, accepted before and after the command word. */
-#define ULST_GLOBAL_SHORTOPTS "n:p:a:v"
+#define ULST_GLOBAL_SHORTOPTS "n:p:a:T:v"
 #define ULST_GLOBAL_LONGOPTS                                            \
 	{ "nid", required_argument, NULL, 'n' },                        \
 	{ "accept-port", required_argument, NULL, 'p' },                \
 	{ "accept", required_argument, NULL, 'a' },                     \
+	{ "transaction-timeout", required_argument, NULL, 'T' },        \
 	{ "verbose", no_argument, NULL, 'v' }
 
 void ulst_global_init(struct ulst_global *g);
