@@ -54,6 +54,7 @@
 
 static char *self_exe;
 static uint16_t port;
+static pid_t server_pid;        /* the live server, killed at teardown */
 
 /* --- the server: this program with argv[1] == "serve" ---------------------- */
 
@@ -105,6 +106,7 @@ static pid_t server_start(void)
 			usleep(10000);
 	}
 	close(fds[0]);
+	server_pid = pid;
 	assert_memory_equal(line, "ready\n", 6);
 	return pid;
 }
@@ -115,6 +117,18 @@ static void server_kill(pid_t pid)
 
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
+	if (pid == server_pid)
+		server_pid = 0;
+}
+
+/* SIGSTOP, and wait until it has taken effect */
+static void server_stop(pid_t pid)
+{
+	int st;
+
+	kill(pid, SIGSTOP);
+	assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+	assert_true(WIFSTOPPED(st));
 }
 
 /* --- the client's stream of operations ------------------------------------ */
@@ -348,6 +362,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	if (server_pid > 0)
+		server_kill(server_pid);
 	st_node_stop(&S.node);
 	free(S.ops);
 	S.ops = NULL;
@@ -372,6 +388,7 @@ static void test_peer_killed(void **state)
 	pid = server_start();
 	assert_true(stream_for(500) > 0);
 	server_kill(pid);
+	stream_for(100);
 	took = drain(END_BOUND_MS);
 	report("kill -9", took);
 	assert_true(S.failed >= 1);
@@ -390,7 +407,9 @@ static void test_peer_stopped_then_continued(void **state)
 	pid = server_start();
 	assert_true(stream_for(500) > 0);
 	t0 = st_now_ms();
-	kill(pid, SIGSTOP);
+	server_stop(pid);
+	/* the stream runs into the stopped peer a little longer */
+	stream_for(300);
 	took = drain(END_BOUND_MS);
 	report("SIGSTOP", took);
 	assert_true(S.failed >= 1);
