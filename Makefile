@@ -5,7 +5,7 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-sanitize fuzz demo bench deps clean
+.PHONY: all build test test-sanitize test-tsan fuzz demo bench deps clean
 
 all: build
 
@@ -21,6 +21,12 @@ test: build
 # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-sanitize:
 	$(MAKE) BUILD=build-asan CMAKE_FLAGS="-DULNET_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug" test
+
+# The same suite under ThreadSanitizer (TSAN_OPTIONS: any report fails the
+# test that made it).
+test-tsan:
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 $${TSAN_OPTIONS:-}" \
+	$(MAKE) BUILD=build-tsan CMAKE_FLAGS="-DULNET_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo" test
 
 # libFuzzer targets, each run briefly (FUZZ_SECONDS each).
 FUZZ_SECONDS ?= 20
@@ -39,4 +45,4 @@ deps:
 	scripts/install-deps.sh
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz

@@ -256,10 +256,17 @@ int ul_io_start(struct ul_loop *loop, struct ul_io *io, uint32_t events)
 		io->events = events;
 		return 0;
 	}
-	if (epoll_ctl(loop->epfd, op, io->fd, &ev) < 0)
-		return -errno;
+	/* set before the io is in epoll: another thread may start an io
+	 * while the loop runs, and the loop drops events of an inactive io
+	 * (an edge lost for good) */
 	io->events = events;
 	io->active = true;
+	if (epoll_ctl(loop->epfd, op, io->fd, &ev) < 0) {
+		int err = errno;
+
+		io->active = op == EPOLL_CTL_MOD;
+		return -err;
+	}
 	return 0;
 }
 
@@ -289,13 +296,21 @@ static void heap_note(struct ul_loop *loop)
 			 __ATOMIC_RELAXED);
 }
 
+/* heap_idx is read without the loop's lock by ul_timer_armed() (a caller
+ * that serializes its own starts, under its lock, peeks at its timer):
+ * written with a relaxed atomic store. */
+static inline void timer_set_idx(struct ul_timer *t, int idx)
+{
+	__atomic_store_n(&t->heap_idx, idx, __ATOMIC_RELAXED);
+}
+
 static void heap_swap(struct ul_loop *loop, int a, int b)
 {
 	struct ul_timer *t = loop->heap[a];
 	loop->heap[a] = loop->heap[b];
 	loop->heap[b] = t;
-	loop->heap[a]->heap_idx = a;
-	loop->heap[b]->heap_idx = b;
+	timer_set_idx(loop->heap[a], a);
+	timer_set_idx(loop->heap[b], b);
 }
 
 static void heap_up(struct ul_loop *loop, int i)
@@ -338,19 +353,19 @@ static void heap_remove(struct ul_loop *loop, struct ul_timer *t)
 	} else {
 		loop->nheap--;
 	}
-	t->heap_idx = -1;
+	timer_set_idx(t, -1);
 }
 
 void ul_timer_init(struct ul_timer *t, void (*cb)(struct ul_timer *))
 {
 	t->cb = cb;
 	t->deadline_ns = 0;
-	t->heap_idx = -1;
+	timer_set_idx(t, -1);
 }
 
 bool ul_timer_armed(const struct ul_timer *t)
 {
-	return t->heap_idx >= 0;
+	return __atomic_load_n(&t->heap_idx, __ATOMIC_RELAXED) >= 0;
 }
 
 int ul_timer_start(struct ul_loop *loop, struct ul_timer *t, uint64_t deadline_ns)
@@ -369,7 +384,7 @@ int ul_timer_start(struct ul_loop *loop, struct ul_timer *t, uint64_t deadline_n
 	}
 	t->deadline_ns = deadline_ns;
 	t->armed_seq = ++loop->timer_seq;
-	t->heap_idx = loop->nheap;
+	timer_set_idx(t, loop->nheap);
 	loop->heap[loop->nheap++] = t;
 	heap_up(loop, t->heap_idx);
 	heap_note(loop);

@@ -17,6 +17,24 @@
 #include <stdint.h>
 #include <time.h>
 
+/* Under ThreadSanitizer the lock is annotated as a mutex, so TSan checks
+ * lock order and reports races in its terms (it sees the atomics anyway). */
+#if defined(__SANITIZE_THREAD__)
+#define UL_LOCK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UL_LOCK_TSAN 1
+#endif
+#endif
+#ifdef UL_LOCK_TSAN
+#include <sanitizer/tsan_interface.h>
+#else
+#define __tsan_mutex_pre_lock(m, f) ((void)0)
+#define __tsan_mutex_post_lock(m, f, r) ((void)0)
+#define __tsan_mutex_pre_unlock(m, f) ((void)0)
+#define __tsan_mutex_post_unlock(m, f) ((void)0)
+#endif
+
 void ul_lock_slow(uint32_t *lock);
 void ul_lock_wake(uint32_t *lock);
 
@@ -24,15 +42,19 @@ static inline void ul_lock(uint32_t *lock)
 {
 	uint32_t c = 0;
 
+	__tsan_mutex_pre_lock(lock, 0);
 	if (__builtin_expect(!__atomic_compare_exchange_n(lock, &c, 1, false, __ATOMIC_ACQUIRE,
 							  __ATOMIC_RELAXED), 0))
 		ul_lock_slow(lock);
+	__tsan_mutex_post_lock(lock, 0, 0);
 }
 
 static inline void ul_unlock(uint32_t *lock)
 {
+	__tsan_mutex_pre_unlock(lock, 0);
 	if (__builtin_expect(__atomic_exchange_n(lock, 0, __ATOMIC_RELEASE) == 2, 0))
 		ul_lock_wake(lock);
+	__tsan_mutex_post_unlock(lock, 0);
 }
 
 /* pthread_cond_wait()/timedwait() of `cond` with `lock` held: sleep until a

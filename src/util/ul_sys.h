@@ -17,6 +17,16 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "util/ul_lock.h"   /* UL_LOCK_TSAN */
+
+#ifdef UL_LOCK_TSAN
+/* ThreadSanitizer models the happens-before of data passed through a
+ * socket only in the libc calls it intercepts. */
+#include <sys/socket.h>
+#define ul_sys_recv recv
+#define ul_sys_send send
+#define ul_sys_epoll_wait epoll_wait
+#else
 static inline ssize_t ul_sys_recv(int fd, void *buf, size_t len, int flags)
 {
 	return (ssize_t)syscall(SYS_recvfrom, fd, buf, len, flags, NULL, NULL);
@@ -35,5 +45,6 @@ static inline int ul_sys_epoll_wait(int epfd, struct epoll_event *evs, int max, 
 	return (int)syscall(SYS_epoll_pwait, epfd, evs, max, timeout_ms, NULL, 0);
 #endif
 }
+#endif
 
 #endif

@@ -281,6 +281,10 @@ static inline void st_md_release(struct st_node *n, struct st_md *m)
 
 static inline void st_md_fini(struct st_md *m)
 {
+	/* a handler that counted the last event may still be inside the
+	 * mutex (its broadcast): let it leave before the mutex goes */
+	pthread_mutex_lock(&m->mu);
+	pthread_mutex_unlock(&m->mu);
 	pthread_mutex_destroy(&m->mu);
 	pthread_cond_destroy(&m->cv);
 }

@@ -315,12 +315,18 @@ static void test_first_contact_lst(void **state)
 static void lst_after(void *arg)
 {
 	struct lst_target *t = arg;
+	int nput;
+	uint32_t mlen;
 
-	if (t->md.n[ULNET_EVENT_PUT] != 1)
-		fail_msg("the kernel's PUT to portal 51 was not delivered (%d PUT events)",
-			 t->md.n[ULNET_EVENT_PUT]);
-	if (t->md.last_mlength != 160)
-		fail_msg("PUT to portal 51: mlength %u != 160", t->md.last_mlength);
+	/* the node's thread may still be in the handler */
+	pthread_mutex_lock(&t->md.mu);
+	nput = t->md.n[ULNET_EVENT_PUT];
+	mlen = t->md.last_mlength;
+	pthread_mutex_unlock(&t->md.mu);
+	if (nput != 1)
+		fail_msg("the kernel's PUT to portal 51 was not delivered (%d PUT events)", nput);
+	if (mlen != 160)
+		fail_msg("PUT to portal 51: mlength %u != 160", mlen);
 	print_message("[  REPLAY  ] the kernel's lst PUT (ptl 51, 160 bytes) was delivered\n");
 }
 

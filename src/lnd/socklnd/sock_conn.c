@@ -176,7 +176,7 @@ void ksock_conn_close_locked(struct ksock_conn *c, int err, bool siblings, struc
 	while (c->txq_head) {
 		struct ksock_tx *tx = c->txq_head;
 
-		c->txq_head = tx->next;
+		KSOCK_PEEKED_SET(c->txq_head, tx->next);
 		if (tx->msg)
 			ksock_done_add(net, done, tx, err);
 		else
@@ -189,7 +189,7 @@ void ksock_conn_close_locked(struct ksock_conn *c, int err, bool siblings, struc
 			struct ksock_tx *tx = *pp;
 
 			if (tx->conn == c) {
-				*pp = tx->next;
+				KSOCK_PEEKED_SET(*pp, tx->next);
 				ksock_done_add(net, done, tx, err);
 			} else {
 				pp = &tx->next;
@@ -333,7 +333,8 @@ int ksock_hs_flush(struct ksock_conn *c)
 			return 0;
 		return n < 0 ? -errno : -EIO;
 	}
-	c->hs_out_len = c->hs_out_sent = 0;
+	KSOCK_PEEKED_SET(c->hs_out_len, 0);
+	c->hs_out_sent = 0;
 	return 1;
 }
 
@@ -360,7 +361,7 @@ int ksock_send_hello(struct ksock_conn *c, unsigned version, int ctype, const st
 			       sizeof(c->hs_out) - c->hs_out_len);
 	if (n < 0)
 		return (int)n;
-	c->hs_out_len += (size_t)n;
+	KSOCK_PEEKED_SET(c->hs_out_len, c->hs_out_len + (size_t)n);
 	return 0;
 }
 

@@ -265,7 +265,7 @@ void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
 		ksock_refuse_userspace_v6_locked(net, peer, done);
 		return;
 	}
-	if ((int)syscall(SYS_gettid) != net->loop_tid) {
+	if ((int)syscall(SYS_gettid) != __atomic_load_n(&net->loop_tid, __ATOMIC_RELAXED)) {
 		/* sockets are born on the loop thread */
 		ksock_kick_connect_locked(net);
 		return;
@@ -360,7 +360,7 @@ void ksock_connect_io(struct ksock_conn *c, uint32_t revents)
 				      ksock_nidstr(&c->target_nid, nb));
 			return;
 		}
-		c->hs_out_len = (size_t)n;
+		KSOCK_PEEKED_SET(c->hs_out_len, (size_t)n);
 		c->hs_out_sent = 0;
 		rc = ksock_send_hello(c, c->hs_version, c->ctype, NULL);
 		if (rc < 0) {

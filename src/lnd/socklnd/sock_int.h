@@ -206,6 +206,13 @@ uint32_t ksock_csum_msg(const uint8_t *hdr, size_t hdr_len, const struct iovec *
  * fast and a general one): GCC would call them out of line from both. */
 #define KSOCK_ALWAYS_INLINE inline __attribute__((always_inline))
 
+/* A conn's txq_head and hs_out_len and a peer's zc_head (and the links
+ * that lead to its first tx) are peeked at without the lock by the event
+ * loop (ksock_conn_io, ksock_conn_note_cold): written, under the lock,
+ * with a relaxed atomic store so that peek is defined (a plain store on
+ * the usual targets). */
+#define KSOCK_PEEKED_SET(lv, v) __atomic_store_n(&(lv), (v), __ATOMIC_RELAXED)
+
 /* --- runtime structures -------------------------------------------------- */
 
 struct ksock_net;

@@ -149,7 +149,7 @@ static inline int ksock_conn_queue_locked(struct ksock_conn *c, struct ksock_tx 
 	if (c->txq_tail)
 		c->txq_tail->next = tx;
 	else
-		c->txq_head = tx;
+		KSOCK_PEEKED_SET(c->txq_head, tx);
 	c->txq_tail = tx;
 	if (!c->tx_queued)
 		c->tx_stamp_due = true;   /* ksock_conn_stamp_settle() */
@@ -248,7 +248,7 @@ static KSOCK_ALWAYS_INLINE void ksock_tx_sent_locked(struct ksock_conn *c, struc
 		/* complete on the peer's ZC-ACK */
 		tx->deadline = ksock_now(net) + net->timeout_ns;
 		tx->next = peer->zc_head;
-		peer->zc_head = tx;
+		KSOCK_PEEKED_SET(peer->zc_head, tx);
 	} else {
 		ksock_done_add(net, done, tx, 0);
 	}
@@ -381,7 +381,8 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 			return 0;
 		}
 		tx->sent = tx->nob;
-		c->txq_head = c->txq_tail = NULL;
+		KSOCK_PEEKED_SET(c->txq_head, NULL);
+		c->txq_tail = NULL;
 		ksock_tx_sent_locked(c, tx, done);
 		if (!more)
 			ksock_conn_uncork_locked(c);
@@ -432,7 +433,7 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 			}
 			w -= (ssize_t)rest;
 			tx->sent = tx->nob;
-			c->txq_head = tx->next;
+			KSOCK_PEEKED_SET(c->txq_head, tx->next);
 			if (!c->txq_head)
 				c->txq_tail = NULL;
 			ksock_tx_sent_locked(c, tx, done);
@@ -875,7 +876,7 @@ int ksock_handle_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, ui
 		struct ksock_tx *tx = *pp;
 
 		if (ksock_zcack_covers(&z, tx->zc_cookie)) {
-			*pp = tx->next;
+			KSOCK_PEEKED_SET(*pp, tx->next);
 			ksock_done_add(net, done, tx, 0);
 			count--;
 			continue;

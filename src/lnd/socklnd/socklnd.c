@@ -31,7 +31,9 @@ void ksock_loop_enter(struct ksock_net *net)
 
 	if (!tid)
 		ksock_tid = tid = (int)syscall(SYS_gettid);
-	net->loop_tid = tid;
+	/* read by other threads without the lock (ksock_on_loop_thread) */
+	if (__atomic_load_n(&net->loop_tid, __ATOMIC_RELAXED) != tid)
+		__atomic_store_n(&net->loop_tid, tid, __ATOMIC_RELAXED);
 }
 
 /* --- finalize lists ---------------------------------------------------------- */
@@ -543,7 +545,7 @@ static void ksock_shutdown_now(struct ksock_net *net)
 		while (p->zc_head) {
 			struct ksock_tx *tx = p->zc_head;
 
-			p->zc_head = tx->next;
+			KSOCK_PEEKED_SET(p->zc_head, tx->next);
 			ksock_done_add(net, &done, tx, -ESHUTDOWN);
 		}
 	}
@@ -609,9 +611,11 @@ static void ksock_shutdown_timer_cb(struct ul_timer *t)
 /* Is the thread that last ran our loop callbacks still alive? */
 static bool ksock_loop_thread_alive(const struct ksock_net *net)
 {
-	if (net->loop_tid <= 0)
+	int tid = __atomic_load_n(&net->loop_tid, __ATOMIC_RELAXED);
+
+	if (tid <= 0)
 		return false;
-	return syscall(SYS_tgkill, getpid(), net->loop_tid, 0) == 0;
+	return syscall(SYS_tgkill, getpid(), tid, 0) == 0;
 }
 
 static void ksock_shutdown(struct lnet_ni *ni)
@@ -621,7 +625,8 @@ static void ksock_shutdown(struct lnet_ni *ni)
 
 	if (!net)
 		return;
-	if (net->loop_tid != self && ksock_loop_thread_alive(net)) {
+	if (__atomic_load_n(&net->loop_tid, __ATOMIC_RELAXED) != self &&
+	    ksock_loop_thread_alive(net)) {
 		/* Another thread runs the loop: do it there, so no callback of
 		 * ours races with the teardown. If the loop does not turn within
 		 * a while, it is not being run: do it here. */
