@@ -27,7 +27,7 @@
 
 #include "ctl_proto.h"
 
-static char dir[64], sock_path[96];
+static char dir[64], sock_path[96], log_path[96];
 static pid_t daemon_pid = -1;
 
 static bool alive(void)
@@ -50,14 +50,16 @@ static int start_daemon(void **state)
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(sock_path, sizeof(sock_path), "%.80s/d.sock", dir);
+	snprintf(log_path, sizeof(log_path), "%.80s/d.log", dir);
 	daemon_pid = fork();
 	if (daemon_pid == 0) {
 		int nul = open("/dev/null", 0);
+		int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
-		if (nul >= 0) {
+		if (nul >= 0)
 			dup2(nul, 1);
-			dup2(nul, 2);
-		}
+		if (log >= 0)
+			dup2(log, 2);
 		execl(exe, "ulnetd", "--ctl", sock_path, (char *)NULL);
 		_exit(127);
 	}
@@ -78,6 +80,8 @@ static int stop_daemon(void **state)
 		kill(daemon_pid, SIGTERM);
 		waitpid(daemon_pid, NULL, 0);
 	}
+	if (log_path[0])
+		unlink(log_path);
 	if (dir[0])
 		rmdir(dir);
 	return 0;
@@ -271,6 +275,84 @@ static void test_too_many_clients(void **state)
 	check_serving();
 }
 
+/* SO_PEERCRED: a client of another uid is refused (told why, exit 255) and
+ * logged with its uid and pid, even when the socket's mode lets it in. */
+static void test_peercred_refused(void **state)
+{
+	(void)state;
+	NEED_DAEMON();
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP (needs root): a client of another uid\n");
+		skip();
+	}
+	/* loosen the path so uid 65534 can connect at all */
+	assert_int_equal(chmod(dir, 0711), 0);
+	assert_int_equal(chmod(sock_path, 0666), 0);
+	int res[2];
+
+	assert_int_equal(pipe(res), 0);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char *argv[] = { "global", "show" };
+		struct ctl_reply rp;
+		char out[512];
+
+		close(res[0]);
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(2);
+		int rc = ctl_call(sock_path, 2, argv, NULL, 0, 5000, &rp);
+		int n = snprintf(out, sizeof(out), "%d %d %s", rc, rp.rc, ybuf_str(&rp.err));
+
+		if (write(res[1], out, (size_t)n) != n)
+			_exit(3);
+		_exit(0);
+	}
+	close(res[1]);
+	char got[512] = "";
+	ssize_t n = 0;
+
+	for (int i = 0; i < 100; i++) {
+		struct pollfd p = { .fd = res[0], .events = POLLIN };
+		ssize_t k;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		k = read(res[0], got + n, sizeof(got) - 1 - (size_t)n);
+		if (k <= 0)
+			break;
+		n += k;
+	}
+	close(res[0]);
+	int st = -1;
+
+	waitpid(pid, &st, 0);
+	assert_int_equal(chmod(sock_path, 0600), 0);
+	assert_int_equal(chmod(dir, 0700), 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (strncmp(got, "0 255 ", 6) != 0 || !strstr(got, "permission denied: uid 65534"))
+		fail_msg("the uid 65534 client got '%s'", got);
+	/* the daemon logged who it refused */
+	char want[128], logtxt[8192] = "";
+
+	snprintf(want, sizeof(want), "refused a control connection from uid 65534 pid %d", (int)pid);
+	for (int i = 0; i < 50 && !strstr(logtxt, want); i++) {
+		FILE *f = fopen(log_path, "r");
+
+		if (f) {
+			size_t k = fread(logtxt, 1, sizeof(logtxt) - 1, f);
+
+			logtxt[k] = '\0';
+			fclose(f);
+		}
+		if (!strstr(logtxt, want))
+			usleep(20000);
+	}
+	if (!strstr(logtxt, want))
+		fail_msg("daemon log lacks '%s': %s", want, logtxt);
+	check_serving();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +361,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_and_gone),
 		cmocka_unit_test(test_trickle),
 		cmocka_unit_test(test_too_many_clients),
+		cmocka_unit_test(test_peercred_refused),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, start_daemon, stop_daemon);

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,15 +336,85 @@ static int fill_addr(const char *path, struct sockaddr_un *sa)
 	return 0;
 }
 
-int ctl_call(const char *path, int argc, char *const argv[], const char *blob, size_t bloblen,
-	     int timeout_ms, struct ctl_reply *rp)
+/* Set `why` (if any) to a formatted reason. */
+static void set_why(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_why(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !whylen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+static bool uid_trusted(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+/*
+ * Before connecting: the socket file must be a socket (lstat: a symlink is
+ * refused) owned by root or by us. After connecting: the server process
+ * (SO_PEERCRED, its credentials when it called listen()) must run as root
+ * or as us. Either failure is -EPERM with the reason in `why`: a socket
+ * another user swapped in must never see our request nor answer it.
+ */
+static int check_server_file(const char *path, char *why, size_t whylen)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		set_why(why, whylen, "%s is not a socket%s", path,
+			S_ISLNK(st.st_mode) ? " (a symbolic link is refused)" : "");
+		return -EPERM;
+	}
+	if (!uid_trusted(st.st_uid)) {
+		set_why(why, whylen,
+			"the socket %s is owned by uid %u, not by root or uid %u (another user may have replaced it)",
+			path, (unsigned)st.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int check_server_cred(int fd, const char *path, char *why, size_t whylen)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+		int rc = -errno;
+
+		set_why(why, whylen, "cannot get the credentials of the server at %s: %s", path,
+			strerror(-rc));
+		return rc;
+	}
+	if (!uid_trusted(cr.uid)) {
+		set_why(why, whylen,
+			"the server at %s (pid %d) runs as uid %u, not as root or uid %u",
+			path, (int)cr.pid, (unsigned)cr.uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+int ctl_call_ex(const char *path, int argc, char *const argv[], const char *blob, size_t bloblen,
+		int timeout_ms, struct ctl_reply *rp, char *why, size_t whylen)
 {
 	struct sockaddr_un sa;
 	struct ybuf b;
 	int rc = fill_addr(path, &sa);
 
 	ctl_reply_init(rp);
+	if (why && whylen)
+		why[0] = '\0';
 	if (rc)
+		return rc;
+	if ((rc = check_server_file(path, why, whylen)) != 0)
 		return rc;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -353,11 +425,21 @@ int ctl_call(const char *path, int argc, char *const argv[], const char *blob, s
 		close(fd);
 		return rc;
 	}
+	if ((rc = check_server_cred(fd, path, why, whylen)) != 0) {
+		close(fd);
+		return rc;
+	}
 	ybuf_init(&b);
 	rc = ctl_request_encode(argc, argv, blob, bloblen, &b);
 	if (rc == 0)
 		rc = write_all(fd, ybuf_str(&b), b.len, 10000);
 	ybuf_reset(&b);
+	/* A daemon that refuses us (busy, permission) answers and closes
+	 * without reading: the request fails to go out, the answer is there. */
+	int wrc = rc == -EPIPE || rc == -ECONNRESET ? rc : 0;
+
+	if (wrc)
+		rc = 0;
 	/* The reply may be large; bounded by CTL_MAX_OUT twice. */
 	for (size_t iter = 0; rc == 0 && iter < (2 * (size_t)CTL_MAX_OUT) / 1024 + 16; iter++) {
 		rc = read_msg(fd, timeout_ms, 2 * (size_t)CTL_MAX_OUT + 16, &b);
@@ -374,9 +456,17 @@ int ctl_call(const char *path, int argc, char *const argv[], const char *blob, s
 			break;
 		rc = 0;
 	}
+	if (rc && wrc)
+		rc = wrc;
 	ybuf_free(&b);
 	close(fd);
 	return rc;
+}
+
+int ctl_call(const char *path, int argc, char *const argv[], const char *blob, size_t bloblen,
+	     int timeout_ms, struct ctl_reply *rp)
+{
+	return ctl_call_ex(path, argc, argv, blob, bloblen, timeout_ms, rp, NULL, 0);
 }
 
 void ctl_default_path(char *buf, size_t len)
@@ -391,23 +481,82 @@ void ctl_default_path(char *buf, size_t len)
 		snprintf(buf, len, "/tmp/ulnet-%u/ulnetd.sock", (unsigned)getuid());
 }
 
-int ctl_listen(const char *path)
+/*
+ * The directory that holds the socket: created 0700 when missing; an
+ * existing one must be a directory (lstat: a symbolic link is refused),
+ * owned by us or by root, and not writable by group or others, else
+ * another user could swap the socket for theirs. Returns 0 or -errno with
+ * the reason in `why`.
+ */
+static int check_sock_dir(const char *dir, char *why, size_t whylen)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		int rc = -errno;
+
+		set_why(why, whylen, "cannot create the directory %s: %s", dir, strerror(-rc));
+		return rc;
+	}
+	if (lstat(dir, &st) < 0) {
+		int rc = -errno;
+
+		set_why(why, whylen, "cannot stat the directory %s: %s", dir, strerror(-rc));
+		return rc;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		set_why(why, whylen, "%s is a symbolic link (refused: the socket directory must be a real directory)", dir);
+		return -EPERM;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		set_why(why, whylen, "%s is not a directory", dir);
+		return -ENOTDIR;
+	}
+	if (!uid_trusted(st.st_uid)) {
+		set_why(why, whylen,
+			"the directory %s is owned by uid %u, not by root or uid %u (refused: its owner could replace the socket)",
+			dir, (unsigned)st.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		set_why(why, whylen,
+			"the directory %s has mode %04o, writable by group or others (refused: they could replace the socket; chmod go-w or use another --ctl path)",
+			dir, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+int ctl_listen(const char *path, char *why, size_t whylen)
 {
 	struct sockaddr_un sa;
+	struct stat st;
 	int rc = fill_addr(path, &sa);
 
-	if (rc)
+	if (why && whylen)
+		why[0] = '\0';
+	if (rc) {
+		set_why(why, whylen, "socket path too long (at most %zu bytes)", sizeof(sa.sun_path) - 1);
 		return rc;
-	/* Create the parent directory (one level) private to us. */
+	}
+	/* The parent directory (one level), private to us. */
 	char dir[sizeof(sa.sun_path)];
 
 	snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
 
-	if (slash && slash != dir) {
+	if (slash == dir)
+		slash[1] = '\0'; /* "/x.sock": the root directory */
+	else if (slash)
 		*slash = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return -errno;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if ((rc = check_sock_dir(dir, why, whylen)) != 0)
+		return rc;
+	/* Only a socket is ever replaced, never another kind of file. */
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		set_why(why, whylen, "%s exists and is not a socket", path);
+		return -EEXIST;
 	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
@@ -420,6 +569,7 @@ int ctl_listen(const char *path)
 		if (connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
 			close(probe);
 			close(fd);
+			set_why(why, whylen, "a daemon is already listening on %s", path);
 			return -EADDRINUSE;
 		}
 		close(probe);

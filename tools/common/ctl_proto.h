@@ -60,16 +60,25 @@ int ctl_write_reply(int fd, int timeout_ms, const struct ctl_reply *rp);
 
 /* Client side: connect to `path`, send, wait for the reply (up to
  * `timeout_ms`, -1 forever). Returns 0 or a negative errno (connect errors
- * are returned as is, so the caller can say why the daemon is unreachable). */
+ * are returned as is, so the caller can say why the daemon is unreachable).
+ * The server is checked first: the socket file must be a socket owned by
+ * root or by us (lstat), and the server process must run as root or as us
+ * (SO_PEERCRED); else -EPERM, the request is not sent, and ctl_call_ex
+ * puts the reason in `why` (`whylen` bytes, may be NULL). */
 int ctl_call(const char *path, int argc, char *const argv[], const char *blob, size_t bloblen,
 	     int timeout_ms, struct ctl_reply *rp);
+int ctl_call_ex(const char *path, int argc, char *const argv[], const char *blob, size_t bloblen,
+		int timeout_ms, struct ctl_reply *rp, char *why, size_t whylen);
 
 /* Default socket path: /run/ulnet/ulnetd.sock as root, else
  * $XDG_RUNTIME_DIR/ulnet/ulnetd.sock, else /tmp/ulnet-$UID/ulnetd.sock. */
 void ctl_default_path(char *buf, size_t len);
 
-/* Create the listening socket at `path` (parent directory created 0700 if
- * missing, stale socket replaced, socket mode 0600). Returns fd or -errno. */
-int ctl_listen(const char *path);
+/* Create the listening socket at `path` (socket mode 0600, a stale socket
+ * replaced). Its parent directory is created 0700 if missing; an existing
+ * one must be a real directory (not a symlink) owned by us or root and not
+ * writable by group or others (-EPERM). Returns fd or -errno, with the
+ * reason in `why` (`whylen` bytes, may be NULL) when there is one. */
+int ctl_listen(const char *path, char *why, size_t whylen);
 
 #endif

@@ -146,9 +146,16 @@ int main(int argc, char **argv)
 		argv2[argc2] = NULL;
 	}
 
-	int rc = ctl_call(path, argc2, argv2, have_blob ? ybuf_str(&blob) : NULL, blob.len, -1, &rp);
+	char why[512];
+	int rc = ctl_call_ex(path, argc2, argv2, have_blob ? ybuf_str(&blob) : NULL, blob.len, -1, &rp,
+			     why, sizeof(why));
 
 	ybuf_free(&blob);
+	if (rc < 0 && why[0]) {
+		/* not the daemon we mean to talk to: nothing was sent */
+		fprintf(stderr, "ulnetctl: refusing ulnetd at %s: %s\n", path, why);
+		return 255;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "ulnetctl: cannot reach ulnetd at %s: %s\n", path, strerror(-rc));
 		return 255;

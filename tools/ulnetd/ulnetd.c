@@ -201,6 +201,44 @@ static int abandon_workers(void)
 	return n;
 }
 
+/* Only root and the daemon's own user may run commands (SO_PEERCRED):
+ * the socket's mode keeps others out, this holds even when the mode or the
+ * directory was loosened. A refused client is told why, logged, dropped. */
+static bool client_allowed(int cfd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	uid_t me = geteuid();
+
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+		dlog(ULNET_LOG_WARN, "refused a control connection: cannot get its credentials: %s",
+		     strerror(errno));
+		close(cfd);
+		return false;
+	}
+	if (cr.uid == 0 || cr.uid == me)
+		return true;
+	dlog(ULNET_LOG_WARN, "refused a control connection from uid %u pid %d: only root and uid %u are served",
+	     (unsigned)cr.uid, (int)cr.pid, (unsigned)me);
+	struct ctl_reply no;
+
+	ctl_reply_init(&no);
+	no.rc = 255;
+	ybuf_printf(&no.err, "ulnetd: permission denied: uid %u may not use this daemon (only root and uid %u)\n",
+		    (unsigned)cr.uid, (unsigned)me);
+	ctl_write_reply(cfd, 200, &no);
+	ctl_reply_free(&no);
+	/* Drop what the client already sent without waiting for more (the
+	 * main thread must not block): it still reads the reply. */
+	shutdown(cfd, SHUT_WR);
+	char junk[4096];
+
+	for (int i = 0; i < 4 && recv(cfd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+		;
+	close(cfd);
+	return false;
+}
+
 static int read_file(const char *path, struct ybuf *b)
 {
 	FILE *f = fopen(path, "r");
@@ -344,10 +382,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	int lfd = ctl_listen(path);
+	char why[512];
+	int lfd = ctl_listen(path, why, sizeof(why));
 
 	if (lfd < 0) {
-		dlog(ULNET_LOG_ERROR, "cannot listen on %s: %s", path, strerror(-lfd));
+		dlog(ULNET_LOG_ERROR, "cannot listen on %s: %s", path, why[0] ? why : strerror(-lfd));
 		ybuf_free(&cfg);
 		return 1;
 	}
@@ -468,6 +507,8 @@ int main(int argc, char **argv)
 		int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
 		if (cfd < 0)
+			continue;
+		if (!client_allowed(cfd))
 			continue;
 		if (atomic_load(&nworkers) >= MAX_WORKERS) {
 			struct ctl_reply busy;
