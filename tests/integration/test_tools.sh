@@ -185,7 +185,10 @@ run A 234 route del --net tcp9 --gateway 127.0.7.2@tcp
 has err "errno: -95"
 for cmd in "set routing 1" "set tiny_buffers 512" "set small_buffers 4096" "set large_buffers 1024" \
 	   "udsp add --src tcp --priority 1" "udsp del --idx 0" \
-	   "net add --ip2net tcp(lo) 127.0.0.*" "peer add --prim_nid 127.0.0.70@tcp --ip2nets 127.0.0.[70-71]"; do
+	   "net add --ip2net tcp(lo)" "peer add --prim_nid 127.0.0.70@tcp --ip2nets 127.0.0.[70-71]" \
+	   "net add --nid 127.0.7.9@tcp --cpt 0" "net add --nid 127.0.7.9@tcp --skip-mr-route-setup" \
+	   "net add --nid 127.0.7.9@tcp --auth-key k" "net add --nid 127.0.7.9@tcp --traffic-class 1" \
+	   "peer add --prim_nid 127.0.7.70@tcp --lock_prim"; do
 	# shellcheck disable=SC2086
 	run A 234 $cmd
 	has err "errno: -95"
@@ -301,6 +304,42 @@ run A 234 import "$T/nosuch.yaml"
 has err "cannot open '$T/nosuch.yaml'"
 run A 0 import --show "$T/bad2.yaml"
 has out "bogus_key: 1"
+
+# --- limits and option checks --------------------------------------------------------
+# every command path refuses an unknown option (exit 234, named), runs nothing
+for cmd in "lnet configure" "lnet unconfigure" "net add --nid 127.0.7.8@tcp" "net del --net tcp9" \
+	   "net show" "net set --all --health 1000" "peer add --prim_nid 127.0.7.61@tcp" \
+	   "peer del --prim_nid 127.0.7.61@tcp" "peer show" "peer list" "peer set --all --health 1000" \
+	   "ping 127.0.7.2@tcp" "discover 127.0.7.2@tcp" "stats show" "stats reset" "global show" \
+	   "export" "route show" "routing show" "udsp show" "debug peer --nid 127.0.7.2@tcp" \
+	   "debug recovery" "set retry_count 3"; do
+	# shellcheck disable=SC2086
+	run A 234 $cmd --bogus
+	has err "unrecognized option '--bogus'"
+done
+run A 234 import --bogus "$T/bad2.yaml"
+has err "unrecognized option '--bogus'"
+run A 0 net show
+has out "nid: 127.0.7.2@tcp"
+run A 234 peer show --nid 127.0.7.61@tcp
+run A 234 stats show extra
+has err "unexpected argument 'extra'"
+# an empty NID list (lnetctl's words), never "no NIDs"
+run A 234 peer add --prim_nid 127.0.7.61@tcp --nid ,,,,
+has out "can't parse nidrange"
+has err "Unable to parse nidlist: no valid NIDs in string"
+run A 234 peer show --nid 127.0.7.61@tcp
+# the request limits are named, not "Argument list too long"
+run A 255 peer show --nid "$(head -c 5000 /dev/zero | tr '\0' 1)"
+has err "is 5000 bytes, over the limit of 4096 bytes per argument"
+# shellcheck disable=SC2046
+run A 255 peer show $(seq 127)
+has err "129 arguments, over the limit of 128 arguments"
+head -c 10000000 /dev/zero | tr '\0' ' ' >"$T/big.yaml"
+run A 234 import "$T/big.yaml"
+has err "errno: -27"
+has err "is larger than 4194304 bytes (4 MiB), the limit of an import file"
+rm -f "$T/big.yaml"
 
 run A 0 peer add --prim_nid 127.0.7.60@tcp
 run A 0 export "$T/a-full.yaml"

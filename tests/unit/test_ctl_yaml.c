@@ -368,6 +368,125 @@ static void test_help_and_unknown(void **state)
 	ctl_reply_free(&rp);
 }
 
+/* Run one command in-process; returns the exit code, rp kept for checks. */
+static int run_cmd(struct ctl_ctx *ctx, struct ctl_reply *rp, const char *blob, size_t bloblen,
+		   const char *line)
+{
+	static char buf[1024];
+	char *argv[40];
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && argc < 39;
+	     t = strtok_r(NULL, " ", &save))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	ctl_reply_free(rp);
+	ctl_reply_init(rp);
+	ctl_run(ctx, argc, argv, blob, bloblen, rp);
+	return rp->rc;
+}
+
+static void has(const struct ybuf *b, const char *text, const char *line)
+{
+	if (!strstr(ybuf_str(b), text))
+		fail_msg("'%s': output lacks '%s': %s", line, text, ybuf_str(b));
+}
+
+/* Every command path checks its options the same way: an unknown option is
+ * refused (exit 234, named, help text), nothing runs. Commands refused as
+ * unsupported whatever their arguments (-95) stay refused. */
+static void test_bogus_option_everywhere(void **state)
+{
+	(void)state;
+	static const char *const cmds[] = {
+		"lnet configure", "lnet unconfigure", "net add --nid 127.0.0.2@tcp", "net del --net tcp",
+		"net show", "net set --all --health 1000", "peer add --prim_nid 127.0.0.9@tcp",
+		"peer del --prim_nid 127.0.0.9@tcp", "peer show", "peer list",
+		"peer set --all --health 1000", "ping 127.0.0.1@tcp", "discover 127.0.0.1@tcp",
+		"stats show", "stats reset", "global show", "import", "export", "route show",
+		"routing show", "udsp show", "debug peer --nid 127.0.0.9@tcp", "debug recovery",
+		"set retry_count 3", "set numa_range 0", "set discovery 1",
+	};
+	static const char *const unsupported[] = {
+		"route add", "route del", "udsp add", "udsp del", "set routing 1",
+		"set tiny_buffers 512",
+	};
+	struct ulnet_opts opts;
+	struct ctl_ctx ctx;
+	struct ctl_reply rp;
+	char line[256];
+
+	memset(&opts, 0, sizeof(opts));
+	assert_int_equal(ctl_ctx_init(&ctx, &opts, true), 0);
+	ctl_reply_init(&rp);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		snprintf(line, sizeof(line), "%s --bogus", cmds[i]);
+		if (run_cmd(&ctx, &rp, "net: []\n", 8, line) != 234)
+			fail_msg("'%s' exited %d, want 234: %s", line, rp.rc, ybuf_str(&rp.err));
+		has(&rp.err, "unrecognized option '--bogus'", line);
+		/* a stray word is refused too, where none is taken */
+		if (strncmp(cmds[i], "ping", 4) == 0 || strncmp(cmds[i], "discover", 8) == 0 ||
+		    strstr(cmds[i], " set "))
+			continue;
+		snprintf(line, sizeof(line), "%s stray%s", cmds[i],
+			 strcmp(cmds[i], "import") == 0 ? " stray2" : "");
+		if (run_cmd(&ctx, &rp, "net: []\n", 8, line) != 234)
+			fail_msg("'%s' exited %d, want 234: %s", line, rp.rc, ybuf_str(&rp.err));
+		has(&rp.err, "unexpected argument 'stray", line);
+	}
+	for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++) {
+		snprintf(line, sizeof(line), "%s --bogus", unsupported[i]);
+		assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, line), 234);
+		has(&rp.err, "errno: -95", line);
+	}
+	/* nothing ran: LNet is still up, no peer was added */
+	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "net show"), 0);
+	has(&rp.out, "0@lo", "net show");
+	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "peer list"), 0);
+	if (strstr(ybuf_str(&rp.out), "127.0.0.9@tcp"))
+		fail_msg("peer add --bogus added the peer");
+	/* lnetctl options with no ulnet counterpart: refused, never ignored */
+	static const char *const refused[] = {
+		"net add --nid 127.0.0.2@tcp --cpt [0]", "net add --nid 127.0.0.2@tcp --skip-mr-route-setup",
+		"net add --nid 127.0.0.2@tcp --auth-key k", "net add --nid 127.0.0.2@tcp --traffic-class 1",
+		"peer add --prim_nid 127.0.0.9@tcp --lock_prim",
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, refused[i]), 234);
+		has(&rp.err, "errno: -95", refused[i]);
+		has(&rp.err, "not supported by ulnet", refused[i]);
+	}
+	ctl_reply_free(&rp);
+	ctl_ctx_fini(&ctx);
+}
+
+/* An empty NID list is refused as lnetctl does; for del it never means
+ * "the whole peer". */
+static void test_peer_empty_nidlist(void **state)
+{
+	(void)state;
+	struct ulnet_opts opts;
+	struct ctl_ctx ctx;
+	struct ctl_reply rp;
+
+	memset(&opts, 0, sizeof(opts));
+	assert_int_equal(ctl_ctx_init(&ctx, &opts, true), 0);
+	ctl_reply_init(&rp);
+	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "peer add --prim_nid 127.0.0.9@tcp --nid ,,,,"), 234);
+	has(&rp.out, "can't parse nidrange: \",,,,\"", "peer add --nid ,,,,");
+	has(&rp.err, "errno: -22", "peer add --nid ,,,,");
+	has(&rp.err, "Unable to parse nidlist: no valid NIDs in string", "peer add --nid ,,,,");
+	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "peer show --nid 127.0.0.9@tcp"), 234);
+	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "peer add --prim_nid 127.0.0.9@tcp --nid 127.0.0.10@tcp"), 0);
+	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "peer del --prim_nid 127.0.0.9@tcp --nid ,"), 234);
+	has(&rp.err, "no valid NIDs", "peer del --nid ,");
+	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "peer show --nid 127.0.0.10@tcp"), 0);
+	has(&rp.out, "127.0.0.10@tcp", "peer show");
+	ctl_reply_free(&rp);
+	ctl_ctx_fini(&ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +500,8 @@ int main(void)
 		cmocka_unit_test(test_error_shapes),
 		cmocka_unit_test(test_empty_shows),
 		cmocka_unit_test(test_help_and_unknown),
+		cmocka_unit_test(test_bogus_option_everywhere),
+		cmocka_unit_test(test_peer_empty_nidlist),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

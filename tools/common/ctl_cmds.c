@@ -150,16 +150,33 @@ static int parse_int(const char *s, long lo, long hi, long *out)
 /* --- help -------------------------------------------------------------------- */
 
 struct cmd;
-typedef int (*cmd_fn)(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
-		      const char *blob, size_t bloblen, struct ctl_reply *rp);
+typedef int (*cmd_fn)(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p,
+		      int argc, char **argv, const char *blob, size_t bloblen, struct ctl_reply *rp);
 
+/* How dispatch() holds the context lock around a command. */
+enum { LK_READ, LK_WRITE };
+
+/*
+ * One command. Its options are checked by dispatch() before it runs, the
+ * same way for every command: an unknown option, a missing value or more
+ * than `maxpos` positional words (-1: any) is refused (exit 234) with the
+ * help text. `raw` commands (set NAME VALUE, and those refused as
+ * unsupported whatever their arguments) check their words themselves.
+ */
 struct cmd {
 	const char *name;
 	cmd_fn fn;
 	const struct cmd *sub;
 	const char *help;
-	bool writer;   /* takes the context lock exclusively */
+	int lock;
+	const struct optspec *opts;
+	int nopts;
+	int maxpos;
+	bool raw;
 };
+
+#define OPTS(a) (a), (int)(sizeof(a) / sizeof((a)[0]))
+#define NOOPTS NULL, 0
 
 static void print_help(struct ybuf *out, const char *parent, const struct cmd *c)
 {
@@ -262,7 +279,7 @@ static int ip_of_iface(const char *name, uint32_t *ip)
 
 /* Split "a,b c" lists into NIDs. Returns count or -EINVAL (bad item in
  * `bad`). */
-static int parse_nid_list(char **words, int nwords, ulnet_nid_t *nids, int max, char *bad,
+static int parse_nid_list(char *const *words, int nwords, ulnet_nid_t *nids, int max, char *bad,
 			  size_t badlen)
 {
 	int n = 0;
@@ -298,15 +315,11 @@ static int down_error(struct ctl_reply *rp, const char *what, const char *msg)
 	return -ENETDOWN;
 }
 
-static int cmd_lnet_configure(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_lnet_configure(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			      const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	static const struct optspec o[] = { { "all", 'a', ARG_NONE }, { "large", 'l', ARG_NONE } };
-	struct parsed p;
-	int rc = parse_opts(argc, argv, o, 2, &p, &rp->err);
+	int rc;
 
-	if (rc)
-		return rc;
 	if (ctx->ln)
 		return 0; /* already up: lnetctl is silent too */
 	rc = ulnet_create(&ctx->opts, &ctx->ln);
@@ -334,7 +347,7 @@ static int cmd_lnet_configure(struct ctl_ctx *ctx, const struct cmd *c, int argc
 	if (ctx->saved_g_valid)
 		ulnet_globals_set(ctx->ln, &ctx->saved_g);
 	/* --all: the networks of the "module parameters" (--config) */
-	if (p.v[0].set && ctx->modparams) {
+	if (p->v[0].set && ctx->modparams) {
 		rc = import_text(ctx, ctx->modparams_name, ctx->modparams, ctx->modparams_len,
 				 0 /* IMP_ADD */, true, &rp->err, rp);
 		if (rc < 0)
@@ -343,14 +356,9 @@ static int cmd_lnet_configure(struct ctl_ctx *ctx, const struct cmd *c, int argc
 	return 0;
 }
 
-static int cmd_lnet_unconfigure(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_lnet_unconfigure(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 				const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	struct parsed p;
-	int rc = parse_opts(argc, argv, NULL, 0, &p, &rp->err);
-
-	if (rc)
-		return rc;
 	if (ctx->ln) {
 		ulnet_globals_get(ctx->ln, &ctx->saved_g);
 		ctx->saved_g_valid = true;
@@ -465,16 +473,11 @@ static int net_add_conf(struct ctl_ctx *ctx, struct ulnet_ni_conf *conf, struct 
 	return 0;
 }
 
-static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 		       const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	struct parsed p;
-	int rc = parse_opts(argc, argv, net_add_opts, NA_COUNT, &p, &rp->err);
+	int rc;
 
-	if (rc) {
-		print_help(&rp->err, "net", c);
-		return rc;
-	}
 	if ((rc = need_ln(ctx, "add", "net", rp)))
 		return -EINVAL;
 	struct ulnet_ni_conf conf;
@@ -487,21 +490,30 @@ static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, int argc, char 
 		int k = numopt[i];
 		long lo = k == NA_TOS ? -1 : 0, hi = k == NA_APORT ? 65535 : INT_MAX;
 
-		if (p.v[k].set && parse_int(p.v[k].arg, lo, hi, &v[i]) < 0) {
+		if (p->v[k].set && parse_int(p->v[k].arg, lo, hi, &v[i]) < 0) {
 			char msg[200];
 
 			snprintf(msg, sizeof(msg), "invalid value for --%s: '%s'",
-				 net_add_opts[k].name, p.v[k].arg);
+				 net_add_opts[k].name, p->v[k].arg);
 			y_nl_error(&rp->err, "add", "net", -EINVAL, msg);
 			return -EINVAL;
 		}
 	}
-	if (p.v[NA_IP2NET].set) {
-		y_nl_error(&rp->err, "add", "net", -EOPNOTSUPP, "--ip2net is not supported by ulnet");
-		return -EINVAL;
+	/* lnetctl options ulnet has no counterpart for: refused, not ignored */
+	static const int unsup[] = { NA_IP2NET, NA_CPT, NA_SKIP, NA_AUTH, NA_TC };
+
+	for (size_t i = 0; i < sizeof(unsup) / sizeof(unsup[0]); i++) {
+		if (p->v[unsup[i]].set) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "--%s is not supported by ulnet",
+				 net_add_opts[unsup[i]].name);
+			y_nl_error(&rp->err, "add", "net", -EOPNOTSUPP, msg);
+			return -EINVAL;
+		}
 	}
-	if (p.v[NA_ACCEPT].set) {
-		const char *m = p.v[NA_ACCEPT].arg;
+	if (p->v[NA_ACCEPT].set) {
+		const char *m = p->v[NA_ACCEPT].arg;
 
 		if (strcmp(m, "secure") && strcmp(m, "all") && strcmp(m, "none")) {
 			y_nl_error(&rp->err, "add", "net", -EINVAL,
@@ -510,7 +522,7 @@ static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, int argc, char 
 		}
 		snprintf(conf.accept, sizeof(conf.accept), "%s", m);
 	}
-	rc = ni_conf_addr(p.v[NA_NID].arg, p.v[NA_NET].arg, p.v[NA_IF].arg, &conf, rp, "add");
+	rc = ni_conf_addr(p->v[NA_NID].arg, p->v[NA_NET].arg, p->v[NA_IF].arg, &conf, rp, "add");
 	if (rc)
 		return -EINVAL;
 	conf.tun.peer_timeout = (int)v[0];
@@ -518,34 +530,26 @@ static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, int argc, char 
 	conf.tun.peer_buffer_credits = (int)v[2];
 	conf.tun.credits = (int)v[3];
 	conf.tun.conns_per_peer = (int)v[4];
-	conf.tun.tos = p.v[NA_TOS].set ? (int)v[5] : -1;
+	conf.tun.tos = p->v[NA_TOS].set ? (int)v[5] : -1;
 	conf.accept_port = (uint16_t)v[6];
 	return net_add_conf(ctx, &conf, rp);
 }
 
-static int cmd_net_del(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_net_del(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 		       const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	static const struct optspec o[] = {
-		{ "net", 'n', ARG_REQ }, { "nid", 0, ARG_REQ }, { "if", 'i', ARG_REQ },
-	};
-	struct parsed p;
-	int rc = parse_opts(argc, argv, o, 3, &p, &rp->err);
+	int rc;
 
-	if (rc) {
-		print_help(&rp->err, "net", c);
-		return rc;
-	}
 	if (need_ln(ctx, "del", "net", rp))
 		return -EINVAL;
 	struct ulnet_parse_err pe = { 0 };
 	char msg[300];
 
-	if (p.v[1].set) {
+	if (p->v[1].set) {
 		ulnet_nid_t nid;
 
-		if (ulnet_nid_parse(p.v[1].arg, &nid, &pe) < 0) {
-			snprintf(msg, sizeof(msg), "cannot parse NID '%s': %s", p.v[1].arg,
+		if (ulnet_nid_parse(p->v[1].arg, &nid, &pe) < 0) {
+			snprintf(msg, sizeof(msg), "cannot parse NID '%s': %s", p->v[1].arg,
 				 pe.msg[0] ? pe.msg : "invalid NID");
 			y_nl_error(&rp->err, "del", "net", -EINVAL, msg);
 			return -EINVAL;
@@ -557,14 +561,14 @@ static int cmd_net_del(struct ctl_ctx *ctx, const struct cmd *c, int argc, char 
 		}
 		return 0;
 	}
-	if (!p.v[0].set) {
+	if (!p->v[0].set) {
 		y_nl_error(&rp->err, "del", "net", -EINVAL, "missing mandatory parameter: '--net' or '--nid'");
 		return -EINVAL;
 	}
 	ulnet_net_t net;
 
-	if (ulnet_net_parse(p.v[0].arg, &net, &pe) < 0) {
-		snprintf(msg, sizeof(msg), "cannot parse net '%s': %s", p.v[0].arg,
+	if (ulnet_net_parse(p->v[0].arg, &net, &pe) < 0) {
+		snprintf(msg, sizeof(msg), "cannot parse net '%s': %s", p->v[0].arg,
 			 pe.msg[0] ? pe.msg : "invalid net");
 		y_nl_error(&rp->err, "del", "net", -EINVAL, msg);
 		return -EINVAL;
@@ -579,7 +583,7 @@ static int cmd_net_del(struct ctl_ctx *ctx, const struct cmd *c, int argc, char 
 	for (int i = 0; i < n && rc == 0; i++) {
 		if (ulnet_nid_net(&ni[i].nid) != net)
 			continue;
-		if (p.v[2].set && strncmp(ni[i].iface, p.v[2].arg, sizeof(ni[i].iface)) != 0)
+		if (p->v[2].set && strncmp(ni[i].iface, p->v[2].arg, sizeof(ni[i].iface)) != 0)
 			continue;
 		rc = ulnet_ni_del(ctx->ln, &ni[i].nid);
 		ndel += rc == 0;
@@ -605,28 +609,20 @@ static int verbosity(const struct optval *v)
 	return (int)d;
 }
 
-static int cmd_net_show(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_net_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	static const struct optspec o[] = { { "net", 'n', ARG_REQ }, { "verbose", 'v', ARG_OPT_NUM } };
-	struct parsed p;
-	int rc = parse_opts(argc, argv, o, 2, &p, &rp->err);
-
-	if (rc) {
-		print_help(&rp->err, "net", c);
-		return rc;
-	}
 	if (!ctx->ln)
 		return down_error(rp, "net", "LNet stack down");
 	ulnet_net_t net;
 
-	if (p.v[0].set) {
+	if (p->v[0].set) {
 		struct ulnet_parse_err pe = { 0 };
 
-		if (ulnet_net_parse(p.v[0].arg, &net, &pe) < 0) {
+		if (ulnet_net_parse(p->v[0].arg, &net, &pe) < 0) {
 			char msg[300];
 
-			snprintf(msg, sizeof(msg), "cannot parse net '%s': %s", p.v[0].arg,
+			snprintf(msg, sizeof(msg), "cannot parse net '%s': %s", p->v[0].arg,
 				 pe.msg[0] ? pe.msg : "invalid net");
 			y_nl_error(&rp->err, "show", "net", -EINVAL, msg);
 			return -EINVAL;
@@ -638,12 +634,12 @@ static int cmd_net_show(struct ctl_ctx *ctx, const struct cmd *c, int argc, char
 		return -ENOMEM;
 	int n = get_nis(ctx->ln, ni, MAX_NIS);
 
-	ctl_render_net_show(&rp->out, ni, n, verbosity(&p.v[1]), p.v[0].set ? &net : NULL);
+	ctl_render_net_show(&rp->out, ni, n, verbosity(&p->v[1]), p->v[0].set ? &net : NULL);
 	free(ni);
 	return 0;
 }
 
-static int cmd_unsupported(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_unsupported(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			   const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
 	char msg[160];
@@ -681,35 +677,36 @@ static int peer_nids(const char *op, const char *prim, const char *list, ulnet_n
 		y_nl_error(&rp->err, op, "peer", n, msg);
 		return -EINVAL;
 	}
+	if (n == 0) {
+		/* "--nid ,,,": lnetctl's words; never "no NIDs" (for del:
+		 * the whole peer) */
+		snprintf(msg, sizeof(msg), "can't parse nidrange: \"%.200s\"\n", list);
+		ybuf_puts(&rp->out, msg);
+		y_nl_error(&rp->err, op, "peer", -EINVAL,
+			   "\"Unable to parse nidlist: no valid NIDs in string\"");
+		return -EINVAL;
+	}
 	return n;
 }
 
-static int cmd_peer_add(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_peer_add(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	static const struct optspec o[] = {
-		{ "prim_nid", 'k', ARG_REQ }, { "nid", 'n', ARG_REQ }, { "non_mr", 'm', ARG_NONE },
-		{ "ip2nets", 'i', ARG_REQ }, { "lock_prim", 'l', ARG_NONE },
-	};
-	struct parsed p;
-	int rc = parse_opts(argc, argv, o, 5, &p, &rp->err);
+	int rc;
 
-	if (rc) {
-		print_help(&rp->err, "peer", c);
-		return rc;
-	}
-	if (p.v[3].set) {
-		y_nl_error(&rp->err, "add", "peer", -EOPNOTSUPP, "--ip2nets is not supported by ulnet");
+	if (p->v[3].set || p->v[4].set) {
+		y_nl_error(&rp->err, "add", "peer", -EOPNOTSUPP, p->v[3].set ?
+			   "--ip2nets is not supported by ulnet" : "--lock_prim is not supported by ulnet");
 		return -EINVAL;
 	}
 	if (need_ln(ctx, "add", "peer", rp))
 		return -EINVAL;
 	ulnet_nid_t prim, nids[128];
-	int n = peer_nids("add", p.v[0].arg, p.v[1].arg, &prim, nids, 128, rp);
+	int n = peer_nids("add", p->v[0].arg, p->v[1].arg, &prim, nids, 128, rp);
 
 	if (n < 0)
 		return -EINVAL;
-	rc = ulnet_peer_add(ctx->ln, &prim, nids, n, p.v[2].set);
+	rc = ulnet_peer_add(ctx->ln, &prim, nids, n, p->v[2].set);
 	if (rc < 0) {
 		char eb[96], msg[200];
 
@@ -720,23 +717,15 @@ static int cmd_peer_add(struct ctl_ctx *ctx, const struct cmd *c, int argc, char
 	return 0;
 }
 
-static int cmd_peer_del(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_peer_del(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	static const struct optspec o[] = {
-		{ "prim_nid", 'k', ARG_REQ }, { "nid", 'n', ARG_REQ }, { "force", 'f', ARG_NONE },
-	};
-	struct parsed p;
-	int rc = parse_opts(argc, argv, o, 3, &p, &rp->err);
+	int rc;
 
-	if (rc) {
-		print_help(&rp->err, "peer", c);
-		return rc;
-	}
 	if (need_ln(ctx, "del", "peer", rp))
 		return -EINVAL;
 	ulnet_nid_t prim, nids[128];
-	int n = peer_nids("del", p.v[0].arg, p.v[1].arg, &prim, nids, 128, rp);
+	int n = peer_nids("del", p->v[0].arg, p->v[1].arg, &prim, nids, 128, rp);
 
 	if (n < 0)
 		return -EINVAL;
@@ -805,28 +794,15 @@ static int peer_show_common(struct ctl_ctx *ctx, const char *nidstr, int verbose
 	return 0;
 }
 
-static int cmd_peer_show(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_peer_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			 const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	static const struct optspec o[] = { { "nid", 'n', ARG_REQ }, { "verbose", 'v', ARG_OPT_NUM } };
-	struct parsed p;
-	int rc = parse_opts(argc, argv, o, 2, &p, &rp->err);
-
-	if (rc) {
-		print_help(&rp->err, "peer", c);
-		return rc;
-	}
-	return peer_show_common(ctx, p.v[0].arg, verbosity(&p.v[1]), false, rp);
+	return peer_show_common(ctx, p->v[0].arg, verbosity(&p->v[1]), false, rp);
 }
 
-static int cmd_peer_list(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_peer_list(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			 const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	struct parsed p;
-	int rc = parse_opts(argc, argv, NULL, 0, &p, &rp->err);
-
-	if (rc)
-		return rc;
 	return peer_show_common(ctx, NULL, 0, true, rp);
 }
 
@@ -874,53 +850,48 @@ static int ni_set_on_net(ulnet_t *ln, ulnet_net_t net, int (*fn)(ulnet_t *, cons
 	return done ? 0 : -ENOENT;
 }
 
-static int set_value(struct ctl_ctx *ctx, const struct cmd *c, bool peer, int argc, char **argv,
+static int set_value(struct ctl_ctx *ctx, const struct cmd *c, bool peer, const struct parsed *p,
 		     struct ctl_reply *rp)
 {
-	struct parsed p;
-	int rc = parse_opts(argc, argv, set_value_opts, SV_COUNT, &p, &rp->err);
+	int rc;
 	const char *what = peer ? "peer" : "net";
 	ulnet_net_t net = 0;
 	ulnet_nid_t nid = ULNET_NID_ANY;
 	long lndto = -1, cpp = -1, state = -1, health = -1;
 	char nb[ULNET_NIDSTR_SIZE], msg[CTL_MAX_ARG + 128];
 
-	if (rc) {
-		print_help(&rp->err, what, c);
-		return rc;
-	}
-	if (p.npos) {
+	if (p->npos) {
 		print_help(&rp->err, what, c);
 		return sv_error(rp, -EINVAL, "\"Invalid option or missing argument\"", "");
 	}
-	if (p.v[SV_NET].set && ulnet_net_parse(p.v[SV_NET].arg, &net, NULL) < 0)
-		return sv_error(rp, -EINVAL, "\"Invalid network type: %s\"", p.v[SV_NET].arg);
-	if (p.v[SV_LNDTO].set && parse_int(p.v[SV_LNDTO].arg, 0, INT_MAX, &lndto) < 0)
+	if (p->v[SV_NET].set && ulnet_net_parse(p->v[SV_NET].arg, &net, NULL) < 0)
+		return sv_error(rp, -EINVAL, "\"Invalid network type: %s\"", p->v[SV_NET].arg);
+	if (p->v[SV_LNDTO].set && parse_int(p->v[SV_LNDTO].arg, 0, INT_MAX, &lndto) < 0)
 		return sv_error(rp, -EINVAL, "\"Invalid LND timeout value '%s', must be >= 0\"",
-				p.v[SV_LNDTO].arg);
-	if (!peer && p.v[SV_CPP].set && parse_int(p.v[SV_CPP].arg, 0, 127, &cpp) < 0)
+				p->v[SV_LNDTO].arg);
+	if (!peer && p->v[SV_CPP].set && parse_int(p->v[SV_CPP].arg, 0, 127, &cpp) < 0)
 		return sv_error(rp, -1, "invalid conns-per-peer value (valid range 0-127)", "");
-	if (peer && p.v[SV_STATE].set && parse_int(p.v[SV_STATE].arg, 0, UINT32_MAX, &state) < 0)
-		return sv_error(rp, -EINVAL, "\"Invalid peer state value '%s'\"", p.v[SV_STATE].arg);
-	if (p.v[SV_HEALTH].set &&
-	    parse_int(p.v[SV_HEALTH].arg, 0, ULNET_MAX_HEALTH, &health) < 0)
+	if (peer && p->v[SV_STATE].set && parse_int(p->v[SV_STATE].arg, 0, UINT32_MAX, &state) < 0)
+		return sv_error(rp, -EINVAL, "\"Invalid peer state value '%s'\"", p->v[SV_STATE].arg);
+	if (p->v[SV_HEALTH].set &&
+	    parse_int(p->v[SV_HEALTH].arg, 0, ULNET_MAX_HEALTH, &health) < 0)
 		return sv_error(rp, -EINVAL, "\"Invalid health value '%s', must be 0-1000\"",
-				p.v[SV_HEALTH].arg);
-	if (lndto >= 0 && !p.v[SV_NET].set)
+				p->v[SV_HEALTH].arg);
+	if (lndto >= 0 && !p->v[SV_NET].set)
 		return sv_error(rp, -EINVAL, "\"Specified --lnd-timeout without --net option\"", "");
-	if (p.v[SV_NID].set && ulnet_nid_parse(p.v[SV_NID].arg, &nid, NULL) < 0) {
-		snprintf(msg, sizeof(msg), "cannot parse NID '%s'", p.v[SV_NID].arg);
+	if (p->v[SV_NID].set && ulnet_nid_parse(p->v[SV_NID].arg, &nid, NULL) < 0) {
+		snprintf(msg, sizeof(msg), "cannot parse NID '%s'", p->v[SV_NID].arg);
 		y_nl_error(&rp->err, "set", what, -EINVAL, msg);
 		return -EINVAL;
 	}
-	if (p.v[SV_ALL].set && p.v[SV_NID].set)
+	if (p->v[SV_ALL].set && p->v[SV_NID].set)
 		return sv_error(rp, -EINVAL, "\"--all and --nid are mutually exclusive\"", "");
 	if (need_ln(ctx, "set", what, rp))
 		return -EINVAL;
-	const ulnet_nid_t *np = p.v[SV_NID].set ? &nid : NULL;
+	const ulnet_nid_t *np = p->v[SV_NID].set ? &nid : NULL;
 
 	if (peer) {
-		if ((health >= 0 || state >= 0) && !np && !(p.v[SV_ALL].set && state < 0)) {
+		if ((health >= 0 || state >= 0) && !np && !(p->v[SV_ALL].set && state < 0)) {
 			y_nl_error(&rp->err, "set", "peer", -EINVAL,
 				   state >= 0 ? "missing mandatory parameter: '--nid'"
 					      : "missing mandatory parameter: '--nid' or '--all'");
@@ -950,13 +921,13 @@ static int set_value(struct ctl_ctx *ctx, const struct cmd *c, bool peer, int ar
 		rc = ulnet_net_set_lnd_timeout(ctx->ln, net, (int)lndto);
 		if (rc < 0)
 			return sv_error(rp, rc, rc == -EINVAL ? "\"Net %s does not accept a LND timeout\""
-					: "\"Failed to set LND timeout for net %s\"", p.v[SV_NET].arg);
+					: "\"Failed to set LND timeout for net %s\"", p->v[SV_NET].arg);
 		return 0;
 	}
 	if (cpp < 0 && health < 0)
 		return 0;
 	/* --nid: that NI; --net: the NIs of the net; otherwise (--all): all */
-	bool by_net = !np && p.v[SV_NET].set;
+	bool by_net = !np && p->v[SV_NET].set;
 
 	if (cpp >= 0) {
 		rc = by_net ? ni_set_on_net(ctx->ln, net, ulnet_ni_set_conns_per_peer, (int)cpp)
@@ -979,35 +950,27 @@ static int set_value(struct ctl_ctx *ctx, const struct cmd *c, bool peer, int ar
 	return 0;
 }
 
-static int cmd_net_set(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_net_set(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 		       const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	return set_value(ctx, c, false, argc, argv, rp);
+	return set_value(ctx, c, false, p, rp);
 }
 
-static int cmd_peer_set(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_peer_set(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	return set_value(ctx, c, true, argc, argv, rp);
+	return set_value(ctx, c, true, p, rp);
 }
 
 /* --- ping / discover ---------------------------------------------------------------- */
 
-static int ping_like(struct ctl_ctx *ctx, bool discover, int argc, char **argv,
-		     const struct cmd *c, struct ctl_reply *rp)
+static int ping_like(struct ctl_ctx *ctx, bool discover, const struct parsed *p,
+		     struct ctl_reply *rp)
 {
-	static const struct optspec po[] = { { "timeout", 't', ARG_REQ }, { "source", 's', ARG_REQ } };
-	static const struct optspec dop[] = { { "force", 'f', ARG_NONE } };
 	const char *what = discover ? "discover" : "ping";
-	struct parsed p;
-	int rc = discover ? parse_opts(argc, argv, dop, 1, &p, &rp->err)
-			  : parse_opts(argc, argv, po, 2, &p, &rp->err);
+	int rc;
 
-	if (rc) {
-		print_help(&rp->err, NULL, c);
-		return rc;
-	}
-	if (p.npos == 0) {
+	if (p->npos == 0) {
 		if (discover) {
 			ybuf_puts(&rp->out, "Missing nid argument\n");
 			return -1;
@@ -1019,20 +982,20 @@ static int ping_like(struct ctl_ctx *ctx, bool discover, int argc, char **argv,
 	long timeout_ms = 1000;
 	ulnet_nid_t src;
 
-	if (!discover && p.v[0].set) {
+	if (!discover && p->v[0].set) {
 		long t;
 
-		if (parse_int(p.v[0].arg, 0, ctx->max_wait_s, &t) < 0) {
+		if (parse_int(p->v[0].arg, 0, ctx->max_wait_s, &t) < 0) {
 			char msg[160];
 
 			snprintf(msg, sizeof(msg), "invalid timeout '%s' (0..%d seconds)",
-				 p.v[0].arg, ctx->max_wait_s);
+				 p->v[0].arg, ctx->max_wait_s);
 			y_nl_error(&rp->err, "manage", what, -EINVAL, msg);
 			return -EINVAL;
 		}
 		timeout_ms = t * 1000;
 	}
-	if (!discover && p.v[1].set && ulnet_nid_parse(p.v[1].arg, &src, NULL) < 0) {
+	if (!discover && p->v[1].set && ulnet_nid_parse(p->v[1].arg, &src, NULL) < 0) {
 		y_nl_error(&rp->err, "manage", what, -EINVAL,
 			   "\"Unable to parse source NID\"");
 		return -EINVAL;
@@ -1046,7 +1009,7 @@ static int ping_like(struct ctl_ctx *ctx, bool discover, int argc, char **argv,
 		free(res);
 		return -ENOMEM;
 	}
-	int n = parse_nid_list(p.pos, p.npos, nids, MAX_PING, bad, sizeof(bad));
+	int n = parse_nid_list(p->pos, p->npos, nids, MAX_PING, bad, sizeof(bad));
 
 	if (n <= 0) {
 		y_nl_error(&rp->err, "manage", what, -EINVAL,
@@ -1066,14 +1029,14 @@ static int ping_like(struct ctl_ctx *ctx, bool discover, int argc, char **argv,
 			 * bounds it in the kernel; we cap it for the daemon. */
 			int to = ctx->max_wait_s * 1000;
 
-			res[i].rc = ulnet_discover(ctx->ln, &nids[i], p.v[0].set, to, &res[i].peer);
+			res[i].rc = ulnet_discover(ctx->ln, &nids[i], p->v[0].set, to, &res[i].peer);
 			/* The kernel reports failed discovery as -EIO. */
 			if (res[i].rc < 0 && res[i].rc != -EHOSTUNREACH && res[i].rc != -EINVAL)
 				res[i].rc = -EIO;
 		} else {
 			ulnet_process_id_t id = { .nid = nids[i], .pid = ULNET_PID_ANY };
 
-			res[i].rc = ulnet_ping(ctx->ln, id, p.v[1].set ? &src : NULL, 0,
+			res[i].rc = ulnet_ping(ctx->ln, id, p->v[1].set ? &src : NULL, 0,
 					       (int)timeout_ms, &res[i].peer);
 			/* A ping that got no reply in time is -EIO in lnetctl. */
 			if (res[i].rc == -ETIMEDOUT)
@@ -1089,21 +1052,21 @@ out:
 	return rc;
 }
 
-static int cmd_ping(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_ping(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 		    const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	return ping_like(ctx, false, argc, argv, c, rp);
+	return ping_like(ctx, false, p, rp);
 }
 
-static int cmd_discover(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_discover(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	return ping_like(ctx, true, argc, argv, c, rp);
+	return ping_like(ctx, true, p, rp);
 }
 
 /* --- stats / global / set -------------------------------------------------------------- */
 
-static int cmd_stats_show(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_stats_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			  const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
 	struct ulnet_counters cn;
@@ -1118,7 +1081,7 @@ static int cmd_stats_show(struct ctl_ctx *ctx, const struct cmd *c, int argc, ch
 	return 0;
 }
 
-static int cmd_stats_reset(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_stats_reset(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			   const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
 	if (!ctx->ln) {
@@ -1130,7 +1093,7 @@ static int cmd_stats_reset(struct ctl_ctx *ctx, const struct cmd *c, int argc, c
 	return 0;
 }
 
-static int cmd_global_show(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_global_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			   const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
 	struct ulnet_globals g;
@@ -1194,7 +1157,7 @@ static int global_set_one(struct ctl_ctx *ctx, const struct gset *gs, long value
 	return rc;
 }
 
-static int cmd_set_value(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_set_value(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			 const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
 	const struct gset *gs = gset_find(c->name);
@@ -1205,8 +1168,17 @@ static int cmd_set_value(struct ctl_ctx *ctx, const struct cmd *c, int argc, cha
 		print_help(&rp->out, "set", c);
 		return -EINVAL;
 	}
+	if (argc > 2) {
+		/* set NAME VALUE, nothing more */
+		if (argv[2][0] == '-')
+			ybuf_printf(&rp->err, "%s: unrecognized option '%.64s'\n", PROG, argv[2]);
+		else
+			ybuf_printf(&rp->err, "%s: unexpected argument '%.64s'\n", PROG, argv[2]);
+		print_help(&rp->err, "set", c);
+		return -EINVAL;
+	}
 	if (!gs)
-		return cmd_unsupported(ctx, c, argc, argv, blob, bloblen, rp);
+		return cmd_unsupported(ctx, c, p, argc, argv, blob, bloblen, rp);
 	errno = 0;
 	char *end;
 
@@ -1225,7 +1197,14 @@ static int cmd_set_value(struct ctl_ctx *ctx, const struct cmd *c, int argc, cha
 
 /* --- route / routing / udsp / debug -------------------------------------------------------- */
 
-static int cmd_empty_show(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static const char *route_show_opt_name(int k)
+{
+	static const char *const names[] = { "net", "gateway", "hop-count", "hop", "priority" };
+
+	return k >= 0 && k < 5 ? names[k] : "?";
+}
+
+static int cmd_empty_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			  const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
 	/* No routes, routing buffers or UDSP rules exist: lnetctl prints
@@ -1233,7 +1212,48 @@ static int cmd_empty_show(struct ctl_ctx *ctx, const struct cmd *c, int argc, ch
 	return 0;
 }
 
-static int cmd_route_change(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_route_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p,
+			  int argc, char **argv, const char *blob, size_t bloblen, struct ctl_reply *rp)
+{
+	/* The filters are checked; ulnet has no routes, so none matches. */
+	const char *bad = NULL, *val = NULL;
+	ulnet_net_t net;
+	ulnet_nid_t gw;
+	long v;
+
+	if (p->v[0].set && ulnet_net_parse(p->v[0].arg, &net, NULL) < 0)
+		bad = "net", val = p->v[0].arg;
+	else if (p->v[1].set && ulnet_nid_parse(p->v[1].arg, &gw, NULL) < 0)
+		bad = "gateway", val = p->v[1].arg;
+	for (int k = 2; k <= 4 && !bad; k++)
+		if (p->v[k].set && parse_int(p->v[k].arg, INT_MIN, INT_MAX, &v) < 0)
+			bad = route_show_opt_name(k), val = p->v[k].arg;
+	if (bad) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "invalid value for --%s: '%.64s'", bad, val);
+		y_nl_error(&rp->err, "show", "route", -EINVAL, msg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmd_udsp_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p,
+			 int argc, char **argv, const char *blob, size_t bloblen, struct ctl_reply *rp)
+{
+	long idx;
+
+	if (p->v[0].set && parse_int(p->v[0].arg, 0, INT_MAX, &idx) < 0) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "Invalid index \"%.64s\"", p->v[0].arg);
+		y_nl_error(&rp->err, "show", "udsp", -EINVAL, msg);
+		return -EINVAL;
+	}
+	return 0; /* no rules: nothing to show */
+}
+
+static int cmd_route_change(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			    const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
 	y_nl_error(&rp->err, strcmp(c->name, "add") == 0 ? "add" : "del", "route", -EOPNOTSUPP,
@@ -1241,50 +1261,40 @@ static int cmd_route_change(struct ctl_ctx *ctx, const struct cmd *c, int argc, 
 	return -EINVAL;
 }
 
-static int cmd_udsp_change(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_udsp_change(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			   const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
 	y_nl_error(&rp->err, c->name, "udsp", -EOPNOTSUPP, "UDSP is not supported by ulnet");
 	return -EINVAL;
 }
 
-static int cmd_debug_peer(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_debug_peer(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			  const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	static const struct optspec o[] = { { "nid", 'k', ARG_REQ } };
-	struct parsed p;
-	int rc = parse_opts(argc, argv, o, 1, &p, &rp->err);
+	int rc;
 
-	if (rc)
-		return rc;
-	if (!p.v[0].set) {
+	if (!p->v[0].set) {
 		y_nl_error(&rp->err, "show", "peer", -EINVAL, "--nid must be specified");
 		return -EINVAL;
 	}
 	/* Everything ulnet knows of the peer: the -v 4 view. */
-	rc = peer_show_common(ctx, p.v[0].arg, 4, false, rp);
+	rc = peer_show_common(ctx, p->v[0].arg, 4, false, rp);
 	if (rc == -EINVAL && !rp->err.len) {
 		char msg[200];
 
-		snprintf(msg, sizeof(msg), "peer %s not found", p.v[0].arg);
+		snprintf(msg, sizeof(msg), "peer %s not found", p->v[0].arg);
 		y_nl_error(&rp->err, "show", "peer", -ENOENT, msg);
 	}
 	return rc;
 }
 
-static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			      const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	static const struct optspec o[] = { { "local", 'l', ARG_NONE }, { "peer", 'p', ARG_NONE } };
-	struct parsed p;
-	int rc = parse_opts(argc, argv, o, 2, &p, &rp->err);
-
-	if (rc)
-		return rc;
 	if (!ctx->ln)
 		return down_error(rp, "recovery", "Network is down");
 	/* Unhealthy NIs are the ones in recovery. */
-	if (!p.v[1].set) {
+	if (!p->v[1].set) {
 		struct ulnet_ni_info *ni = calloc(MAX_NIS, sizeof(*ni));
 
 		if (!ni)
@@ -1298,7 +1308,7 @@ static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, int argc
 				ybuf_printf(&rp->out, "    - nid: %s\n", ulnet_nid_str(&ni[i].nid, nb));
 		free(ni);
 	}
-	if (!p.v[0].set || p.v[1].set) {
+	if (!p->v[0].set || p->v[1].set) {
 		struct ulnet_peer_info *pi = calloc(MAX_PEERS, sizeof(*pi));
 
 		if (!pi)
@@ -1319,15 +1329,9 @@ static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, int argc
 
 /* --- export / import --------------------------------------------------------------------- */
 
-static int cmd_export(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_export(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 		      const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	static const struct optspec o[] = { { "backup", 'b', ARG_NONE } };
-	struct parsed p;
-	int rc = parse_opts(argc, argv, o, 1, &p, &rp->err);
-
-	if (rc)
-		return rc;
 	if (!ctx->ln)
 		return down_error(rp, "net", "LNet stack down");
 	struct ulnet_ni_info *ni = calloc(MAX_NIS, sizeof(*ni));
@@ -1342,7 +1346,7 @@ static int cmd_export(struct ctl_ctx *ctx, const struct cmd *c, int argc, char *
 	int nn = get_nis(ctx->ln, ni, MAX_NIS), np = get_peers(ctx->ln, pi, MAX_PEERS);
 
 	ulnet_globals_get(ctx->ln, &g);
-	ctl_render_export(&rp->out, ni, nn, pi, np, &g, p.v[0].set);
+	ctl_render_export(&rp->out, ni, nn, pi, np, &g, p->v[0].set);
 	free(ni);
 	free(pi);
 	return 0;
@@ -1569,15 +1573,15 @@ static void imp_global(struct imp *im, yaml_node_t *g)
 
 static void imp_ping(struct imp *im, yaml_node_t *v, bool discover)
 {
-	/* ping/discover entries: a list of {primary nid: X} or NID strings. */
+	/* ping/discover entries: a list of {primary nid: X} or NID strings,
+	 * each a NID (never an option). */
+	struct parsed p;
+
 	if (!v || v->type != YAML_SEQUENCE_NODE)
 		return;
-	char *words[MAX_PING + 1];
-	int n = 0;
-
-	words[0] = (char *)(discover ? "discover" : "ping");
+	memset(&p, 0, sizeof(p));
 	for (yaml_node_item_t *it = v->data.sequence.items.start;
-	     it < v->data.sequence.items.top && n < MAX_PING; it++) {
+	     it < v->data.sequence.items.top && p.npos < MAX_PING; it++) {
 		yaml_node_t *e = ynode(im, *it);
 		const char *s = yscalar(e);
 
@@ -1586,10 +1590,10 @@ static void imp_ping(struct imp *im, yaml_node_t *v, bool discover)
 		if (!s)
 			s = yscalar(ymap_get(im, e, "nid"));
 		if (s)
-			words[++n] = (char *)s;
+			p.pos[p.npos++] = (char *)s;
 	}
-	if (n)
-		ping_like(im->ctx, discover, n + 1, words, NULL, im->rp);
+	if (p.npos)
+		ping_like(im->ctx, discover, &p, im->rp);
 }
 
 static int yaml_dump_write(void *data, unsigned char *buffer, size_t size)
@@ -1708,21 +1712,13 @@ out:
 	return rc;
 }
 
-static int cmd_import(struct ctl_ctx *ctx, const struct cmd *c, int argc, char **argv,
+static int cmd_import(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 		      const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	static const struct optspec o[] = {
-		{ "add", 'a', ARG_NONE }, { "del", 'd', ARG_NONE }, { "show", 's', ARG_NONE },
-		{ "exec", 'e', ARG_NONE },
-	};
-	struct parsed p;
-	int rc = parse_opts(argc, argv, o, 4, &p, &rp->err);
-
-	if (rc)
-		return rc;
-	enum imp_mode mode = p.v[1].set ? IMP_DEL : p.v[2].set ? IMP_SHOW :
-			     p.v[3].set ? IMP_EXEC : IMP_ADD;
-	const char *name = p.npos ? p.pos[0] : "<stdin>";
+	int rc;
+	enum imp_mode mode = p->v[1].set ? IMP_DEL : p->v[2].set ? IMP_SHOW :
+			     p->v[3].set ? IMP_EXEC : IMP_ADD;
+	const char *name = p->npos ? p->pos[0] : "<stdin>";
 
 	if (!blob) {
 		/* The client reads the file; a request without it cannot be
@@ -1751,12 +1747,37 @@ int ctl_apply_config(struct ctl_ctx *ctx, const char *name, const char *text, si
 
 /* --- command tables -------------------------------------------------------------------- */
 
+/* The options of each command (the handlers index p->v[] in this order). */
+static const struct optspec lnet_configure_opts[] = { { "all", 'a', ARG_NONE }, { "large", 'l', ARG_NONE } };
+static const struct optspec net_del_opts[] = {
+	{ "net", 'n', ARG_REQ }, { "nid", 0, ARG_REQ }, { "if", 'i', ARG_REQ },
+};
+static const struct optspec net_show_opts[] = { { "net", 'n', ARG_REQ }, { "verbose", 'v', ARG_OPT_NUM } };
+static const struct optspec peer_add_opts[] = {
+	{ "prim_nid", 'k', ARG_REQ }, { "nid", 'n', ARG_REQ }, { "non_mr", 'm', ARG_NONE },
+	{ "ip2nets", 'i', ARG_REQ }, { "lock_prim", 'l', ARG_NONE },
+};
+static const struct optspec peer_del_opts[] = {
+	{ "prim_nid", 'k', ARG_REQ }, { "nid", 'n', ARG_REQ }, { "force", 'f', ARG_NONE },
+};
+static const struct optspec peer_show_opts[] = { { "nid", 'n', ARG_REQ }, { "verbose", 'v', ARG_OPT_NUM } };
+static const struct optspec ping_opts[] = { { "timeout", 't', ARG_REQ }, { "source", 's', ARG_REQ } };
+static const struct optspec discover_opts[] = { { "force", 'f', ARG_NONE } };
+static const struct optspec debug_peer_opts[] = { { "nid", 'k', ARG_REQ } };
+static const struct optspec debug_recovery_opts[] = { { "local", 'l', ARG_NONE }, { "peer", 'p', ARG_NONE } };
+static const struct optspec export_opts[] = { { "backup", 'b', ARG_NONE } };
+static const struct optspec import_opts[] = {
+	{ "add", 'a', ARG_NONE }, { "del", 'd', ARG_NONE }, { "show", 's', ARG_NONE },
+	{ "exec", 'e', ARG_NONE },
+};
+
 static const struct cmd lnet_cmds[] = {
 	{ "configure", cmd_lnet_configure, NULL, "configure lnet\n"
 	  "\t--all: also bring up the networks of ulnetd's --config file\n"
-	  "\t--large: start LNet with large NIDs (always on in ulnet)\n", true },
-	{ "unconfigure", cmd_lnet_unconfigure, NULL, "unconfigure lnet\n", true },
-	{ NULL, NULL, NULL, NULL, false }
+	  "\t--large: start LNet with large NIDs (always on in ulnet)\n", LK_WRITE,
+	  OPTS(lnet_configure_opts), 0, false },
+	{ "unconfigure", cmd_lnet_unconfigure, NULL, "unconfigure lnet\n", LK_WRITE, NOOPTS, 0, false },
+	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
 static const struct cmd net_cmds[] = {
@@ -1768,128 +1789,154 @@ static const struct cmd net_cmds[] = {
 	  "\t--peer-credits: in-flight messages per peer\n"
 	  "\t--peer-buffer-credits: router buffer credits per peer\n"
 	  "\t--credits: NI credits\n"
-	  "\t--cpt: CPU partitions (accepted, ignored)\n"
 	  "\t--conns-per-peer: connections per peer (socklnd)\n"
-	  "\t--skip-mr-route-setup: accepted, ignored\n"
 	  "\t--tos: IP type of service\n"
 	  "\t--accept-port: (ulnet) acceptor port of the NI, default 988\n"
-	  "\t--accept: (ulnet) acceptor mode: secure (default), all, none\n", true },
+	  "\t--accept: (ulnet) acceptor mode: secure (default), all, none\n"
+	  "\t--ip2net, --cpt, --skip-mr-route-setup, --auth-key, --traffic-class:\n"
+	  "\t  not supported by ulnet (refused)\n", LK_WRITE, OPTS(net_add_opts), 0, false },
 	{ "del", cmd_net_del, NULL, "delete a network\n"
 	  "\t--net: net name (e.g. tcp0)\n"
 	  "\t--nid: NID of the NI to shut down\n"
-	  "\t--if: physical interface (e.g. eth0)\n", true },
+	  "\t--if: physical interface (e.g. eth0)\n", LK_WRITE, OPTS(net_del_opts), 0, false },
 	{ "show", cmd_net_show, NULL, "show networks\n"
 	  "\t--net: net name (e.g. tcp0) to filter on\n"
-	  "\t--verbose|-v [0-4]: detail level (2: message and health stats, 4: udsp info)\n", false },
+	  "\t--verbose|-v [0-4]: detail level (2: message and health stats, 4: udsp info)\n",
+	  LK_READ, OPTS(net_show_opts), 0, false },
 	{ "set", cmd_net_set, NULL, "set local NI specific parameter\n"
 	  "\t--nid: NI NID to set the value on\n"
 	  "\t--net: network to set the value on (e.g. tcp)\n"
 	  "\t--lnd-timeout: set LND timeout (seconds) for LND used by --net argument\n"
 	  "\t--health: specify health value to set (0-1000)\n"
 	  "\t--conns-per-peer: number of connections per peer (0-127)\n"
-	  "\t--all: set all NIs value to the one specified\n", true },
-	{ NULL, NULL, NULL, NULL, false }
+	  "\t--all: set all NIs value to the one specified\n", LK_WRITE,
+	  OPTS(set_value_opts), -1 /* its own error */, false },
+	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
 static const struct cmd peer_cmds[] = {
 	{ "add", cmd_peer_add, NULL, "add a peer\n"
 	  "\t--prim_nid: primary NID of the peer\n"
 	  "\t--nid: comma-separated list of peer NIDs\n"
-	  "\t--non_mr: the peer is not Multi-Rail capable\n", true },
+	  "\t--non_mr: the peer is not Multi-Rail capable\n"
+	  "\t--ip2nets, --lock_prim: not supported by ulnet (refused)\n", LK_WRITE,
+	  OPTS(peer_add_opts), 0, false },
 	{ "del", cmd_peer_del, NULL, "delete a peer (or some of its NIDs)\n"
 	  "\t--prim_nid: primary NID of the peer\n"
-	  "\t--nid: comma-separated list of NIDs to remove\n", true },
+	  "\t--nid: comma-separated list of NIDs to remove\n"
+	  "\t--force: accepted (ulnet has no locked primary NIDs to override)\n", LK_WRITE,
+	  OPTS(peer_del_opts), 0, false },
 	{ "show", cmd_peer_show, NULL, "show peer information\n"
 	  "\t--nid: NID of the peer to show\n"
-	  "\t--verbose|-v [0-4]: detail level\n", false },
-	{ "list", cmd_peer_list, NULL, "list the primary NIDs of all peers\n", false },
+	  "\t--verbose|-v [0-4]: detail level\n", LK_READ, OPTS(peer_show_opts), 0, false },
+	{ "list", cmd_peer_list, NULL, "list the primary NIDs of all peers\n", LK_READ, NOOPTS, 0, false },
 	{ "set", cmd_peer_set, NULL, "set peer ni specific parameter\n"
 	  "\t--nid: Peer NI NID to set the value on\n"
 	  "\t--health: specify health value to set (0-1000)\n"
 	  "\t--all: set all peer_nis values to the one specified\n"
-	  "\t--state: set peer state (DANGEROUS: for test/debug only)\n", true },
-	{ NULL, NULL, NULL, NULL, false }
+	  "\t--state: set peer state (DANGEROUS: for test/debug only)\n", LK_WRITE,
+	  OPTS(set_value_opts), -1 /* its own error */, false },
+	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
+static const struct optspec route_show_opts[] = {
+	{ "net", 'n', ARG_REQ }, { "gateway", 'g', ARG_REQ }, { "hop-count", 'c', ARG_REQ },
+	{ "hop", 0, ARG_REQ }, { "priority", 'p', ARG_REQ }, { "verbose", 'v', ARG_NONE },
+};
+static const struct optspec udsp_show_opts[] = { { "idx", 'i', ARG_REQ } };
+
 static const struct cmd route_cmds[] = {
-	{ "add", cmd_route_change, NULL, "add a route (routing is not supported by ulnet)\n", true },
-	{ "del", cmd_route_change, NULL, "delete a route (routing is not supported by ulnet)\n", true },
-	{ "show", cmd_empty_show, NULL, "show routes\n"
-	  "\t--net, --gateway, --hop, --priority: filters\n"
-	  "\t--verbose: detailed output\n", false },
-	{ NULL, NULL, NULL, NULL, false }
+	{ "add", cmd_route_change, NULL, "add a route (routing is not supported by ulnet)\n", LK_WRITE,
+	  NOOPTS, -1, true },
+	{ "del", cmd_route_change, NULL, "delete a route (routing is not supported by ulnet)\n", LK_WRITE,
+	  NOOPTS, -1, true },
+	{ "show", cmd_route_show, NULL, "show routes (ulnet has none)\n"
+	  "\t--net, --gateway, --hop|--hop-count, --priority: filters\n"
+	  "\t--verbose: detailed output\n", LK_READ, OPTS(route_show_opts), 0, false },
+	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
 static const struct cmd routing_cmds[] = {
-	{ "show", cmd_empty_show, NULL, "show routing information\n", false },
-	{ NULL, NULL, NULL, NULL, false }
+	{ "show", cmd_empty_show, NULL, "show routing information\n", LK_READ, NOOPTS, 0, false },
+	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
 static const struct cmd udsp_cmds[] = {
-	{ "add", cmd_udsp_change, NULL, "add a UDSP rule (not supported by ulnet)\n", true },
-	{ "del", cmd_udsp_change, NULL, "delete UDSP rules (not supported by ulnet)\n", true },
-	{ "show", cmd_empty_show, NULL, "show UDSP rules\n", false },
-	{ NULL, NULL, NULL, NULL, false }
+	{ "add", cmd_udsp_change, NULL, "add a UDSP rule (not supported by ulnet)\n", LK_WRITE,
+	  NOOPTS, -1, true },
+	{ "del", cmd_udsp_change, NULL, "delete UDSP rules (not supported by ulnet)\n", LK_WRITE,
+	  NOOPTS, -1, true },
+	{ "show", cmd_udsp_show, NULL, "show UDSP rules (ulnet has none)\n"
+	  "\t--idx: index of the rule to show\n", LK_READ, OPTS(udsp_show_opts), 0, false },
+	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
 static const struct cmd stats_cmds[] = {
-	{ "show", cmd_stats_show, NULL, "show LNet statistics\n", false },
-	{ "reset", cmd_stats_reset, NULL, "reset LNet statistics\n", true },
-	{ NULL, NULL, NULL, NULL, false }
+	{ "show", cmd_stats_show, NULL, "show LNet statistics\n", LK_READ, NOOPTS, 0, false },
+	{ "reset", cmd_stats_reset, NULL, "reset LNet statistics\n", LK_WRITE, NOOPTS, 0, false },
+	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
 static const struct cmd global_cmds[] = {
-	{ "show", cmd_global_show, NULL, "show global variables\n", false },
-	{ NULL, NULL, NULL, NULL, false }
+	{ "show", cmd_global_show, NULL, "show global variables\n", LK_READ, NOOPTS, 0, false },
+	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
 static const struct cmd debug_cmds[] = {
-	{ "peer", cmd_debug_peer, NULL, "show everything known of a peer\n\t--nid: peer's NID\n", false },
+	{ "peer", cmd_debug_peer, NULL, "show everything known of a peer\n\t--nid: peer's NID\n",
+	  LK_READ, OPTS(debug_peer_opts), 0, false },
 	{ "recovery", cmd_debug_recovery, NULL, "list NIs in recovery\n"
-	  "\t--local: local NIs\n\t--peer: peer NIs\n", false },
-	{ NULL, NULL, NULL, NULL, false }
+	  "\t--local: local NIs\n\t--peer: peer NIs\n", LK_READ, OPTS(debug_recovery_opts), 0, false },
+	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
+/* set NAME VALUE: VALUE may be negative ("-1"), so these check their
+ * words themselves (cmd_set_value). */
+#define SETCMD(n, fn, h) { n, fn, NULL, h, LK_WRITE, NOOPTS, 1, true }
 static const struct cmd set_cmds[] = {
-	{ "numa_range", cmd_set_value, NULL, "set NUMA range for NI selection\n\tVALUE must be at least 0\n", true },
-	{ "max_interfaces", cmd_set_value, NULL, "set the default value for max interfaces\n\tVALUE must be at least 16\n", true },
-	{ "discovery", cmd_set_value, NULL, "enable/disable peer discovery\n\t0 - disable\n\t1 - enable (default)\n", true },
-	{ "drop_asym_route", cmd_set_value, NULL, "drop/accept asymmetrical route messages\n\t0 - accept (default)\n\t1 - drop\n", true },
-	{ "retry_count", cmd_set_value, NULL, "number of retries\n\t0 - no retries\n\t>0 - number of retries\n", true },
-	{ "transaction_timeout", cmd_set_value, NULL, "message/response timeout\n\t>0 - timeout in seconds\n", true },
-	{ "health_sensitivity", cmd_set_value, NULL, "sensitivity to failure\n\t0 - no health evaluation\n\t>0 - up to 1000\n", true },
-	{ "recovery_interval", cmd_set_value, NULL, "seconds between recovery pings (at least 1)\n", true },
-	{ "router_sensitivity", cmd_set_value, NULL, "router sensitivity in percent\n", true },
-	{ "response_tracking", cmd_set_value, NULL, "response tracking\n\t0 - pings and pushes only\n\t1 - GETs\n\t2 - PUTs\n\t3 - PUTs and GETs (default)\n", true },
-	{ "recovery_limit", cmd_set_value, NULL, "seconds LNet keeps recovering an unhealthy interface (0: forever)\n", true },
-	{ "max_recovery_ping_interval", cmd_set_value, NULL, "maximum seconds between recovery pings\n", true },
-	{ "tiny_buffers", cmd_unsupported, NULL, "set tiny routing buffers (not supported by ulnet)\n", true },
-	{ "small_buffers", cmd_unsupported, NULL, "set small routing buffers (not supported by ulnet)\n", true },
-	{ "large_buffers", cmd_unsupported, NULL, "set large routing buffers (not supported by ulnet)\n", true },
-	{ "routing", cmd_unsupported, NULL, "enable/disable routing (not supported by ulnet)\n", true },
-	{ NULL, NULL, NULL, NULL, false }
+	SETCMD("numa_range", cmd_set_value, "set NUMA range for NI selection\n\tVALUE must be at least 0\n"),
+	SETCMD("max_interfaces", cmd_set_value, "set the default value for max interfaces\n\tVALUE must be at least 16\n"),
+	SETCMD("discovery", cmd_set_value, "enable/disable peer discovery\n\t0 - disable\n\t1 - enable (default)\n"),
+	SETCMD("drop_asym_route", cmd_set_value, "drop/accept asymmetrical route messages\n\t0 - accept (default)\n\t1 - drop\n"),
+	SETCMD("retry_count", cmd_set_value, "number of retries\n\t0 - no retries\n\t>0 - number of retries\n"),
+	SETCMD("transaction_timeout", cmd_set_value, "message/response timeout\n\t>0 - timeout in seconds\n"),
+	SETCMD("health_sensitivity", cmd_set_value, "sensitivity to failure\n\t0 - no health evaluation\n\t>0 - up to 1000\n"),
+	SETCMD("recovery_interval", cmd_set_value, "seconds between recovery pings (at least 1)\n"),
+	SETCMD("router_sensitivity", cmd_set_value, "router sensitivity in percent\n"),
+	SETCMD("response_tracking", cmd_set_value, "response tracking\n\t0 - pings and pushes only\n\t1 - GETs\n\t2 - PUTs\n\t3 - PUTs and GETs (default)\n"),
+	SETCMD("recovery_limit", cmd_set_value, "seconds LNet keeps recovering an unhealthy interface (0: forever)\n"),
+	SETCMD("max_recovery_ping_interval", cmd_set_value, "maximum seconds between recovery pings\n"),
+	SETCMD("tiny_buffers", cmd_unsupported, "set tiny routing buffers (not supported by ulnet)\n"),
+	SETCMD("small_buffers", cmd_unsupported, "set small routing buffers (not supported by ulnet)\n"),
+	SETCMD("large_buffers", cmd_unsupported, "set large routing buffers (not supported by ulnet)\n"),
+	SETCMD("routing", cmd_unsupported, "enable/disable routing (not supported by ulnet)\n"),
+	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
+#define GROUP(n, sub, h) { n, NULL, sub, h, LK_READ, NOOPTS, 0, false }
 static const struct cmd top_cmds[] = {
-	{ "lnet", NULL, lnet_cmds, "lnet {configure | unconfigure} [--all|--large]\n", false },
-	{ "route", NULL, route_cmds, "route {add | del | show | help}\n", false },
-	{ "net", NULL, net_cmds, "net {add | del | show | set | help}\n", false },
-	{ "routing", NULL, routing_cmds, "routing {show | help}\n", false },
-	{ "set", NULL, set_cmds, "set {numa_range | max_interfaces | discovery | drop_asym_route"
-	  " | retry_count | transaction_timeout | health_sensitivity | recovery_interval"
-	  " | router_sensitivity | response_tracking | recovery_limit"
-	  " | max_recovery_ping_interval} VALUE\n", false },
-	{ "import", cmd_import, NULL, "import [--add | --del | --show | --exec] FILE.yaml (or stdin)\n", true },
-	{ "export", cmd_export, NULL, "export [--backup] [FILE.yaml]\n", false },
-	{ "stats", NULL, stats_cmds, "stats {show | reset | help}\n", false },
-	{ "debug", NULL, debug_cmds, "debug {recovery {--local | --peer} | peer --nid NID}\n", false },
-	{ "global", NULL, global_cmds, "global {show | help}\n", false },
-	{ "peer", NULL, peer_cmds, "peer {add | del | show | list | set | help}\n", false },
+	GROUP("lnet", lnet_cmds, "lnet {configure | unconfigure} [--all|--large]\n"),
+	GROUP("route", route_cmds, "route {add | del | show | help}\n"),
+	GROUP("net", net_cmds, "net {add | del | show | set | help}\n"),
+	GROUP("routing", routing_cmds, "routing {show | help}\n"),
+	GROUP("set", set_cmds, "set {numa_range | max_interfaces | discovery | drop_asym_route"
+	      " | retry_count | transaction_timeout | health_sensitivity | recovery_interval"
+	      " | router_sensitivity | response_tracking | recovery_limit"
+	      " | max_recovery_ping_interval} VALUE\n"),
+	{ "import", cmd_import, NULL, "import [--add | --del | --show | --exec] FILE.yaml (or stdin)\n",
+	  LK_WRITE, OPTS(import_opts), 1, false },
+	{ "export", cmd_export, NULL, "export [--backup] [FILE.yaml]\n", LK_READ, OPTS(export_opts), 0, false },
+	GROUP("stats", stats_cmds, "stats {show | reset | help}\n"),
+	GROUP("debug", debug_cmds, "debug {recovery {--local | --peer} | peer --nid NID}\n"),
+	GROUP("global", global_cmds, "global {show | help}\n"),
+	GROUP("peer", peer_cmds, "peer {add | del | show | list | set | help}\n"),
 	{ "ping", cmd_ping, NULL, "ping nid[,nid,...]\n"
-	  "\t--source: source nid\n\t--timeout: ping timeout in seconds (default 1)\n", false },
-	{ "discover", cmd_discover, NULL, "discover nid[,nid,...]\n\t--force: force discovery\n", false },
-	{ "udsp", NULL, udsp_cmds, "udsp {add | del | show | help}\n", false },
-	{ NULL, NULL, NULL, NULL, false }
+	  "\t--source: source nid\n\t--timeout: ping timeout in seconds (default 1)\n", LK_READ,
+	  OPTS(ping_opts), -1, false },
+	{ "discover", cmd_discover, NULL, "discover nid[,nid,...]\n\t--force: force discovery\n", LK_READ,
+	  OPTS(discover_opts), -1, false },
+	GROUP("udsp", udsp_cmds, "udsp {add | del | show | help}\n"),
+	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
 static const struct cmd *find_cmd(const struct cmd *t, const char *name)
@@ -1969,17 +2016,32 @@ static int dispatch(struct ctl_ctx *ctx, int argc, char **argv, const char *blob
 		print_help(&rp->out, parent, c);
 		return 0;
 	}
+	/* Every command's options are checked here, the same way, before
+	 * anything runs: nothing unknown is ever ignored. */
+	struct parsed p;
+	int rc = 0;
+
+	memset(&p, 0, sizeof(p));
+	if (!c->raw) {
+		rc = parse_opts(argc, argv, c->opts, c->nopts, &p, &rp->err);
+		if (rc == 0 && c->maxpos >= 0 && p.npos > c->maxpos) {
+			ybuf_printf(&rp->err, "%s: unexpected argument '%.64s'\n", PROG, p.pos[c->maxpos]);
+			rc = -EINVAL;
+		}
+		if (rc) {
+			print_help(&rp->err, parent, c);
+			return rc;
+		}
+	}
 	if (!ctx) {
 		ybuf_printf(&rp->err, "%s: no daemon context\n", PROG);
 		return -ENOTCONN;
 	}
-	int rc;
-
-	if (c->writer)
+	if (c->lock == LK_WRITE)
 		pthread_rwlock_wrlock(&ctx->lock);
-	else
+	else if (c->lock == LK_READ)
 		pthread_rwlock_rdlock(&ctx->lock);
-	rc = c->fn(ctx, c, argc, argv, blob, bloblen, rp);
+	rc = c->fn(ctx, c, &p, argc, argv, blob, bloblen, rp);
 	pthread_rwlock_unlock(&ctx->lock);
 	return rc;
 }

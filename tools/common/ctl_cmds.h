@@ -17,6 +17,9 @@
 #include "ulnet/selftest.h"
 #include "ulnet/ulnet.h"
 
+/* The largest YAML document (an import file): the request's blob limit. */
+#define CTL_YAML_MAX_BYTES CTL_MAX_BLOB
+
 struct ctl_ctx {
 	ulnet_t *ln;                /* NULL while LNet is unconfigured */
 	struct ulnet_opts opts;     /* used by "lnet configure" */

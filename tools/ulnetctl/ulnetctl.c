@@ -18,21 +18,23 @@
 #include "ctl_cmds.h"
 #include "ctl_proto.h"
 
+/* Read an import file: at most CTL_YAML_MAX_BYTES, else -EFBIG. */
 static int read_all(FILE *f, struct ybuf *b)
 {
 	char chunk[65536];
 
-	for (size_t tot = 0; tot <= CTL_MAX_BLOB;) {
+	for (size_t iter = 0; iter <= CTL_YAML_MAX_BYTES / sizeof(chunk) + 1; iter++) {
 		size_t n = fread(chunk, 1, sizeof(chunk), f);
 
 		if (n == 0)
 			return ferror(f) ? -EIO : 0;
 		ybuf_add(b, chunk, n);
-		tot += n;
 		if (b->oom)
 			return -ENOMEM;
+		if (b->len > CTL_YAML_MAX_BYTES)
+			return -EFBIG;
 	}
-	return -E2BIG;
+	return -EFBIG;
 }
 
 static void usage(FILE *f)
@@ -95,9 +97,21 @@ int main(int argc, char **argv)
 	int argc2 = 0;
 
 	ybuf_init(&blob);
+	/* The limits of a request (ctl_proto.h), named here rather than
+	 * failing later with a bare E2BIG. */
 	if (cargc > CTL_MAX_ARGS) {
-		fprintf(stderr, "ulnetctl: too many arguments\n");
+		fprintf(stderr, "ulnetctl: %d arguments, over the limit of %d arguments per command\n",
+			cargc, CTL_MAX_ARGS);
 		return 255;
+	}
+	for (int k = 0; k < cargc; k++) {
+		size_t n = strlen(cargv[k]);
+
+		if (n > CTL_MAX_ARG) {
+			fprintf(stderr, "ulnetctl: argument %d ('%.32s...') is %zu bytes, over the limit of %d bytes per argument\n",
+				k + 1, cargv[k], n, CTL_MAX_ARG);
+			return 255;
+		}
 	}
 	for (int k = 0; k < cargc; k++)
 		argv2[argc2++] = cargv[k];
@@ -127,6 +141,23 @@ int main(int argc, char **argv)
 
 		if (f != stdin)
 			fclose(f);
+		if (rc == -EFBIG) {
+			struct ybuf e;
+			char msg[512];
+			bool del = false;
+
+			for (int k = 1; k < cargc; k++)
+				del |= strcmp(cargv[k], "--del") == 0 || strcmp(cargv[k], "-d") == 0;
+			ybuf_init(&e);
+			snprintf(msg, sizeof(msg),
+				 "'%s' is larger than %u bytes (%u MiB), the limit of an import file (request size)",
+				 file ? file : "<stdin>", CTL_YAML_MAX_BYTES, CTL_YAML_MAX_BYTES >> 20);
+			y_nl_error(&e, del ? "del" : "add", "import", -EFBIG, msg);
+			fputs(ybuf_str(&e), stderr);
+			ybuf_free(&e);
+			ybuf_free(&blob);
+			return 234;
+		}
 		if (rc < 0) {
 			fprintf(stderr, "ulnetctl: cannot read '%s': %s\n", file ? file : "<stdin>",
 				strerror(-rc));
