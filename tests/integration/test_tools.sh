@@ -339,6 +339,35 @@ head -c 10000000 /dev/zero | tr '\0' ' ' >"$T/big.yaml"
 run A 234 import "$T/big.yaml"
 has err "errno: -27"
 has err "is larger than 4194304 bytes (4 MiB), the limit of an import file"
+# a hostile YAML (100k nested "[", 200 KB) is refused at once, naming the
+# limit, and never holds up the control plane: net show keeps answering
+{ head -c 100000 /dev/zero | tr '\0' '['; head -c 100000 /dev/zero | tr '\0' ']'; } >"$T/deep.yaml"
+t0=$(date +%s%N)
+"$CTL" --ctl "$T/A.sock" import "$T/deep.yaml" >"$T/dout" 2>"$T/derr" &
+IPID=$!
+for _ in $(seq 20); do
+	CHECKS=$((CHECKS + 1))
+	t1=$(date +%s%N)
+	timeout 5 "$CTL" --ctl "$T/A.sock" net show >/dev/null 2>&1 || fail "net show failed during a hostile import"
+	ms=$((($(date +%s%N) - t1) / 1000000))
+	((ms < 1000)) || fail "net show took $ms ms during a hostile import"
+done
+CHECKS=$((CHECKS + 1))
+wait "$IPID"; rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+[[ $rc == 234 ]] || fail "hostile import exited $rc, want 234"
+grep -qF "$T/deep.yaml:1:65: nesting deeper than 64 levels" "$T/derr" || fail "hostile import: $(cat "$T/derr")"
+((ms < 5000)) || fail "hostile import took $ms ms"
+alive A
+# ulnetd --config: the same bounds, a clear error, exit 1
+for f in deep big; do
+	CHECKS=$((CHECKS + 1))
+	timeout 20 "$ULNETD" --ctl "$T/L.sock" --config "$T/$f.yaml" >"$T/L.log" 2>&1
+	rc=$?
+	[[ $rc == 1 ]] || fail "ulnetd --config $f.yaml exited $rc, want 1"
+	if [[ $f == deep ]]; then want="nesting deeper than 64 levels"; else want="larger than 4194304 bytes (4 MiB)"; fi
+	grep -qF "$want" "$T/L.log" || fail "ulnetd --config $f.yaml: $(cat "$T/L.log")"
+done
 rm -f "$T/big.yaml"
 
 run A 0 peer add --prim_nid 127.0.7.60@tcp

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctl_cmds.h"
 #include "ctl_render.h"
@@ -487,6 +488,79 @@ static void test_peer_empty_nidlist(void **state)
 	ctl_ctx_fini(&ctx);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* import: nesting deeper than CTL_YAML_MAX_DEPTH is refused at once (not
+ * after libyaml's quadratic parse), a document over CTL_YAML_MAX_BYTES
+ * unread; both errors name the limit. */
+static void test_import_limits(void **state)
+{
+	(void)state;
+	struct ulnet_opts opts;
+	struct ctl_ctx ctx;
+	struct ctl_reply rp;
+	size_t deep = 100000;
+	char *b = malloc(CTL_YAML_MAX_BYTES + 2);
+
+	assert_non_null(b);
+	memset(&opts, 0, sizeof(opts));
+	assert_int_equal(ctl_ctx_init(&ctx, &opts, true), 0);
+	ctl_reply_init(&rp);
+	/* 100k nested flow sequences (200 KB) */
+	memset(b, '[', deep);
+	memset(b + deep, ']', deep);
+	double t0 = now_s();
+
+	assert_int_equal(run_cmd(&ctx, &rp, b, 2 * deep, "import deep.yaml"), 234);
+	double dt = now_s() - t0;
+
+	has(&rp.err, "deep.yaml:1:65: nesting deeper than 64 levels", "import deep");
+	if (dt > 1.0)
+		fail_msg("refusing a 100k-deep document took %.2f s", dt);
+	/* the limit itself: 64 levels parse (then fail as not a mapping) */
+	memset(b, '[', 64);
+	memset(b + 64, ']', 64);
+	assert_int_equal(run_cmd(&ctx, &rp, b, 128, "import ok.yaml"), 234);
+	has(&rp.err, "top level must be a mapping", "import 64 deep");
+	/* block mappings count the same: 65 nested keys */
+	struct ybuf y;
+
+	ybuf_init(&y);
+	for (int i = 0; i < 65; i++)
+		ybuf_printf(&y, "%*sk%d:\n", i, "", i);
+	ybuf_puts(&y, "                                                                  x\n");
+	assert_int_equal(run_cmd(&ctx, &rp, y.s, y.len, "import keys.yaml"), 234);
+	has(&rp.err, "nesting deeper than 64 levels", "import 65 keys");
+	ybuf_free(&y);
+	/* size: one byte over */
+	memset(b, ' ', CTL_YAML_MAX_BYTES + 1);
+	b[CTL_YAML_MAX_BYTES + 1] = '\0';
+	assert_int_equal(run_cmd(&ctx, &rp, b, CTL_YAML_MAX_BYTES + 1, "import big.yaml"), 234);
+	has(&rp.err, "over the limit of 4194304 bytes", "import big");
+	/* --show and --del are bounded the same way */
+	memset(b, '{', 1000);
+	assert_int_equal(run_cmd(&ctx, &rp, b, 1000, "import --show deep.yaml"), 234);
+	has(&rp.err, "nesting deeper than 64 levels", "import --show");
+	assert_int_equal(run_cmd(&ctx, &rp, b, 1000, "import --del deep.yaml"), 234);
+	has(&rp.err, "del:", "import --del");
+	/* and ulnetd --config */
+	struct ybuf err;
+
+	ybuf_init(&err);
+	assert_int_equal(ctl_apply_config(&ctx, "cfg.yaml", b, 1000, &err), -EINVAL);
+	has(&err, "cfg.yaml:1:65: nesting deeper than 64 levels", "--config");
+	ybuf_free(&err);
+	free(b);
+	ctl_reply_free(&rp);
+	ctl_ctx_fini(&ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -502,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_help_and_unknown),
 		cmocka_unit_test(test_bogus_option_everywhere),
 		cmocka_unit_test(test_peer_empty_nidlist),
+		cmocka_unit_test(test_import_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -154,7 +154,7 @@ typedef int (*cmd_fn)(struct ctl_ctx *ctx, const struct cmd *c, const struct par
 		      int argc, char **argv, const char *blob, size_t bloblen, struct ctl_reply *rp);
 
 /* How dispatch() holds the context lock around a command. */
-enum { LK_READ, LK_WRITE };
+enum { LK_READ, LK_WRITE, LK_SELF /* the command takes it itself */ };
 
 /*
  * One command. Its options are checked by dispatch() before it runs, the
@@ -1618,27 +1618,84 @@ static int ctl_yaml_dump_to(yaml_document_t *doc, struct ybuf *out)
 	return ok ? 0 : -EIO;
 }
 
-static int import_text(struct ctl_ctx *ctx, const char *name, const char *text, size_t len,
-		       int imode, bool nets_only, struct ybuf *err, struct ctl_reply *rp)
+/*
+ * Load `text` into `doc`, bounded: a document over CTL_YAML_MAX_BYTES is
+ * refused unread, and a first pass over the parser's events stops at the
+ * first collection nested deeper than CTL_YAML_MAX_DEPTH, so a hostile
+ * file (100k nested "[") costs microseconds, not libyaml's quadratic time.
+ * Callers run this before they take the context lock. Errors go to `err`
+ * as "op: - import:" YAML naming FILE:LINE:COLUMN and the limit.
+ */
+static int yaml_load_bounded(const char *name, const char *text, size_t len, const char *op,
+			     yaml_document_t *doc, struct ybuf *err)
 {
-	enum imp_mode mode = (enum imp_mode)imode;
 	yaml_parser_t parser;
-	struct imp im = { .ctx = ctx, .name = name, .mode = mode, .err = err, .rp = rp };
-	int rc = 0;
+	yaml_event_t ev;
+	char msg[400];
+	int depth = 0, rc = 0;
+	bool done = false;
 
+	if (len > CTL_YAML_MAX_BYTES) {
+		snprintf(msg, sizeof(msg), "%s: %zu bytes, over the limit of %u bytes (%u MiB) of a YAML document",
+			 name, len, CTL_YAML_MAX_BYTES, CTL_YAML_MAX_BYTES >> 20);
+		y_nl_error(err, op, "import", -EFBIG, msg);
+		return -EFBIG;
+	}
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &im.doc)) {
-		char msg[400];
-
+	/* Every event but the last consumes input or closes a collection. */
+	for (size_t iter = 0; !done && rc == 0 && iter < 4 * len + 64; iter++) {
+		if (!yaml_parser_parse(&parser, &ev))
+			break; /* the load below reports it */
+		switch (ev.type) {
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (++depth > CTL_YAML_MAX_DEPTH) {
+				snprintf(msg, sizeof(msg),
+					 "%s:%zu:%zu: nesting deeper than %d levels (the limit of a YAML document)",
+					 name, ev.start_mark.line + 1, ev.start_mark.column + 1,
+					 CTL_YAML_MAX_DEPTH);
+				y_nl_error(err, op, "import", -EINVAL, msg);
+				rc = -EINVAL;
+			}
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			break;
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	if (rc)
+		return rc;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, doc)) {
 		snprintf(msg, sizeof(msg), "%s:%zu:%zu: %s%s%s", name, parser.problem_mark.line + 1,
 			 parser.problem_mark.column + 1, parser.problem ? parser.problem : "parse error",
 			 parser.context ? " " : "", parser.context ? parser.context : "");
-		y_nl_error(err, mode == IMP_DEL ? "del" : "add", "import", -EINVAL, msg);
+		y_nl_error(err, op, "import", -EINVAL, msg);
 		yaml_parser_delete(&parser);
 		return -EINVAL;
 	}
 	yaml_parser_delete(&parser);
+	return 0;
+}
+
+/* Apply a loaded document (freed here). */
+static int import_doc(struct ctl_ctx *ctx, const char *name, yaml_document_t *doc, int imode,
+		      bool nets_only, struct ybuf *err, struct ctl_reply *rp)
+{
+	enum imp_mode mode = (enum imp_mode)imode;
+	struct imp im = { .ctx = ctx, .name = name, .doc = *doc, .mode = mode, .err = err, .rp = rp };
+	int rc = 0;
+
 	yaml_node_t *root = yaml_document_get_root_node(&im.doc);
 
 	if (!root) {
@@ -1729,7 +1786,20 @@ static int cmd_import(struct ctl_ctx *ctx, const struct cmd *c, const struct par
 		y_nl_error(&rp->err, mode == IMP_DEL ? "del" : "add", "import", -EINVAL, msg);
 		return -EINVAL;
 	}
-	rc = import_text(ctx, name, blob, bloblen, mode, false, &rp->err, rp);
+	/* Parse (bounded) before the lock: a hostile file never holds up
+	 * other clients. --show needs no lock, --exec pings as ping does. */
+	yaml_document_t doc;
+
+	rc = yaml_load_bounded(name, blob, bloblen, mode == IMP_DEL ? "del" : "add", &doc, &rp->err);
+	if (rc)
+		return -EINVAL;
+	if (mode == IMP_ADD || mode == IMP_DEL)
+		pthread_rwlock_wrlock(&ctx->lock);
+	else if (mode == IMP_EXEC)
+		pthread_rwlock_rdlock(&ctx->lock);
+	rc = import_doc(ctx, name, &doc, mode, false, &rp->err, rp);
+	if (mode != IMP_SHOW)
+		pthread_rwlock_unlock(&ctx->lock);
 	return rc ? -EINVAL : (mode == IMP_EXEC && rp->out.len && strstr(ybuf_str(&rp->out), "manage:")) ? -1 : 0;
 }
 
@@ -1743,6 +1813,17 @@ int ctl_apply_config(struct ctl_ctx *ctx, const char *name, const char *text, si
 
 	ctl_reply_free(&rp);
 	return rc;
+}
+
+static int import_text(struct ctl_ctx *ctx, const char *name, const char *text, size_t len,
+		       int imode, bool nets_only, struct ybuf *err, struct ctl_reply *rp)
+{
+	yaml_document_t doc;
+	int rc = yaml_load_bounded(name, text, len, imode == IMP_DEL ? "del" : "add", &doc, err);
+
+	if (rc)
+		return rc;
+	return import_doc(ctx, name, &doc, imode, nets_only, err, rp);
 }
 
 /* --- command tables -------------------------------------------------------------------- */
@@ -1923,8 +2004,9 @@ static const struct cmd top_cmds[] = {
 	      " | retry_count | transaction_timeout | health_sensitivity | recovery_interval"
 	      " | router_sensitivity | response_tracking | recovery_limit"
 	      " | max_recovery_ping_interval} VALUE\n"),
+	/* import parses the file before it takes the lock (cmd_import) */
 	{ "import", cmd_import, NULL, "import [--add | --del | --show | --exec] FILE.yaml (or stdin)\n",
-	  LK_WRITE, OPTS(import_opts), 1, false },
+	  LK_SELF, OPTS(import_opts), 1, false },
 	{ "export", cmd_export, NULL, "export [--backup] [FILE.yaml]\n", LK_READ, OPTS(export_opts), 0, false },
 	GROUP("stats", stats_cmds, "stats {show | reset | help}\n"),
 	GROUP("debug", debug_cmds, "debug {recovery {--local | --peer} | peer --nid NID}\n"),
@@ -2042,7 +2124,8 @@ static int dispatch(struct ctl_ctx *ctx, int argc, char **argv, const char *blob
 	else if (c->lock == LK_READ)
 		pthread_rwlock_rdlock(&ctx->lock);
 	rc = c->fn(ctx, c, &p, argc, argv, blob, bloblen, rp);
-	pthread_rwlock_unlock(&ctx->lock);
+	if (c->lock != LK_SELF)
+		pthread_rwlock_unlock(&ctx->lock);
 	return rc;
 }
 

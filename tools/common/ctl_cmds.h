@@ -17,8 +17,12 @@
 #include "ulnet/selftest.h"
 #include "ulnet/ulnet.h"
 
-/* The largest YAML document (an import file): the request's blob limit. */
+/* Bounds of a YAML document (import, ulnetd --config): its size, and how
+ * deep its collections may nest. lnetctl's own YAML nests 8 deep; a file
+ * nested deeper than the limit is refused as soon as the parser gets
+ * there, before any lock is taken. */
 #define CTL_YAML_MAX_BYTES CTL_MAX_BLOB
+#define CTL_YAML_MAX_DEPTH 64
 
 struct ctl_ctx {
 	ulnet_t *ln;                /* NULL while LNet is unconfigured */

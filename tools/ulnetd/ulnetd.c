@@ -201,6 +201,8 @@ static int abandon_workers(void)
 	return n;
 }
 
+/* Read a --config file: at most CTL_YAML_MAX_BYTES (a larger one is
+ * -EFBIG, never applied truncated). */
 /* Only root and the daemon's own user may run commands (SO_PEERCRED):
  * the socket's mode keeps others out, this holds even when the mode or the
  * directory was loosened. A refused client is told why, logged, dropped. */
@@ -243,19 +245,23 @@ static int read_file(const char *path, struct ybuf *b)
 {
 	FILE *f = fopen(path, "r");
 	char chunk[65536];
+	int rc = 0;
 
 	if (!f)
 		return -errno;
-	for (size_t tot = 0; tot <= CTL_MAX_BLOB;) {
+	for (size_t iter = 0; iter <= CTL_YAML_MAX_BYTES / sizeof(chunk) + 1; iter++) {
 		size_t n = fread(chunk, 1, sizeof(chunk), f);
 
 		if (n == 0)
 			break;
 		ybuf_add(b, chunk, n);
-		tot += n;
+		if (b->len > CTL_YAML_MAX_BYTES) {
+			rc = -EFBIG;
+			break;
+		}
 	}
-	int rc = ferror(f) ? -EIO : b->oom ? -ENOMEM : 0;
-
+	if (rc == 0)
+		rc = ferror(f) ? -EIO : b->oom ? -ENOMEM : 0;
 	fclose(f);
 	return rc;
 }
@@ -377,8 +383,15 @@ int main(int argc, char **argv)
 	if (config) {
 		int rc = read_file(config, &cfg);
 
+		if (rc == -EFBIG) {
+			dlog(ULNET_LOG_ERROR, "config '%s' is larger than %u bytes (%u MiB), the limit of a YAML document",
+			     config, CTL_YAML_MAX_BYTES, CTL_YAML_MAX_BYTES >> 20);
+			ybuf_free(&cfg);
+			return 1;
+		}
 		if (rc < 0) {
 			dlog(ULNET_LOG_ERROR, "cannot read config '%s': %s", config, strerror(-rc));
+			ybuf_free(&cfg);
 			return 1;
 		}
 	}
