@@ -104,6 +104,8 @@ uint64_t lnet_ni_incarnation(const struct lnet_ni *ni);
 /* The instance's logger; `fmt` names peer, connection and reason. */
 void lnet_ni_log(const struct lnet_ni *ni, enum ulnet_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Whether a line of `lvl` would be written (the instance's log level). */
+bool lnet_ni_log_enabled(const struct lnet_ni *ni, enum ulnet_log_level lvl);
 /* send() asks whether it may hold the message (not write it yet): true if
  * the calling thread has a batch open on ni's instance (ulnet_batch_begin);
  * the batch then calls the LND's flush() when it ends. */

@@ -35,6 +35,11 @@ void lnet_ni_log(const struct lnet_ni *ni, enum ulnet_log_level lvl, const char 
 	lnet_log(ni->ni_ln, lvl, "%s: %s", lnet_nidstr(&ni->ni_nid, nid), msg);
 }
 
+bool lnet_ni_log_enabled(const struct lnet_ni *ni, enum ulnet_log_level lvl)
+{
+	return lvl <= ni->ni_ln->ln_log.level;
+}
+
 int ulnet_lnd_timeout(const struct ulnet_globals *g)
 {
 	int t = (g->transaction_timeout - 1) / (g->retry_count + 1);

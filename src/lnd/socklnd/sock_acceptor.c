@@ -80,9 +80,10 @@ static void ksock_listen_cb(struct ul_io *io, uint32_t revents)
 			continue;
 		}
 		if (net->accept_mode == 0 && c->peer_port > KSOCK_PRIV_PORT_HI) {
-			lnet_ni_log(net->ni, ULNET_LOG_ERROR,
-				    "acceptor: refusing connection from %s: insecure port %u",
-				    c->addrstr, c->peer_port);
+			ksock_log_limited(net, KSOCK_RL_ACCEPT, "insecure port", &c->peer_sa,
+					  ULNET_LOG_ERROR,
+					  "acceptor: refusing connection from %s: insecure port %u",
+					  c->addrstr, c->peer_port);
 			ksock_conn_close(c, -EACCES, false);
 			ksock_conn_put(c);
 			continue;

@@ -226,7 +226,87 @@ void ksock_conn_close(struct ksock_conn *c, int err, bool siblings)
 	ksock_done_run(c->net, &done);
 }
 
-/* Log why, then close this handshaking conn only. */
+/* The rate limiter's source key: the peer's IP address, not its port (a
+ * new connection has a new port). 0 when there is none. */
+static uint64_t ksock_src_key(const struct sockaddr_storage *sa)
+{
+	if (sa && sa->ss_family == AF_INET)
+		return ul_rl_hash_bytes(&((const struct sockaddr_in *)sa)->sin_addr, 4);
+	if (sa && sa->ss_family == AF_INET6)
+		return ul_rl_hash_bytes(&((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	return 0;
+}
+
+bool ksock_log_limited(struct ksock_net *net, enum ksock_rl_site site, const char *reason,
+		       const struct sockaddr_storage *src, enum ulnet_log_level lvl,
+		       const char *fmt, ...)
+{
+	char msg[400];
+	uint32_t skipped;
+	va_list ap;
+	bool ok;
+
+	if (!lnet_ni_log_enabled(net->ni, lvl))
+		return false;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ul_lock(&net->rl_lock);
+	ok = ul_rl_check(&net->rl, site, ul_rl_hash_str(reason), ksock_src_key(src), ksock_now(net),
+			 lvl, msg, &skipped);
+	ul_unlock(&net->rl_lock);
+	if (!ok)
+		return false;
+	if (skipped)
+		lnet_ni_log(net->ni, lvl, "%s (%u similar message%s suppressed)", msg, skipped,
+			    skipped > 1 ? "s" : "");
+	else
+		lnet_ni_log(net->ni, lvl, "%s", msg);
+	return true;
+}
+
+static const char *const ksock_rl_site_names[KSOCK_RL_NSITES] = {
+	[KSOCK_RL_HS] = "handshake failures",
+	[KSOCK_RL_REFUSE] = "refused connections",
+	[KSOCK_RL_ACCEPT] = "acceptor",
+	[KSOCK_RL_HS_TIMEOUT] = "handshake timeouts",
+	[KSOCK_RL_CONN] = "connection errors",
+};
+
+struct ksock_rl_emit {
+	struct ksock_net *net;
+	uint64_t now;
+};
+
+static void ksock_rl_emit(void *arg, const struct ul_rl_summary *s)
+{
+	struct ksock_rl_emit *e = arg;
+	unsigned long long secs = (e->now - s->since + KSOCK_NS_PER_S - 1) / KSOCK_NS_PER_S;
+	const char *site = s->site < KSOCK_RL_NSITES ? ksock_rl_site_names[s->site] : "?";
+
+	if (s->other_sources)
+		lnet_ni_log(e->net->ni, (enum ulnet_log_level)s->level,
+			    "%u similar message%s suppressed (%s, more sources or reasons than "
+			    "the limiter tracks) in the last %llu s; last: %s",
+			    s->count, s->count > 1 ? "s" : "", site, secs, s->sample);
+	else
+		lnet_ni_log(e->net->ni, (enum ulnet_log_level)s->level,
+			    "%u similar message%s suppressed (%s) in the last %llu s; last: %s",
+			    s->count, s->count > 1 ? "s" : "", site, secs, s->sample);
+}
+
+void ksock_log_flush(struct ksock_net *net, bool all)
+{
+	struct ksock_rl_emit e = { .net = net };
+
+	ul_lock(&net->rl_lock);
+	e.now = ksock_now(net);
+	ul_rl_flush(&net->rl, e.now, all, ksock_rl_emit, &e);
+	ul_unlock(&net->rl_lock);
+}
+
+/* Log why (rate-limited per reason and peer address), then close this
+ * handshaking conn only. */
 void ksock_hs_fail(struct ksock_conn *c, int err, const char *fmt, ...)
 {
 	char why[256], desc[160];
@@ -236,7 +316,8 @@ void ksock_hs_fail(struct ksock_conn *c, int err, const char *fmt, ...)
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	ksock_conn_describe(c, desc, sizeof(desc));
-	lnet_ni_log(c->net->ni, ULNET_LOG_ERROR, "%s: %s; closing", desc, why);
+	ksock_log_limited(c->net, KSOCK_RL_HS, fmt, &c->peer_sa, ULNET_LOG_ERROR, "%s: %s; closing",
+			  desc, why);
 	ksock_conn_close(c, err, false);
 }
 
@@ -372,7 +453,8 @@ static void ksock_refuse(struct ksock_conn *c, const struct ksock_hello *h, cons
 	char desc[160];
 
 	ksock_conn_describe(c, desc, sizeof(desc));
-	lnet_ni_log(c->net->ni, ULNET_LOG_WARN, "%s: refusing connection: %s", desc, why);
+	ksock_log_limited(c->net, KSOCK_RL_REFUSE, why, &c->peer_sa, ULNET_LOG_WARN,
+			  "%s: refusing connection: %s", desc, why);
 	if (ksock_send_hello(c, h->version, SOCKLND_CONN_NONE, h) == 0)
 		(void)ksock_hs_flush(c);
 	ksock_conn_close_locked(c, -EALREADY, false, done);

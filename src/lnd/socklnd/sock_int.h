@@ -31,6 +31,7 @@
 #include "lnd/socklnd/sock_wire.h"
 #include "ulnet/nid.h"
 #include "util/evloop.h"
+#include "util/ratelimit.h"
 #include "util/ul_lock.h"
 
 struct lnet_ni;
@@ -426,6 +427,9 @@ struct ksock_net {
 
 	int listen_fd;
 	struct ul_io listen_io;
+	/* log rate limiting (ksock_log_limited), under its own lock */
+	uint32_t rl_lock;
+	struct ul_rl rl;
 	struct ul_timer reaper;
 	/* "Post to the loop": a timer due now. Timers (unlike posted work) can
 	 * be cancelled at shutdown, and they run after the epoll batch, so a
@@ -505,6 +509,29 @@ static inline uint64_t ksock_stamp_now(const struct ksock_net *net)
 }
 
 const char *ksock_nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
+
+/* Rate-limited log lines (util/ratelimit.h): the call sites whose lines a
+ * remote party can cause at will, one key per site, reason and source
+ * address. */
+enum ksock_rl_site {
+	KSOCK_RL_HS = 0,          /* handshake failures (ksock_hs_fail) */
+	KSOCK_RL_REFUSE,          /* HELLOs refused (ksock_refuse) */
+	KSOCK_RL_ACCEPT,          /* acceptor: insecure port, accept() errors */
+	KSOCK_RL_HS_TIMEOUT,      /* handshakes that timed out */
+	KSOCK_RL_CONN,            /* protocol errors on established conns */
+	KSOCK_RL_NSITES
+};
+_Static_assert(KSOCK_RL_NSITES <= UL_RL_SITES, "ratelimit sites");
+/* Log a line caused by `src` (NULL: no address) for `reason` (a constant
+ * text: the key) unless its key is over its rate; a line that follows
+ * held-back ones says how many. Returns whether it was written. Any
+ * thread, with or without net->lock. */
+bool ksock_log_limited(struct ksock_net *net, enum ksock_rl_site site, const char *reason,
+		       const struct sockaddr_storage *src, enum ulnet_log_level lvl,
+		       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Report the counts of held-back lines that no later line carried (the
+ * reaper, each second; `all` at shutdown). */
+void ksock_log_flush(struct ksock_net *net, bool all);
 /* Record the loop thread (every loop callback calls it). */
 void ksock_loop_enter(struct ksock_net *net);
 /* The loop writes the deferred conns (kick handler). */

@@ -34,7 +34,8 @@ static void ksock_rx_error(struct ksock_conn *c, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	lnet_ni_log(c->net->ni, ULNET_LOG_ERROR, "%s: %s; closing it and its siblings", desc, msg);
+	ksock_log_limited(c->net, KSOCK_RL_CONN, fmt, &c->peer_sa, ULNET_LOG_ERROR,
+			  "%s: %s; closing it and its siblings", desc, msg);
 	ksock_conn_close(c, err, true);
 }
 

@@ -381,7 +381,8 @@ static void ksock_reaper_cb(struct ul_timer *t)
 			char desc[160];
 
 			ksock_conn_describe(c, desc, sizeof(desc));
-			lnet_ni_log(net->ni, ULNET_LOG_ERROR, "%s: handshake timed out, closing", desc);
+			ksock_log_limited(net, KSOCK_RL_HS_TIMEOUT, "handshake timed out", &c->peer_sa,
+					  ULNET_LOG_ERROR, "%s: handshake timed out, closing", desc);
 			ksock_conn_close_locked(c, -ETIMEDOUT, false, &done);
 		}
 	}
@@ -394,6 +395,7 @@ static void ksock_reaper_cb(struct ul_timer *t)
 	net->reap_prev = now;
 	ksock_unlock(net);
 	ksock_done_run(net, &done);
+	ksock_log_flush(net, false);
 	ul_timer_start(net->loop, &net->reaper, now + KSOCK_NS_PER_S);
 }
 
@@ -462,6 +464,7 @@ static int ksock_startup(struct lnet_ni *ni)
 	net->accept_port = conf->accept_port ? conf->accept_port : KSOCK_DEFAULT_PORT;
 	net->timeout_ns = (uint64_t)net->tun.sock_timeout * KSOCK_NS_PER_S;
 	net->listen_fd = -1;
+	ul_rl_init(&net->rl, NULL);
 	net->next_priv_port = KSOCK_PRIV_PORT_HI;
 	net->loop_tid = 0;
 	net->lock = 0;
@@ -524,6 +527,7 @@ static void ksock_shutdown_now(struct ksock_net *net)
 
 	ksock_acceptor_stop(net);
 	ul_timer_stop(net->loop, &net->reaper);
+	ksock_log_flush(net, true);
 	/* what the coalescing deferred was accepted by send(): write it (and
 	 * push what MSG_MORE kept) before the conns close, as a direct write
 	 * would have (manual progress: nobody may have turned the loop since) */
