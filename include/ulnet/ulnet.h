@@ -162,6 +162,10 @@ struct ulnet_ni_conf {
 	/* acceptor mode: "secure" (default), "all", "none" */
 	char accept[8];
 	struct ulnet_sock_tunables sock;
+	/* socklnd acceptor: listen() backlog, 1..65535; 0 = 127 (the lnet
+	 * module parameter accept_backlog). The kernel caps it at
+	 * net.core.somaxconn. Refused with accept "none" (no listener). */
+	int accept_backlog;
 };
 
 /*

@@ -455,6 +455,27 @@ grep -qF "$T/badcfg.yaml:" "$T/E.log" || fail "no file:line:col in ulnetd error:
 [[ ! -e $T/E.sock ]] || fail "failed start left a socket"
 "$ULNETD" --bogus >/dev/null 2>&1 && fail "ulnetd accepted --bogus"
 
+# --accept-backlog: listen() backlog of the tcp NIs that listen (the lnet
+# module parameter accept_backlog); not applied to an NI with no listener
+for bad in "x" "0" "-1" "65536"; do
+	CHECKS=$((CHECKS + 1))
+	"$ULNETD" --ctl "$T/K0.sock" --accept-backlog "$bad" >"$T/K0.log" 2>&1
+	rc=$?
+	[[ $rc == 2 ]] && grep -qF "bad value for --accept-backlog" "$T/K0.log" ||
+		fail "ulnetd --accept-backlog $bad exited $rc, want 2: $(cat "$T/K0.log")"
+done
+grep -qF -- "--accept-backlog" <("$ULNETD" --help) || fail "ulnetd --help lacks --accept-backlog"
+start K --accept-backlog 32 || fail "ulnetd --accept-backlog 32 did not start"
+run K 0 net add --nid 127.0.7.6@tcp
+run K 0 net add --nid 127.0.7.7@tcp --accept none
+if command -v ss >/dev/null 2>&1; then
+	CHECKS=$((CHECKS + 1))
+	# a listener's Send-Q is its backlog
+	bl=$(ss -ltnH "sport = :$PORT" 2>/dev/null | awk '$4 == "127.0.7.6:'"$PORT"'" { print $3 }')
+	[[ $bl == 32 ]] || fail "--accept-backlog 32: the listener's backlog is '$bl'"
+fi
+kill -TERM "$PID_K" 2>/dev/null
+
 # --selftest: the node answers an lst console (SRPC), across an unconfigure
 for bad in "--session-timeout x" "--session-timeout -1" "--session-timeout 86401" "--session-timeout"; do
 	CHECKS=$((CHECKS + 1))

@@ -463,6 +463,8 @@ static int net_add_conf(struct ctl_ctx *ctx, struct ulnet_ni_conf *conf, struct 
 		conf->accept_port = ctx->accept_port;
 	if (!conf->accept[0])
 		snprintf(conf->accept, sizeof(conf->accept), "%s", ctx->accept);
+	if (!conf->accept_backlog && strcmp(conf->accept, "none"))
+		conf->accept_backlog = ctx->accept_backlog;
 	int rc = ulnet_ni_add(ctx->ln, conf);
 
 	if (rc < 0) {
@@ -1492,6 +1494,8 @@ static void imp_net(struct imp *im, yaml_node_t *net)
 			conf.accept_port = im->ctx->accept_port;
 		if (!conf.accept[0])
 			snprintf(conf.accept, sizeof(conf.accept), "%s", im->ctx->accept);
+		if (!conf.accept_backlog && strcmp(conf.accept, "none"))
+			conf.accept_backlog = im->ctx->accept_backlog;
 		rc = ulnet_ni_add(im->ctx->ln, &conf);
 		if (rc < 0)
 			imp_error(im, ni, rc, "cannot add LNet NI");

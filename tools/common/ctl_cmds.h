@@ -30,6 +30,9 @@ struct ctl_ctx {
 	/* Defaults for tcp NIs added without --accept-port/--accept. */
 	uint16_t accept_port;
 	char accept[8];
+	/* listen() backlog of tcp NIs that listen (ulnetd --accept-backlog,
+	 * the lnet module parameter accept_backlog); 0: 127 */
+	int accept_backlog;
 	int max_wait_s;             /* cap of ping/discover timeouts */
 	/* "Module parameters": the --config text whose networks "lnet
 	 * configure --all" brings up (NULL: none). */

@@ -4,7 +4,7 @@
  *
  *   ulnetd [--config FILE] [--ctl PATH] [--foreground | --daemon]
  *          [--log-level error|warn|info|debug] [--syslog]
- *          [--accept-port N] [--accept secure|all|none] [--pid N]
+ *          [--accept-port N] [--accept secure|all|none] [--accept-backlog N] [--pid N]
  *
  * Runs in the foreground by default (systemd Type=simple); --daemon forks.
  * The main thread polls the control socket and a signal pipe; each
@@ -279,6 +279,8 @@ static void usage(FILE *f)
 		"  --syslog             log to syslog instead of stderr\n"
 		"  --accept-port N      default acceptor port of tcp NIs (default 988)\n"
 		"  --accept MODE        default acceptor mode: secure (default), all, none\n"
+		"  --accept-backlog N   listen() backlog of tcp NIs that listen, 1..65535\n"
+		"                       (default 127, the lnet module parameter accept_backlog)\n"
 		"  --pid N              LNet PID of the node (default 12345)\n"
 		"  --selftest           run the LNet selftest agent: the node answers a kernel\n"
 		"                       lst console as a test server (like loading lnet_selftest)\n"
@@ -304,7 +306,7 @@ int main(int argc, char **argv)
 	const char *config = NULL, *ctl = NULL, *accept = NULL;
 	char path[256];
 	bool daemonize = false, selftest = false;
-	long accept_port = 0, pid = 0, session_timeout = -2;
+	long accept_port = 0, pid = 0, session_timeout = -2, accept_backlog = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -341,6 +343,16 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			*(a[2] == 'a' ? &accept_port : &pid) = n;
+			i++;
+		} else if (v && strcmp(a, "--accept-backlog") == 0) {
+			char *end;
+			long n = strtol(v, &end, 10);
+
+			if (!*v || *end || n < 1 || n > 65535) {
+				fprintf(stderr, "ulnetd: bad value for --accept-backlog: '%s' (1..65535)\n", v);
+				return 2;
+			}
+			accept_backlog = n;
 			i++;
 		} else if (strcmp(a, "--selftest") == 0) {
 			selftest = true;
@@ -454,6 +466,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ctx.accept_port = (uint16_t)accept_port;
+	ctx.accept_backlog = (int)accept_backlog;
 	if (accept)
 		snprintf(ctx.accept, sizeof(ctx.accept), "%s", accept);
 	if (config) {

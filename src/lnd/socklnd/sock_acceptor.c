@@ -18,6 +18,7 @@
 #define KSOCK_OLD_TCP_MAGIC_LE 0xeebc0dedu
 
 static void ksock_listen_cb(struct ul_io *io, uint32_t revents);
+static void ksock_accept_timer_cb(struct ul_timer *t);
 
 int ksock_acceptor_start(struct ksock_net *net)
 {
@@ -34,7 +35,8 @@ int ksock_acceptor_start(struct ksock_net *net)
 	} else {
 		((struct sockaddr_in *)&sa)->sin_port = htons(net->accept_port);
 	}
-	if (bind(fd, (struct sockaddr *)&sa, net->salen) < 0 || listen(fd, 128) < 0) {
+	if (bind(fd, (struct sockaddr *)&sa, net->salen) < 0 ||
+	    listen(fd, net->accept_backlog) < 0) {
 		rc = -errno;
 		lnet_ni_log(net->ni, ULNET_LOG_ERROR, "acceptor: can't listen on port %u: %s",
 			    net->accept_port, strerror(-rc));
@@ -42,6 +44,8 @@ int ksock_acceptor_start(struct ksock_net *net)
 		return rc;
 	}
 	net->listen_fd = fd;
+	ul_timer_init(&net->accept_timer, ksock_accept_timer_cb);
+	net->accept_paused = false;
 	ul_io_init(&net->listen_io, fd, ksock_listen_cb);
 	rc = ul_io_start(net->loop, &net->listen_io, EPOLLIN);
 	if (rc < 0) {
@@ -55,48 +59,153 @@ void ksock_acceptor_stop(struct ksock_net *net)
 {
 	if (net->listen_fd < 0)
 		return;
+	ul_timer_stop(net->loop, &net->accept_timer);
+	net->accept_paused = false;
 	ul_io_stop(net->loop, &net->listen_io);
 	close(net->listen_fd);
 	net->listen_fd = -1;
 }
 
+/* Take one accepted socket: a conn reading the acceptor request. */
+static void ksock_accept_one(struct ksock_net *net, int fd)
+{
+	struct ksock_conn *c;
+
+	ksock_socket_bufs(net, fd);
+	c = ksock_conn_new(net, fd, false);
+	if (!c) {
+		close(fd);
+		return;
+	}
+	if (net->accept_mode == 0 && c->peer_port > KSOCK_PRIV_PORT_HI) {
+		ksock_log_limited(net, KSOCK_RL_ACCEPT, "insecure port", &c->peer_sa, ULNET_LOG_ERROR,
+				  "acceptor: refusing connection from %s: insecure port %u",
+				  c->addrstr, c->peer_port);
+		ksock_conn_close(c, -EACCES, false);
+		ksock_conn_put(c);
+		return;
+	}
+	c->state = KSOCK_CS_ACC_REQ;
+	c->hs_deadline = ksock_now(net) + (uint64_t)KSOCK_ACCEPT_TIMEOUT_S * KSOCK_NS_PER_S;
+	if (ul_io_start(net->loop, &c->io, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
+		ksock_conn_close(c, -ENOMEM, false);
+		ksock_conn_put(c);
+		return;
+	}
+	ksock_conn_put(c);  /* the lists hold it now */
+}
+
+/*
+ * Accept at most `budget` waiting connections. Returns 0 when the queue is
+ * empty (EAGAIN) or the budget is spent, else the errno that stops
+ * accepting for a while: EMFILE/ENFILE (out of fds), ENOBUFS/ENOMEM, or
+ * anything unexpected. A listener that is readable but cannot accept
+ * would otherwise wake the loop at once, forever (level-triggered), and
+ * burn a CPU. Errors of the one connection (aborted before we took it,
+ * network errors the kernel passes on: accept(2)) only skip it.
+ */
+static int ksock_accept_some(struct ksock_net *net, int budget, unsigned *accepted)
+{
+	for (int n = 0; n < budget; n++) {
+		int fd = accept4(net->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd >= 0) {
+			ksock_accept_one(net, fd);
+			(*accepted)++;
+			continue;
+		}
+		switch (errno) {
+		case EAGAIN:
+			return 0;
+		case EINTR:
+		case ECONNABORTED:
+		case EPROTO:
+		case EPERM:          /* a firewall rule */
+		case ENETDOWN:
+		case ENOPROTOOPT:
+		case EHOSTDOWN:
+		case ENONET:
+		case EHOSTUNREACH:
+		case EOPNOTSUPP:
+		case ENETUNREACH:
+			continue;
+		default:
+			return errno;
+		}
+	}
+	return 0;
+}
+
+/* Park the listener (out of epoll) and retry on a timer. */
+static void ksock_accept_pause(struct ksock_net *net, int err)
+{
+	uint64_t now = ksock_now(net);
+
+	ul_io_stop(net->loop, &net->listen_io);
+	net->accept_paused = true;
+	net->accept_err = err;
+	net->accept_retries = 0;
+	net->accept_paused_at = now;
+	net->accept_delay_ns = (uint64_t)KSOCK_ACCEPT_RETRY_MIN_MS * KSOCK_NS_PER_MS;
+	/* once per episode, and episodes themselves rate-limited */
+	net->accept_logged = ksock_log_limited(
+		net, KSOCK_RL_ACCEPT, "accept failed", NULL, ULNET_LOG_ERROR,
+		"acceptor: can't accept connections on port %u: %s%s; not accepting for now, "
+		"retrying every %u..%u ms", net->accept_port, strerror(err),
+		err == EMFILE ? " (the process's RLIMIT_NOFILE)" :
+		err == ENFILE ? " (the system's file limit)" : "",
+		KSOCK_ACCEPT_RETRY_MIN_MS, KSOCK_ACCEPT_RETRY_MAX_MS);
+	ul_timer_start(net->loop, &net->accept_timer, now + net->accept_delay_ns);
+}
+
 static void ksock_listen_cb(struct ul_io *io, uint32_t revents)
 {
 	struct ksock_net *net = (struct ksock_net *)((char *)io - offsetof(struct ksock_net, listen_io));
+	unsigned accepted = 0;
+	int err;
 
 	(void)revents;
 	ksock_loop_enter(net);
-	/* bounded: a flood of connects must not starve the loop */
-	for (int n = 0; n < 64; n++) {
-		struct ksock_conn *c;
-		int fd = accept4(net->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	/* bounded: a flood of connects must not starve the loop (the
+	 * listener is level-triggered: what is left wakes us next turn) */
+	err = ksock_accept_some(net, 64, &accepted);
+	if (err)
+		ksock_accept_pause(net, err);
+}
 
-		if (fd < 0)
-			return;    /* EAGAIN, or a transient error: level-triggered */
-		ksock_socket_bufs(net, fd);
-		c = ksock_conn_new(net, fd, false);
-		if (!c) {
-			close(fd);
-			continue;
-		}
-		if (net->accept_mode == 0 && c->peer_port > KSOCK_PRIV_PORT_HI) {
-			ksock_log_limited(net, KSOCK_RL_ACCEPT, "insecure port", &c->peer_sa,
-					  ULNET_LOG_ERROR,
-					  "acceptor: refusing connection from %s: insecure port %u",
-					  c->addrstr, c->peer_port);
-			ksock_conn_close(c, -EACCES, false);
-			ksock_conn_put(c);
-			continue;
-		}
-		c->state = KSOCK_CS_ACC_REQ;
-		c->hs_deadline = ksock_now(net) + (uint64_t)KSOCK_ACCEPT_TIMEOUT_S * KSOCK_NS_PER_S;
-		if (ul_io_start(net->loop, &c->io, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
-			ksock_conn_close(c, -ENOMEM, false);
-			ksock_conn_put(c);
-			continue;
-		}
-		ksock_conn_put(c);  /* the lists hold it now */
+/* A retry of a parked listener: accept what waits, as many as a turn of
+ * the listener would; then the listener goes back into epoll (anything
+ * still queued wakes it at once), or waits longer (doubling, at most 1 s). */
+static void ksock_accept_timer_cb(struct ul_timer *t)
+{
+	struct ksock_net *net = (struct ksock_net *)((char *)t - offsetof(struct ksock_net, accept_timer));
+	unsigned accepted = 0;
+	uint64_t now;
+	int err;
+
+	ksock_loop_enter(net);
+	if (net->listen_fd < 0 || !net->accept_paused)
+		return;
+	err = ksock_accept_some(net, 64, &accepted);
+	now = ksock_now(net);
+	if (!err && ul_io_start(net->loop, &net->listen_io, EPOLLIN) < 0)
+		err = ENOMEM;
+	if (err) {
+		net->accept_retries++;
+		net->accept_err = err;
+		net->accept_delay_ns *= 2;
+		if (net->accept_delay_ns > (uint64_t)KSOCK_ACCEPT_RETRY_MAX_MS * KSOCK_NS_PER_MS)
+			net->accept_delay_ns = (uint64_t)KSOCK_ACCEPT_RETRY_MAX_MS * KSOCK_NS_PER_MS;
+		ul_timer_start(net->loop, &net->accept_timer, now + net->accept_delay_ns);
+		return;
 	}
+	net->accept_paused = false;
+	if (net->accept_logged)
+		lnet_ni_log(net->ni, ULNET_LOG_WARN,
+			    "acceptor: accepting again on port %u after %llu ms (%u retries failed, "
+			    "%u waiting connections accepted now)", net->accept_port,
+			    (unsigned long long)((now - net->accept_paused_at) / KSOCK_NS_PER_MS),
+			    net->accept_retries, accepted);
 }
 
 /* Best effort: a few bytes on a fresh socket always fit the buffer. The

@@ -52,6 +52,12 @@ struct lnet_msg;
 #define KSOCK_ZC_MIN_PAYLOAD_FLOOR 2048
 #define KSOCK_MAX_CONNS_PER_PEER 127
 #define KSOCK_DEFAULT_PORT 988
+#define KSOCK_ACCEPT_BACKLOG 127       /* the lnet module parameter accept_backlog */
+#define KSOCK_ACCEPT_BACKLOG_MAX 65535
+/* accept() out of fds or memory: the listener is parked and retried after
+ * 100 ms, doubling to 1 s, until it accepts again */
+#define KSOCK_ACCEPT_RETRY_MIN_MS 100
+#define KSOCK_ACCEPT_RETRY_MAX_MS 1000
 #define KSOCK_PRIV_PORT_HI 1023
 #define KSOCK_PRIV_PORT_LO 512
 #define KSOCK_MAX_PAYLOAD (1u << 20)
@@ -426,7 +432,17 @@ struct ksock_net {
 	bool shutdown;
 
 	int listen_fd;
+	int accept_backlog;
 	struct ul_io listen_io;
+	/* accept() back-off (loop thread only): the listener is out of epoll
+	 * while `accept_paused`; accept_timer retries it */
+	struct ul_timer accept_timer;
+	bool accept_paused;
+	bool accept_logged;               /* this episode's first line was printed */
+	int accept_err;                   /* errno of the last failed retry */
+	uint64_t accept_delay_ns;
+	uint64_t accept_paused_at;
+	uint32_t accept_retries;          /* retries that failed again */
 	/* log rate limiting (ksock_log_limited), under its own lock */
 	uint32_t rl_lock;
 	struct ul_rl rl;

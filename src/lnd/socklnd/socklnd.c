@@ -452,6 +452,14 @@ static int ksock_startup(struct lnet_ni *ni)
 	}
 	if (note[0])
 		lnet_ni_log(ni, ULNET_LOG_WARN, "%s", note);
+	if (conf->accept_backlog < 0 || conf->accept_backlog > KSOCK_ACCEPT_BACKLOG_MAX ||
+	    (conf->accept_backlog && rc == 2)) {
+		lnet_ni_log(ni, ULNET_LOG_ERROR, "invalid accept_backlog = %d (%s)",
+			    conf->accept_backlog,
+			    rc == 2 ? "accept \"none\" has no listener"
+				    : "1..65535, 0 for the default 127");
+		return -EINVAL;
+	}
 	net = calloc(1, sizeof(*net));
 	if (!net)
 		return -ENOMEM;
@@ -464,6 +472,7 @@ static int ksock_startup(struct lnet_ni *ni)
 	net->accept_port = conf->accept_port ? conf->accept_port : KSOCK_DEFAULT_PORT;
 	net->timeout_ns = (uint64_t)net->tun.sock_timeout * KSOCK_NS_PER_S;
 	net->listen_fd = -1;
+	net->accept_backlog = conf->accept_backlog ? conf->accept_backlog : KSOCK_ACCEPT_BACKLOG;
 	ul_rl_init(&net->rl, NULL);
 	net->next_priv_port = KSOCK_PRIV_PORT_HI;
 	net->loop_tid = 0;
