@@ -110,10 +110,12 @@ static void test_busy_poll_parks_and_returns(void **state)
 	static uint8_t small[8];
 	struct ulnet_md md = { 0 };
 	struct st_node a, b;
-	struct st_md am, bm, abig;
+	/* static: a failed assert leaves the nodes running, their handlers
+	 * still pointing here */
+	static struct st_md am, bm, abig;
 	uint16_t port = (uint16_t)(st_port() + 3);
-	int seen_parked = 0, looks = 0;
-	uint64_t end;
+	int seen_parked = 0, looks = 0, left, last_left = NPP + 1;
+	uint64_t end, stall_end = 0;
 
 	(void)state;
 	st_md_init(&am);
@@ -143,9 +145,18 @@ static void test_busy_poll_parks_and_returns(void **state)
 	st_fill(big, sizeof(big), 77);
 	assert_int_equal(ulnet_put(a.ln, NULL, abig.h, ULNET_ACK_REQ, pp.target, PORTAL, MB,
 				   1u << 20, 0), 0);
-	/* a look at the epoll sets every 5 ms while the ping-pong runs */
-	end = st_now_ms() + 20000;
-	while (__atomic_load_n(&pp.left, __ATOMIC_RELAXED) > 0 && st_now_ms() < end) {
+	/* a look at the epoll sets every 5 ms while the ping-pong runs: as
+	 * long as it makes progress (two spinning nodes on a loaded 2-CPU
+	 * machine, or under a sanitizer, take many times longer than alone),
+	 * failing after 10 s without a round trip, or 280 s in all (CTest's limit is 300) */
+	end = st_now_ms() + 280000;
+	while ((left = __atomic_load_n(&pp.left, __ATOMIC_RELAXED)) > 0 && st_now_ms() < end) {
+		if (left != last_left) {
+			last_left = left;
+			stall_end = st_now_ms() + 10000;
+		} else if (st_now_ms() > stall_end) {
+			fail_msg("the ping-pong stalled with %d round trips left", left);
+		}
 		if (sockets_outside_epoll() > 0)
 			seen_parked++;
 		looks++;
