@@ -166,6 +166,11 @@ struct ulnet_ni_conf {
 	 * module parameter accept_backlog). The kernel caps it at
 	 * net.core.somaxconn. Refused with accept "none" (no listener). */
 	int accept_backlog;
+	/* socklnd, beyond the kernel: 1 refuses an incoming connection whose
+	 * HELLO claims a NID other than the connection's source address (the
+	 * kernel, and the default 0, trust the claim of a privileged port);
+	 * anything but 0 or 1 is refused (-EINVAL). */
+	int verify_peer_nid;
 };
 
 /*

@@ -35,6 +35,7 @@ struct node_opts {
 	struct ulnet_sock_tunables sock;
 	int conns_per_peer;
 	uint64_t *skew;
+	int verify_peer_nid;
 };
 
 /* Nodes still running when a test fails are stopped by its teardown. */
@@ -103,6 +104,7 @@ static int node_start(struct st_node *n, const char *nid, const struct node_opts
 	if (no) {
 		c.sock = no->sock;
 		c.tun.conns_per_peer = no->conns_per_peer;
+		c.verify_peer_nid = no->verify_peer_nid;
 	}
 	snprintf(c.accept, sizeof(c.accept), "%s", no && no->accept ? no->accept : "secure");
 	return ulnet_ni_add(n->ln, &c);

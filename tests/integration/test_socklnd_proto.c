@@ -748,6 +748,59 @@ static void test_incarnation_change(void **state)
 	free(ubuf);
 }
 
+/* verify_peer_nid (beyond the kernel, off by default): a privileged port
+ * from 127.0.4.41 claiming 127.0.4.42@tcp is refused, and the real
+ * 127.0.4.42's connections stay; 127.0.4.41 claiming its own NID is
+ * admitted. Off, the claim is trusted, as the kernel does: the impostor's
+ * new incarnation closes the real node's connections. */
+static void test_verify_peer_nid(void **state)
+{
+	static struct st_node n;
+	struct node_opts no = { 0 };
+	struct raw real, fake, honest;
+
+	(void)state;
+	no.verify_peer_nid = 1;
+	assert_int_equal(node_start(&n, U_NID, &no), 0);
+	assert_int_equal(raw_connect(&real, "127.0.4.42", U_IP, KSOCK_PROTO_V3, false,
+				     SOCKLND_CONN_CONTROL, "127.0.4.42@tcp", U_NID, 1000, NULL),
+			 SOCKLND_CONN_CONTROL);
+	assert_int_equal(raw_connect(&fake, "127.0.4.41", U_IP, KSOCK_PROTO_V3, false,
+				     SOCKLND_CONN_CONTROL, "127.0.4.42@tcp", U_NID, 2000, NULL),
+			 SOCKLND_CONN_NONE);
+	assert_true(st_wait_log(&n, "claimed NID is not the connection's source address",
+				"127.0.4.42@tcp"));
+	assert_true(raw_closed(fake.fd));
+	assert_false(raw_closed(real.fd));
+	assert_false(st_log_has(&n, "peer rebooted", NULL));
+	assert_int_equal(raw_connect(&honest, "127.0.4.41", U_IP, KSOCK_PROTO_V3, false,
+				     SOCKLND_CONN_CONTROL, "127.0.4.41@tcp", U_NID, 3000, NULL),
+			 SOCKLND_CONN_CONTROL);
+	raw_close(&honest);
+	raw_close(&fake);
+	raw_close(&real);
+	node_stop(&n);
+
+	/* off: the kernel's trust */
+	assert_int_equal(node_start(&n, U_NID, NULL), 0);
+	assert_int_equal(raw_connect(&real, "127.0.4.42", U_IP, KSOCK_PROTO_V3, false,
+				     SOCKLND_CONN_CONTROL, "127.0.4.42@tcp", U_NID, 1000, NULL),
+			 SOCKLND_CONN_CONTROL);
+	assert_int_equal(raw_connect(&fake, "127.0.4.41", U_IP, KSOCK_PROTO_V3, false,
+				     SOCKLND_CONN_CONTROL, "127.0.4.42@tcp", U_NID, 2000, NULL),
+			 SOCKLND_CONN_NONE);
+	assert_true(st_wait_log(&n, "peer rebooted", "127.0.4.42@tcp"));
+	assert_true(raw_closed(real.fd));
+	raw_close(&fake);
+	raw_close(&real);
+	node_stop(&n);
+
+	/* anything but 0 or 1 is refused */
+	no.verify_peer_nid = 2;
+	assert_int_equal(node_start(&n, U_NID, &no), -EINVAL);
+	node_stop(&n);
+}
+
 /* Beyond conns_per_peer of one type: refused with NONE ("duplicate"),
  * except between one IP (loopback). conns_per_peer = 2 admits two. */
 static void test_duplicates(void **state)
@@ -1343,6 +1396,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_zcack_batching, test_teardown),
 		cmocka_unit_test_teardown(test_zcack_many_owed, test_teardown),
 		cmocka_unit_test_teardown(test_zcack_nonblk_off, test_teardown),
+		cmocka_unit_test_teardown(test_verify_peer_nid, test_teardown),
 	};
 
 	if (!need_priv())

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -439,6 +440,36 @@ static void test_hello_checks(void **state)
 /* Folding ZC-ACKs into a queued NOOP: single -> pair -> range, ranges grow
  * at either end, anything else stays out; every result parses back to
  * exactly the cookies folded in. */
+/* verify_peer_nid: a NID is its connection's source address, an
+ * IPv4-mapped IPv6 source being the IPv4 one. */
+static void test_nid_is_addr(void **state)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	ulnet_nid_t a, b, v6;
+
+	(void)state;
+	assert_int_equal(ulnet_nid_parse("127.0.4.41@tcp", &a, NULL), 0);
+	assert_int_equal(ulnet_nid_parse("127.0.4.42@tcp", &b, NULL), 0);
+	assert_int_equal(ulnet_nid_parse("::1@tcp", &v6, NULL), 0);
+	sin->sin_family = AF_INET;
+	assert_int_equal(inet_pton(AF_INET, "127.0.4.41", &sin->sin_addr), 1);
+	assert_true(ksock_nid_is_addr(&a, &ss));
+	assert_false(ksock_nid_is_addr(&b, &ss));
+	assert_false(ksock_nid_is_addr(&v6, &ss));
+	memset(&ss, 0, sizeof(ss));
+	sin6->sin6_family = AF_INET6;
+	assert_int_equal(inet_pton(AF_INET6, "::ffff:127.0.4.41", &sin6->sin6_addr), 1);
+	assert_true(ksock_nid_is_addr(&a, &ss));
+	assert_false(ksock_nid_is_addr(&b, &ss));
+	assert_int_equal(inet_pton(AF_INET6, "::1", &sin6->sin6_addr), 1);
+	assert_true(ksock_nid_is_addr(&v6, &ss));
+	assert_false(ksock_nid_is_addr(&a, &ss));
+	ss.ss_family = AF_UNIX;
+	assert_false(ksock_nid_is_addr(&v6, &ss));
+}
+
 static void test_zcack_merge(void **state)
 {
 	uint64_t ck[2] = { 0, 7 };
@@ -588,6 +619,7 @@ int main(void)
 		cmocka_unit_test(test_race),
 		cmocka_unit_test(test_admit),
 		cmocka_unit_test(test_hello_checks),
+		cmocka_unit_test(test_nid_is_addr),
 		cmocka_unit_test(test_zcack_merge),
 		cmocka_unit_test(test_tunables),
 	};

@@ -457,7 +457,8 @@ static int ni_conf_addr(const char *nidstr, const char *netstr, const char *ifst
 	return 0;
 }
 
-static int net_add_conf(struct ctl_ctx *ctx, struct ulnet_ni_conf *conf, struct ctl_reply *rp)
+/* What the daemon's options set for every NI added ("net add", import). */
+static void ni_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf)
 {
 	if (!conf->accept_port)
 		conf->accept_port = ctx->accept_port;
@@ -465,6 +466,12 @@ static int net_add_conf(struct ctl_ctx *ctx, struct ulnet_ni_conf *conf, struct 
 		snprintf(conf->accept, sizeof(conf->accept), "%s", ctx->accept);
 	if (!conf->accept_backlog && strcmp(conf->accept, "none"))
 		conf->accept_backlog = ctx->accept_backlog;
+	conf->verify_peer_nid = ctx->verify_peer_nid;
+}
+
+static int net_add_conf(struct ctl_ctx *ctx, struct ulnet_ni_conf *conf, struct ctl_reply *rp)
+{
+	ni_conf_defaults(ctx, conf);
 	int rc = ulnet_ni_add(ctx->ln, conf);
 
 	if (rc < 0) {
@@ -1490,12 +1497,7 @@ static void imp_net(struct imp *im, yaml_node_t *net)
 		}
 		if (bad)
 			continue;
-		if (!conf.accept_port)
-			conf.accept_port = im->ctx->accept_port;
-		if (!conf.accept[0])
-			snprintf(conf.accept, sizeof(conf.accept), "%s", im->ctx->accept);
-		if (!conf.accept_backlog && strcmp(conf.accept, "none"))
-			conf.accept_backlog = im->ctx->accept_backlog;
+		ni_conf_defaults(im->ctx, &conf);
 		rc = ulnet_ni_add(im->ctx->ln, &conf);
 		if (rc < 0)
 			imp_error(im, ni, rc, "cannot add LNet NI");

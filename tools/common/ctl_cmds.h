@@ -33,6 +33,9 @@ struct ctl_ctx {
 	/* listen() backlog of tcp NIs that listen (ulnetd --accept-backlog,
 	 * the lnet module parameter accept_backlog); 0: 127 */
 	int accept_backlog;
+	/* ulnetd --verify-peer-nid: tcp NIs refuse a HELLO whose NID is not
+	 * the connection's source address (beyond the kernel) */
+	bool verify_peer_nid;
 	int max_wait_s;             /* cap of ping/discover timeouts */
 	/* "Module parameters": the --config text whose networks "lnet
 	 * configure --all" brings up (NULL: none). */

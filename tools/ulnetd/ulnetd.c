@@ -4,7 +4,8 @@
  *
  *   ulnetd [--config FILE] [--ctl PATH] [--foreground | --daemon]
  *          [--log-level error|warn|info|debug] [--syslog]
- *          [--accept-port N] [--accept secure|all|none] [--accept-backlog N] [--pid N]
+ *          [--accept-port N] [--accept secure|all|none] [--accept-backlog N]
+ *          [--verify-peer-nid] [--pid N]
  *
  * Runs in the foreground by default (systemd Type=simple); --daemon forks.
  * The main thread polls the control socket and a signal pipe; each
@@ -281,6 +282,9 @@ static void usage(FILE *f)
 		"  --accept MODE        default acceptor mode: secure (default), all, none\n"
 		"  --accept-backlog N   listen() backlog of tcp NIs that listen, 1..65535\n"
 		"                       (default 127, the lnet module parameter accept_backlog)\n"
+		"  --verify-peer-nid    tcp NIs refuse an incoming connection whose HELLO claims\n"
+		"                       a NID other than its source address (beyond the kernel,\n"
+		"                       which trusts a privileged port's claim)\n"
 		"  --pid N              LNet PID of the node (default 12345)\n"
 		"  --selftest           run the LNet selftest agent: the node answers a kernel\n"
 		"                       lst console as a test server (like loading lnet_selftest)\n"
@@ -305,7 +309,7 @@ int main(int argc, char **argv)
 {
 	const char *config = NULL, *ctl = NULL, *accept = NULL;
 	char path[256];
-	bool daemonize = false, selftest = false;
+	bool daemonize = false, selftest = false, verify_peer_nid = false;
 	long accept_port = 0, pid = 0, session_timeout = -2, accept_backlog = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -354,6 +358,8 @@ int main(int argc, char **argv)
 			}
 			accept_backlog = n;
 			i++;
+		} else if (strcmp(a, "--verify-peer-nid") == 0) {
+			verify_peer_nid = true;
 		} else if (strcmp(a, "--selftest") == 0) {
 			selftest = true;
 		} else if (v && strcmp(a, "--session-timeout") == 0) {
@@ -467,6 +473,7 @@ int main(int argc, char **argv)
 	}
 	ctx.accept_port = (uint16_t)accept_port;
 	ctx.accept_backlog = (int)accept_backlog;
+	ctx.verify_peer_nid = verify_peer_nid;
 	if (accept)
 		snprintf(ctx.accept, sizeof(ctx.accept), "%s", accept);
 	if (config) {

@@ -127,7 +127,9 @@ void ksock_conn_free(struct ksock_conn *c)
 void ksock_conn_describe(const struct ksock_conn *c, char *buf, size_t len)
 {
 	char nb[ULNET_NIDSTR_SIZE];
-	const ulnet_nid_t *nid = c->peer ? &c->peer->nid : c->active ? &c->target_nid : NULL;
+	/* a passive conn whose HELLO was read (proto set): the NID it claims */
+	const ulnet_nid_t *nid = c->peer ? &c->peer->nid : c->active ? &c->target_nid
+				 : c->proto ? &c->id_nid : NULL;
 
 	snprintf(buf, len, "conn #%llu %s %s peer %s (%s)%s%s",
 		 (unsigned long long)c->id, c->active ? "active" : "passive",
@@ -601,6 +603,12 @@ static void ksock_hs_passive(struct ksock_conn *c, struct ksock_hello *h)
 	c->id_pid = pid;
 
 	ksock_lock(net);
+	if (net->verify_peer_nid && !c->userspace && !ksock_nid_is_addr(&nid, &c->peer_sa)) {
+		/* a privileged port may still lie about who it is: another
+		 * node's NID would take over that node's connections */
+		ksock_refuse(c, h, "claimed NID is not the connection's source address", &done);
+		goto out;
+	}
 	peer = ksock_peer_find_or_create(net, &nid, pid);
 	if (!peer) {
 		ksock_conn_close_locked(c, -ENOMEM, false, &done);

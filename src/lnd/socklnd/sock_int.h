@@ -156,6 +156,9 @@ int ksock_hello_check_reply(const struct ksock_hello *h, const ulnet_nid_t *targ
 			    const char **why);
 /* Passive side: is this HELLO acceptable at all? 0 or -EPROTO with *why. */
 int ksock_hello_check_passive(const struct ksock_hello *h, const char **why);
+/* Whether `nid`'s address is `sa`'s (an IPv4-mapped IPv6 address is its
+ * IPv4 one): verify_peer_nid. */
+bool ksock_nid_is_addr(const ulnet_nid_t *nid, const struct sockaddr_storage *sa);
 
 /* Fold one more ZC-ACK cookie into the cookies of a NOOP that has not gone
  * out yet (V3/V4 forms): (0,a) -> pair (max,min); a pair whose three cookies
@@ -433,6 +436,7 @@ struct ksock_net {
 
 	int listen_fd;
 	int accept_backlog;
+	bool verify_peer_nid;             /* ulnet_ni_conf.verify_peer_nid */
 	struct ul_io listen_io;
 	/* accept() back-off (loop thread only): the listener is out of epoll
 	 * while `accept_paused`; accept_timer retries it */

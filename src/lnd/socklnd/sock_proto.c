@@ -354,6 +354,29 @@ int ksock_hello_check_reply(const struct ksock_hello *h, const ulnet_nid_t *targ
 	return 0;
 }
 
+bool ksock_nid_is_addr(const ulnet_nid_t *nid, const struct sockaddr_storage *sa)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	const uint8_t *ip;
+	size_t len;
+
+	if (sa->ss_family == AF_INET) {
+		ip = (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr;
+		len = 4;
+	} else if (sa->ss_family == AF_INET6) {
+		ip = (const uint8_t *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+		len = 16;
+		if (!memcmp(ip, v4mapped, sizeof(v4mapped))) {
+			ip += 12;
+			len = 4;
+		}
+	} else {
+		return false;
+	}
+	/* nid.size counts the address bytes past the first 4 (0 for IPv4) */
+	return (size_t)nid->size + 4 == len && !memcmp(nid->addr, ip, len);
+}
+
 int ksock_hello_check_passive(const struct ksock_hello *h, const char **why)
 {
 	if (ulnet_nid_is_any(&h->src_nid)) {

@@ -460,6 +460,11 @@ static int ksock_startup(struct lnet_ni *ni)
 				    : "1..65535, 0 for the default 127");
 		return -EINVAL;
 	}
+	if (conf->verify_peer_nid != 0 && conf->verify_peer_nid != 1) {
+		lnet_ni_log(ni, ULNET_LOG_ERROR, "invalid verify_peer_nid = %d (0 or 1)",
+			    conf->verify_peer_nid);
+		return -EINVAL;
+	}
 	net = calloc(1, sizeof(*net));
 	if (!net)
 		return -ENOMEM;
@@ -473,6 +478,7 @@ static int ksock_startup(struct lnet_ni *ni)
 	net->timeout_ns = (uint64_t)net->tun.sock_timeout * KSOCK_NS_PER_S;
 	net->listen_fd = -1;
 	net->accept_backlog = conf->accept_backlog ? conf->accept_backlog : KSOCK_ACCEPT_BACKLOG;
+	net->verify_peer_nid = conf->verify_peer_nid == 1;
 	ul_rl_init(&net->rl, NULL);
 	net->next_priv_port = KSOCK_PRIV_PORT_HI;
 	net->loop_tid = 0;
