@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctl_cmds_int.h - what the parts of the lnetctl command tree share, inside
+ * tools/common (ctl_cmds.h is the interface): a command and its options,
+ * the parsed words a handler gets, and the helpers the commands call from
+ * one file to another. ctl_cmds.c holds the tables and the dispatch,
+ * ctl_opts.c the option parsing, ctl_cmds_net.c and ctl_cmds_peer.c the
+ * "net" and "peer" commands, ctl_import.c export and import.
+ */
+#ifndef ULNET_TOOLS_CTL_CMDS_INT_H
+#define ULNET_TOOLS_CTL_CMDS_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctl_cmds.h"
+#include "ctl_render.h"
+
+#define PROG "ulnetctl"
+#define MAX_NIS 256
+#define MAX_PEERS 1024
+#define MAX_PING 64
+
+/* --- a command and its options -------------------------------------------- */
+
+enum { ARG_NONE, ARG_REQ, ARG_OPT_NUM };
+
+struct optspec {
+	const char *name;
+	char shortc;
+	int has_arg;
+};
+
+struct optval {
+	bool set;
+	const char *arg;
+};
+
+struct parsed {
+	struct optval v[24];
+	char *pos[64];
+	int npos;
+};
+
+struct cmd;
+typedef int (*cmd_fn)(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p,
+		      int argc, char **argv, const char *blob, size_t bloblen, struct ctl_reply *rp);
+
+/* How dispatch() holds the context lock around a command. */
+enum { LK_READ, LK_WRITE, LK_SELF /* the command takes it itself */ };
+
+/*
+ * One command. Its options are checked by dispatch() before it runs, the
+ * same way for every command: an unknown option, a missing value or more
+ * than `maxpos` positional words (-1: any) is refused (exit 234) with the
+ * help text. `raw` commands (set NAME VALUE, and those refused as
+ * unsupported whatever their arguments) check their words themselves.
+ */
+struct cmd {
+	const char *name;
+	cmd_fn fn;
+	const struct cmd *sub;
+	const char *help;
+	int lock;
+	const struct optspec *opts;
+	int nopts;
+	int maxpos;
+	bool raw;
+};
+
+#define OPTS(a) (a), (int)(sizeof(a) / sizeof((a)[0]))
+#define NOOPTS NULL, 0
+
+/* --- option parsing and help (ctl_opts.c) --------------------------------- */
+
+/* Returns 0, or -EINVAL with a message in err. */
+int ctl_parse_opts(int argc, char **argv, const struct optspec *specs, int nspecs,
+		   struct parsed *p, struct ybuf *err);
+/* A number in [lo, hi] (strtol base 0): 0, or -EINVAL. */
+int ctl_parse_int(const char *s, long lo, long hi, long *out);
+/* The level of an optional-number option (--verbose [N]): 0 when unset. */
+int ctl_verbosity(const struct optval *v);
+/* "parent name: help" (parent may be NULL), ending in a newline. */
+void ctl_print_help(struct ybuf *out, const char *parent, const struct cmd *c);
+/* True if a word of argv (after argv[0]) is --help or -h. */
+bool ctl_want_help(int argc, char **argv);
+
+/* --- shared helpers (ctl_cmds.c) ------------------------------------------ */
+
+/* 0 if LNet is up, else the netlink error "LNet stack down" and -ENETDOWN. */
+int ctl_need_ln(struct ctl_ctx *ctx, const char *op, const char *what, struct ctl_reply *rp);
+/* The first `max` NIs / peers of the instance; returns how many. */
+int ctl_get_nis(ulnet_t *ln, struct ulnet_ni_info *nis, int max);
+int ctl_get_peers(ulnet_t *ln, struct ulnet_peer_info *peers, int max);
+/* Split "a,b c" lists into NIDs. Returns count or -EINVAL (bad item in
+ * `bad`). */
+int ctl_parse_nid_list(char *const *words, int nwords, ulnet_nid_t *nids, int max, char *bad,
+		       size_t badlen);
+/* Show commands while LNet is down: the kernel's netlink error. */
+int ctl_down_error(struct ctl_reply *rp, const char *what, const char *msg);
+/* ping / discover the NIDs of p->pos (also import --exec). */
+int ctl_ping_like(struct ctl_ctx *ctx, bool discover, const struct parsed *p,
+		  struct ctl_reply *rp);
+/* A global of "set NAME VALUE" (also import's global:). */
+struct gset;
+const struct gset *ctl_gset_find(const char *name);
+/* Set one global; on failure a cYAML error is appended to err. */
+int ctl_global_set_one(struct ctl_ctx *ctx, const struct gset *gs, long value, struct ybuf *err);
+
+/* --- net (ctl_cmds_net.c) ------------------------------------------------- */
+
+extern const struct cmd ctl_net_cmds[];
+/* Fill an NI conf from --nid or --net/--if. Errors go to rp as lnetctl's
+ * "add: - net:" YAML. */
+int ctl_ni_conf_addr(const char *nidstr, const char *netstr, const char *ifstr,
+		     struct ulnet_ni_conf *conf, struct ctl_reply *rp, const char *op);
+/* What the daemon's options set for every NI added ("net add", import). */
+void ctl_ni_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf);
+
+/* net set / peer set: the options (p->v[] in this order) and the setter. */
+enum { SV_ALL, SV_NET, SV_LNDTO, SV_CPP, SV_NID, SV_STATE, SV_HEALTH, SV_COUNT };
+
+extern const struct optspec ctl_set_value_opts[SV_COUNT];
+int ctl_set_value(struct ctl_ctx *ctx, const struct cmd *c, bool peer, const struct parsed *p,
+		  struct ctl_reply *rp);
+
+/* --- peer (ctl_cmds_peer.c) ----------------------------------------------- */
+
+extern const struct cmd ctl_peer_cmds[];
+/* peer show / peer list (and debug peer): the peers, or the one that has
+ * the NID `nidstr`. */
+int ctl_peer_show_common(struct ctl_ctx *ctx, const char *nidstr, int verbose, bool list,
+			 struct ctl_reply *rp);
+
+/* --- export / import (ctl_import.c) --------------------------------------- */
+
+int ctl_cmd_export(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc,
+		   char **argv, const char *blob, size_t bloblen, struct ctl_reply *rp);
+int ctl_cmd_import(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc,
+		   char **argv, const char *blob, size_t bloblen, struct ctl_reply *rp);
+/* Load `text` (bounded) and apply it; `mode` 0 adds (as import --add),
+ * `nets_only` takes its net: entries only (lnet configure --all). */
+int ctl_import_text(struct ctl_ctx *ctx, const char *name, const char *text, size_t len,
+		    int mode, bool nets_only, struct ybuf *err, struct ctl_reply *rp);
+
+#endif

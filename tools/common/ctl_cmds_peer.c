@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctl_cmds_peer.c - the "peer" commands (add, del, show, list, set) and their
+ * table; the peer lookup of "peer show" also serves "debug peer".
+ */
+#include "ctl_cmds_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* --- peer -------------------------------------------------------------------------- */
+
+static int peer_nids(const char *op, const char *prim, const char *list, ulnet_nid_t *primary,
+		     ulnet_nid_t *nids, int max, struct ctl_reply *rp)
+{
+	char msg[300], bad[CTL_MAX_ARG + 1] = "";
+
+	if (!prim) {
+		y_nl_error(&rp->err, op, "peer", -EINVAL, "--prim_nid must be specified");
+		return -EINVAL;
+	}
+	char *w[1] = { (char *)prim };
+
+	if (ctl_parse_nid_list(w, 1, primary, 1, bad, sizeof(bad)) != 1) {
+		snprintf(msg, sizeof(msg), "Unable to parse primary NID '%s'", prim);
+		y_nl_error(&rp->err, op, "peer", -EINVAL, msg);
+		return -EINVAL;
+	}
+	if (!list)
+		return 0;
+	w[0] = (char *)list;
+	int n = ctl_parse_nid_list(w, 1, nids, max, bad, sizeof(bad));
+
+	if (n < 0) {
+		snprintf(msg, sizeof(msg), "Unable to parse nidlist: '%.200s'", bad[0] ? bad : list);
+		y_nl_error(&rp->err, op, "peer", n, msg);
+		return -EINVAL;
+	}
+	if (n == 0) {
+		/* "--nid ,,,": lnetctl's words; never "no NIDs" (for del:
+		 * the whole peer) */
+		snprintf(msg, sizeof(msg), "can't parse nidrange: \"%.200s\"\n", list);
+		ybuf_puts(&rp->out, msg);
+		y_nl_error(&rp->err, op, "peer", -EINVAL,
+			   "\"Unable to parse nidlist: no valid NIDs in string\"");
+		return -EINVAL;
+	}
+	return n;
+}
+
+static int cmd_peer_add(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
+			const char *blob, size_t bloblen, struct ctl_reply *rp)
+{
+	int rc;
+
+	if (p->v[3].set || p->v[4].set) {
+		y_nl_error(&rp->err, "add", "peer", -EOPNOTSUPP, p->v[3].set ?
+			   "--ip2nets is not supported by ulnet" : "--lock_prim is not supported by ulnet");
+		return -EINVAL;
+	}
+	if (ctl_need_ln(ctx, "add", "peer", rp))
+		return -EINVAL;
+	ulnet_nid_t prim, nids[128];
+	int n = peer_nids("add", p->v[0].arg, p->v[1].arg, &prim, nids, 128, rp);
+
+	if (n < 0)
+		return -EINVAL;
+	rc = ulnet_peer_add(ctx->ln, &prim, nids, n, p->v[2].set);
+	if (rc < 0) {
+		char eb[96], msg[200];
+
+		snprintf(msg, sizeof(msg), "cannot add peer: %s", ctl_strerror(rc, eb, sizeof(eb)));
+		y_nl_error(&rp->err, "add", "peer", rc, msg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmd_peer_del(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
+			const char *blob, size_t bloblen, struct ctl_reply *rp)
+{
+	int rc;
+
+	if (ctl_need_ln(ctx, "del", "peer", rp))
+		return -EINVAL;
+	ulnet_nid_t prim, nids[128];
+	int n = peer_nids("del", p->v[0].arg, p->v[1].arg, &prim, nids, 128, rp);
+
+	if (n < 0)
+		return -EINVAL;
+	rc = ulnet_peer_del(ctx->ln, &prim, n ? nids : NULL, n);
+	if (rc < 0) {
+		char eb[96], msg[200];
+
+		snprintf(msg, sizeof(msg), "cannot del peer: %s", ctl_strerror(rc, eb, sizeof(eb)));
+		y_nl_error(&rp->err, "del", "peer", rc, msg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool peer_has_nid(const struct ulnet_peer_info *pi, const ulnet_nid_t *nid)
+{
+	if (ulnet_nid_same(&pi->primary, nid))
+		return true;
+	for (int j = 0; j < pi->nnis && j < 16; j++)
+		if (ulnet_nid_same(&pi->nis[j].nid, nid))
+			return true;
+	return false;
+}
+
+int ctl_peer_show_common(struct ctl_ctx *ctx, const char *nidstr, int verbose, bool list,
+			 struct ctl_reply *rp)
+{
+	ulnet_nid_t want;
+
+	if (nidstr) {
+		char *w[1] = { (char *)nidstr };
+		char bad[CTL_MAX_ARG + 1];
+
+		if (ctl_parse_nid_list(w, 1, &want, 1, bad, sizeof(bad)) != 1) {
+			y_nl_error(&rp->err, "show", "peer", -EINVAL,
+				   "Unable to parse nidlist: no valid NIDs in string");
+			return -EINVAL;
+		}
+	}
+	if (!ctx->ln)
+		return ctl_down_error(rp, "peer", "Network is down");
+	struct ulnet_peer_info *pi = calloc(MAX_PEERS, sizeof(*pi));
+
+	if (!pi)
+		return -ENOMEM;
+	int n = ctl_get_peers(ctx->ln, pi, MAX_PEERS);
+
+	if (nidstr) {
+		int k = 0;
+
+		for (int i = 0; i < n; i++)
+			if (peer_has_nid(&pi[i], &want))
+				pi[k++] = pi[i];
+		n = k;
+		if (n == 0) {
+			/* lnetctl 2.17: silent, exit status 234 (-EINVAL). */
+			free(pi);
+			return -EINVAL;
+		}
+	}
+	if (list)
+		ctl_render_peer_list(&rp->out, pi, n);
+	else
+		ctl_render_peer_show(&rp->out, pi, n, verbose);
+	free(pi);
+	return 0;
+}
+
+static int cmd_peer_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
+			 const char *blob, size_t bloblen, struct ctl_reply *rp)
+{
+	return ctl_peer_show_common(ctx, p->v[0].arg, ctl_verbosity(&p->v[1]), false, rp);
+}
+
+static int cmd_peer_list(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
+			 const char *blob, size_t bloblen, struct ctl_reply *rp)
+{
+	return ctl_peer_show_common(ctx, NULL, 0, true, rp);
+}
+
+static int cmd_peer_set(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
+			const char *blob, size_t bloblen, struct ctl_reply *rp)
+{
+	return ctl_set_value(ctx, c, true, p, rp);
+}
+
+/* --- the "peer" table ---------------------------------------------------------- */
+
+/* The options of each command (the handlers index p->v[] in this order). */
+static const struct optspec peer_add_opts[] = {
+	{ "prim_nid", 'k', ARG_REQ }, { "nid", 'n', ARG_REQ }, { "non_mr", 'm', ARG_NONE },
+	{ "ip2nets", 'i', ARG_REQ }, { "lock_prim", 'l', ARG_NONE },
+};
+static const struct optspec peer_del_opts[] = {
+	{ "prim_nid", 'k', ARG_REQ }, { "nid", 'n', ARG_REQ }, { "force", 'f', ARG_NONE },
+};
+static const struct optspec peer_show_opts[] = { { "nid", 'n', ARG_REQ }, { "verbose", 'v', ARG_OPT_NUM } };
+
+const struct cmd ctl_peer_cmds[] = {
+	{ "add", cmd_peer_add, NULL, "add a peer\n"
+	  "\t--prim_nid: primary NID of the peer\n"
+	  "\t--nid: comma-separated list of peer NIDs\n"
+	  "\t--non_mr: the peer is not Multi-Rail capable\n"
+	  "\t--ip2nets, --lock_prim: not supported by ulnet (refused)\n", LK_WRITE,
+	  OPTS(peer_add_opts), 0, false },
+	{ "del", cmd_peer_del, NULL, "delete a peer (or some of its NIDs)\n"
+	  "\t--prim_nid: primary NID of the peer\n"
+	  "\t--nid: comma-separated list of NIDs to remove\n"
+	  "\t--force: accepted (ulnet has no locked primary NIDs to override)\n", LK_WRITE,
+	  OPTS(peer_del_opts), 0, false },
+	{ "show", cmd_peer_show, NULL, "show peer information\n"
+	  "\t--nid: NID of the peer to show\n"
+	  "\t--verbose|-v [0-4]: detail level\n", LK_READ, OPTS(peer_show_opts), 0, false },
+	{ "list", cmd_peer_list, NULL, "list the primary NIDs of all peers\n", LK_READ, NOOPTS, 0, false },
+	{ "set", cmd_peer_set, NULL, "set peer ni specific parameter\n"
+	  "\t--nid: Peer NI NID to set the value on\n"
+	  "\t--health: specify health value to set (0-1000)\n"
+	  "\t--all: set all peer_nis values to the one specified\n"
+	  "\t--state: set peer state (DANGEROUS: for test/debug only)\n", LK_WRITE,
+	  OPTS(ctl_set_value_opts), -1 /* its own error */, false },
+	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
+};
