@@ -378,17 +378,24 @@ static void report(const char *what, long ms)
 		what, S.issued, S.ok, S.failed, ms);
 }
 
+/* A server, a stream to it for 500 ms, then kill -9 of the server while
+ * the stream goes on; the stream keeps going for `after_ms`. */
+static void kill_mid_stream(int after_ms)
+{
+	pid_t pid = server_start();
+
+	assert_true(stream_for(500) > 0);
+	server_kill(pid);
+	stream_for(after_ms);
+}
+
 /* kill -9 of the peer in the middle of a stream. */
 static void test_peer_killed(void **state)
 {
-	pid_t pid;
 	long took;
 
 	(void)state;
-	pid = server_start();
-	assert_true(stream_for(500) > 0);
-	server_kill(pid);
-	stream_for(100);
+	kill_mid_stream(100);
 	took = drain(END_BOUND_MS);
 	report("kill -9", took);
 	assert_true(S.failed >= 1);
@@ -435,11 +442,8 @@ static void test_peer_restarted_during_stream(void **state)
 	long took;
 
 	(void)state;
-	pid = server_start();
-	assert_true(stream_for(500) > 0);
-	server_kill(pid);
 	/* the stream goes on against the dead peer for a second */
-	stream_for(1000);
+	kill_mid_stream(1000);
 	pid = server_start();
 	took = stream_until_ok(50, 30000);
 	fprintf(stderr, "restart: 50 operations succeeded again after %ld ms\n", took);

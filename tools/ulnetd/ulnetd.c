@@ -293,6 +293,20 @@ static void usage(FILE *f)
 		"  --help               this text\n");
 }
 
+/* A decimal option value in min..max; else a message naming it, -1. */
+static int parse_range(const char *opt, const char *v, long min, long max, long *out)
+{
+	char *end;
+	long n = strtol(v, &end, 10);
+
+	if (!*v || *end || n < min || n > max) {
+		fprintf(stderr, "ulnetd: bad value for %s: '%s' (%ld..%ld)\n", opt, v, min, max);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
 static int parse_level(const char *s, enum ulnet_log_level *l)
 {
 	static const char *const names[] = { "error", "warn", "info", "debug" };
@@ -349,28 +363,16 @@ int main(int argc, char **argv)
 			*(a[2] == 'a' ? &accept_port : &pid) = n;
 			i++;
 		} else if (v && strcmp(a, "--accept-backlog") == 0) {
-			char *end;
-			long n = strtol(v, &end, 10);
-
-			if (!*v || *end || n < 1 || n > 65535) {
-				fprintf(stderr, "ulnetd: bad value for --accept-backlog: '%s' (1..65535)\n", v);
+			if (parse_range(a, v, 1, 65535, &accept_backlog) < 0)
 				return 2;
-			}
-			accept_backlog = n;
 			i++;
 		} else if (strcmp(a, "--verify-peer-nid") == 0) {
 			verify_peer_nid = true;
 		} else if (strcmp(a, "--selftest") == 0) {
 			selftest = true;
 		} else if (v && strcmp(a, "--session-timeout") == 0) {
-			char *end;
-			long n = strtol(v, &end, 10);
-
-			if (!*v || *end || n < 0 || n > 86400) {
-				fprintf(stderr, "ulnetd: bad value for --session-timeout: '%s' (0..86400)\n", v);
+			if (parse_range(a, v, 0, 86400, &session_timeout) < 0)
 				return 2;
-			}
-			session_timeout = n;
 			i++;
 		} else if (v && strcmp(a, "--log-level") == 0) {
 			if (parse_level(v, &log_level) < 0) {
