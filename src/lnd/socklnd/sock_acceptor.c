@@ -66,16 +66,16 @@ void ksock_acceptor_stop(struct ksock_net *net)
 	net->listen_fd = -1;
 }
 
-/* Take one accepted socket: a conn reading the acceptor request. */
-static void ksock_accept_one(struct ksock_net *net, int fd)
+/* Take one accepted socket: a conn reading the acceptor request (also
+ * the entry of fuzz_sock_conn, which hands it one end of a socketpair).
+ * 0, or the error that closed it. */
+int ksock_acceptor_adopt(struct ksock_net *net, int fd)
 {
-	struct ksock_conn *c;
+	struct ksock_conn *c = ksock_conn_new(net, fd, false);
 
-	ksock_socket_bufs(net, fd);
-	c = ksock_conn_new(net, fd, false);
 	if (!c) {
 		close(fd);
-		return;
+		return -ENOMEM;
 	}
 	if (net->accept_mode == 0 && c->peer_port > KSOCK_PRIV_PORT_HI) {
 		ksock_log_limited(net, KSOCK_RL_ACCEPT, "insecure port", &c->peer_sa, ULNET_LOG_ERROR,
@@ -83,16 +83,17 @@ static void ksock_accept_one(struct ksock_net *net, int fd)
 				  c->addrstr, c->peer_port);
 		ksock_conn_close(c, -EACCES, false);
 		ksock_conn_put(c);
-		return;
+		return -EACCES;
 	}
 	c->state = KSOCK_CS_ACC_REQ;
 	c->hs_deadline = ksock_now(net) + (uint64_t)KSOCK_ACCEPT_TIMEOUT_S * KSOCK_NS_PER_S;
 	if (ul_io_start(net->loop, &c->io, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
 		ksock_conn_close(c, -ENOMEM, false);
 		ksock_conn_put(c);
-		return;
+		return -ENOMEM;
 	}
 	ksock_conn_put(c);  /* the lists hold it now */
+	return 0;
 }
 
 /*
@@ -110,7 +111,8 @@ static int ksock_accept_some(struct ksock_net *net, int budget, unsigned *accept
 		int fd = accept4(net->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd >= 0) {
-			ksock_accept_one(net, fd);
+			ksock_socket_bufs(net, fd);
+			(void)ksock_acceptor_adopt(net, fd);
 			(*accepted)++;
 			continue;
 		}

@@ -272,7 +272,7 @@ void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
 	}
 	ksock_peer_sa(net, &peer->nid, &to, &tolen);
 	was_user = net->user_mode;
-	fd = ksock_dial(net, &to, tolen);
+	fd = net->dial_hook ? net->dial_hook(net, &to, tolen) : ksock_dial(net, &to, tolen);
 	if (fd == -EACCES && net->user_mode && !was_user) {
 		/* the privileged ports are refused: we are a user-space peer
 		 * now, and what was chosen for a privileged one may no longer

@@ -463,6 +463,10 @@ struct ksock_net {
 	uint32_t shutdown_cond;           /* ul_cond_*() with lock */
 	bool shutdown_started, shutdown_done, shutdown_abandoned;
 	int loop_tid;                     /* thread that ran our callbacks last */
+	/* Tests (the fuzz targets): when set, replaces the dialling of an
+	 * active connection (bind + non-blocking connect) and returns a
+	 * connected fd, e.g. one end of a socketpair, or -errno. */
+	int (*dial_hook)(struct ksock_net *net, const struct sockaddr_storage *to, socklen_t tolen);
 };
 
 /* ulnet_nid_same() without its two encodes: the host form has no padding,
@@ -622,6 +626,10 @@ uint64_t ksock_conn_tcp_acked(const struct ksock_conn *c);
 int ksock_acceptor_start(struct ksock_net *net);
 void ksock_acceptor_stop(struct ksock_net *net);
 void ksock_acc_readable(struct ksock_conn *c);
+/* Take an accepted socket (the listener's, or a test's socketpair end):
+ * a passive connection that reads the acceptor request next. Returns 0, or
+ * -errno with the fd closed. */
+int ksock_acceptor_adopt(struct ksock_net *net, int fd);
 
 /* sock_connect.c */
 void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
