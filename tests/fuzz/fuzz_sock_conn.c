@@ -24,8 +24,10 @@
  * Whatever the node writes is read and dropped. Each write is split at an
  * input-chosen boundary with a progress in between (partial headers).
  * Properties: no crash, no UB, no leak (ASan), and after ulnet_destroy()
- * every socket the node was given is closed (no fd leak).
+ * every socket the node was given is closed and the process has as many
+ * fds open as before the run (no fd leak).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -389,6 +391,21 @@ static void op_time(struct in *in)
 	progress();
 }
 
+/* Open fds of the process (epoll, eventfd, sockets, ...). */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
 static bool is_ours(int fd)
 {
 	for (int i = 0; i < fz.npairs; i++)
@@ -410,7 +427,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ulnet_globals g;
 	struct lnet_ni *ni;
 	uint8_t setup = u8(&in);
-	int ops = 0, i;
+	int ops = 0, i, fds = count_fds();
 
 	memset(&fz, 0, sizeof(fz));
 	fz.now = 1000000000ULL;
@@ -476,5 +493,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < fz.npairs; i++)
 		if (fz.pairs[i].fd >= 0)
 			close(fz.pairs[i].fd);
+	if (count_fds() != fds)
+		abort();                /* an fd of the instance outlived it */
 	return 0;
 }
