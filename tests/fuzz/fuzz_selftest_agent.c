@@ -397,6 +397,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ulnet_selftest_stats_get(fz.st, &stats) || stats.rpcs_dropped > stats.rpcs_rcvd ||
 	    stats.client_errors > stats.client_rpcs)
 		abort();
+	if (getenv("FUZZ_LOG"))
+		fprintf(stderr, "rcvd %u dropped %u ping %u brw %u (check errors %u) sent %u ended %u failed %u\n",
+			stats.rpcs_rcvd, stats.rpcs_dropped, stats.ping_reqs, stats.brw_reqs,
+			stats.brw_check_errors, stats.rpcs_sent, stats.client_rpcs, stats.client_errors);
 	/* Let every timeout pass (discovery, transactions, RPCs, session),
 	 * then the console goes: memlnd fails what is queued to or from it,
 	 * so the agent's operations all end and its stop need not wait for a

@@ -165,19 +165,25 @@ def st_mksn(sid=0):
 def gen_selftest_agent():
     t = "fuzz_selftest_agent"
     pump = bytes([4, 31])
-    # session, ping, stat, remove
-    write(t, "session-ping-stat", st_mksn() + pump + bytes([0, 7, 0, 5]) + pump +
-          bytes([0, 3, 0x00, 0]) + pump + bytes([0, 1, 0, 0]) + pump)
-    # session with BULK_LEN, server brw test, brw write and read
+    # session, a ping server test, a ping, stat, remove
+    write(t, "session-ping-stat", st_mksn() + pump +
+          bytes([0, 4, 0x00, 0x01, 0x00, 0x00, 16, 0]) + pump +   # TEST add: ping server
+          bytes([0, 7, 0, 5]) + pump +                             # PING seq 5
+          bytes([0, 3, 0x00, 0]) + pump +                          # STAT
+          bytes([0, 1, 0, 0]) + pump)                              # RMSN
+    # session with BULK_LEN, brw server test (v1 param), brw write and read
     write(t, "brw-server", bytes([0, 0, 1, 0]) + pump +
-          bytes([0, 4, 0x01, 0x02, 0x00, 0]) + pump +          # TEST add: brw server
-          bytes([0, 6, 0x05, 0x11]) + pump +                   # BRW write 8 KiB check simple
-          bytes([0, 6, 0x09, 0x10]) + pump)                     # BRW read 0
+          bytes([0, 4, 0x01, 0x02, 0x00, 0x00, 16, 0]) + pump +   # TEST add: brw server
+          bytes([0, 6, 0x4d, 0x03]) + pump + pump +                # BRW write 4 KiB, simple
+          bytes([0, 6, 0x09, 0x03]) + pump + pump)                 # BRW read 4 KiB
     # session, client ping test to the server itself, RUN, time, STOP
     write(t, "client-ping", st_mksn() + pump +
-          bytes([0, 4, 0x10, 0x01, 0x01, 0, 0, 16, 0]) + pump +  # TEST add client ping 1 dest
-          bytes([0, 2, 0x10, 0]) + pump + pump + bytes([7, 0x81]) + pump +  # BATCH run bid 0
-          bytes([0, 2, 0x20, 1]) + pump)                         # BATCH stop force
+          bytes([0, 4, 0x00, 0x01, 0x00, 0x00, 16, 0]) + pump +   # ping server
+          bytes([0, 4, 0x10, 0x01, 0x01, 0x00, 16, 0, 0, 0]) +     # ping client, 1 dest
+          pump + pump +
+          bytes([0, 2, 0x10, 0, 0]) + pump + pump +                # BATCH 0 RUN
+          bytes([7, 0x81]) + pump +
+          bytes([0, 2, 0x20, 0, 1]) + pump + pump)                 # BATCH 0 STOP force
     # session that times out, then a request for it
     write(t, "session-timeout", st_mksn() + pump + bytes([7, 0xff, 0, 3, 0, 0]) + pump)
 
