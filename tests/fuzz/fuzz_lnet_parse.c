@@ -103,6 +103,16 @@ static struct {
 	bool shutting_down;
 } fz;
 
+/* FUZZ_LOG=1: print the node's log, sends and events (one input by hand) */
+static bool verbose(void)
+{
+	static int v = -1;
+
+	if (v < 0)
+		v = getenv("FUZZ_LOG") != NULL;
+	return v;
+}
+
 static uint64_t fz_clock(void *arg)
 {
 	(void)arg;
@@ -112,7 +122,7 @@ static uint64_t fz_clock(void *arg)
 static void fz_log(void *arg, enum ulnet_log_level lvl, const char *msg)
 {
 	(void)arg;
-	if (getenv("FUZZ_LOG"))         /* to see what an input does */
+	if (verbose())
 		fprintf(stderr, "[%d] %s\n", lvl, msg);
 }
 
@@ -153,6 +163,8 @@ static void fz_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		else if (h->type == ULNET_MSG_GET)
 			fz.wmds[fz.nwmds++] = h->msg.get.return_wmd;
 	}
+	if (verbose())
+		fprintf(stderr, "send type %u length %u\n", h->type, h->payload_length);
 	if (fz.shutting_down || fz.nsends == MAX_SENDS) {
 		lnet_finalize(msg, fz.shutting_down ? -ESHUTDOWN : 0);
 		return;
@@ -221,6 +233,9 @@ static void fz_event(const struct ulnet_event *ev)
 	}
 	if (ev->unlinked)
 		s->unlinked = true;
+	if (verbose())
+		fprintf(stderr, "event %d status %d mlength %u offset %u%s\n", ev->type, ev->status,
+			ev->mlength, ev->offset, ev->unlinked ? " unlinked" : "");
 }
 
 static struct slot *slot_new(void)
@@ -535,7 +550,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&fz, 0, sizeof(fz));
 	fz.now = 1000000000ULL;
-	if (getenv("FUZZ_LOG"))
+	if (verbose())
 		o.log_level = ULNET_LOG_DEBUG;
 	if (ulnet_create(&o, &fz.ln))
 		return 0;
