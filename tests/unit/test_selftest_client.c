@@ -521,6 +521,33 @@ static void test_session_expiry_aborts_client(void **state)
 	assert_int_equal(sa.rpcs_expired, 0);
 }
 
+/* A client test whose destination is the node itself, which serves no ping
+ * test: its request goes through 0@lo and waits, parked on the node's own
+ * lazy portal 50, so the request MD stays busy. The agent's stop must still
+ * end (it drops what its lazy portals hold before waiting for its
+ * operations); it waited for that request instead, then gave up and leaked
+ * the agent (found by fuzz_selftest_agent). With the test clock standing
+ * still the old code never returns: CTest's timeout reports it. */
+static void test_client_self_stop(void **state)
+{
+	struct env *e = *state;
+	ulnet_process_id_t self = { .nid = e->a_nid, .pid = ULNET_PID_LUSTRE };
+	struct test_spec ping = { .service = SRPC_SERVICE_PING, .loop = 1, .concur = 1 };
+	struct ulnet_selftest_stats sa;
+
+	mksn(e, &e->a_nid);
+	assert_int_equal(add_test(e, &e->a_nid, &ping, 1, &self, 1, 0), 0);
+	assert_int_equal(batch(e, &e->a_nid, SRPC_BATCH_OPC_RUN, 0, 0).status, 0);
+	pump(e);
+	assert_int_equal(ulnet_selftest_stats_get(e->sta, &sa), 0);
+	/* its request waits on portal 50: not sent (no SEND event) nor ended */
+	assert_int_equal(sa.rpcs_sent, 0);
+	assert_int_equal(sa.client_rpcs, 0);
+	ulnet_selftest_stop(e->sta);
+	e->sta = NULL;
+	assert_null(strstr(logs, "leaking the agent"));
+}
+
 /* Malformed destination lists: too many (EINVAL, as the kernel), a list
  * shorter than ndest says (dropped, as the kernel's failed bulk: no reply),
  * none at all (ndest 0: EINVAL). Each logged with the console's NID. */
@@ -592,6 +619,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_client_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_expiry_aborts_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_bad_lists, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_self_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_session_end, setup, teardown),
 	};
 
