@@ -548,6 +548,34 @@ static void test_client_self_stop(void **state)
 	assert_null(strstr(logs, "leaking the agent"));
 }
 
+/* A client test that loops forever (lst's default) against a destination
+ * the node cannot reach: each RPC fails inside ulnet_put() and the unit
+ * posts its next one at once. The loop runs work posted during a pass on
+ * its next turn, so ulnet_progress() returns and the STOP gets through; it
+ * ran it in the same pass before, for ever (found by fuzz_selftest_agent).
+ * With the old loop the RUN's pump never returns: CTest's timeout reports
+ * it. */
+static void test_client_unreachable_forever(void **state)
+{
+	struct env *e = *state;
+	ulnet_process_id_t far = { .pid = ULNET_PID_LUSTRE };
+	struct test_spec ping = { .service = SRPC_SERVICE_PING, .loop = UINT32_MAX, .concur = 1 };
+	struct ulnet_selftest_stats sa;
+
+	ulnet_nid_from_ipv4(0x0a090909, ulnet_mknet(ULNET_LND_TCP, 0), &far.nid);
+	mksn(e, &e->a_nid);
+	assert_int_equal(add_test(e, &e->a_nid, &ping, 1, &far, 1, 0), 0);
+	assert_int_equal(batch(e, &e->a_nid, SRPC_BATCH_OPC_RUN, 0, 0).status, 0);
+	for (int i = 0; i < 10; i++)
+		assert_true(ulnet_progress(e->a, 0) >= 0);
+	assert_int_equal(batch(e, &e->a_nid, SRPC_BATCH_OPC_STOP, 0, 1).status, 0);
+	pump(e);
+	assert_int_equal(batch(e, &e->a_nid, SRPC_BATCH_OPC_QUERY, 0, 0).active, 0);
+	assert_int_equal(ulnet_selftest_stats_get(e->sta, &sa), 0);
+	assert_true(sa.client_rpcs > 10);
+	assert_int_equal(sa.client_errors, sa.client_rpcs);
+}
+
 /* Malformed destination lists: too many (EINVAL, as the kernel), a list
  * shorter than ndest says (dropped, as the kernel's failed bulk: no reply),
  * none at all (ndest 0: EINVAL). Each logged with the console's NID. */
@@ -620,6 +648,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_session_expiry_aborts_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_bad_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_self_stop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_unreachable_forever, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_session_end, setup, teardown),
 	};
 
