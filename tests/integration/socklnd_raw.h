@@ -604,6 +604,9 @@ static void node_put(struct st_node *n, const char *nid, uint8_t *buf, size_t le
 
 static void node_put_done(struct st_node *n, struct st_md *md)
 {
+	/* its SEND event (threshold 1: the last one) may still be on its
+	 * way after the peer got the bytes: the record must outlive it */
+	(void)st_md_wait(md, ULNET_EVENT_SEND, 1);
 	st_md_release(n, md);
 	st_md_fini(md);
 }
