@@ -31,6 +31,7 @@
 #include "core/lnd.h"
 #include "core/lnet_hdr.h"
 #include "ulnet/ulnet.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -40,38 +41,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_WMDS 16
 #define MAX_RX 64
 #define BUF_MAX 256
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint8_t u8(struct in *in)
-{
-	uint8_t v = 0;
-
-	if (in->n) {
-		v = *in->p++;
-		in->n--;
-	}
-	return v;
-}
-
-static uint32_t u32(struct in *in)
-{
-	uint32_t v = u8(in);
-
-	v |= (uint32_t)u8(in) << 8;
-	v |= (uint32_t)u8(in) << 16;
-	return v | (uint32_t)u8(in) << 24;
-}
-
-static uint64_t u64(struct in *in)
-{
-	uint64_t v = u32(in);
-
-	return v | (uint64_t)u32(in) << 32;
-}
 
 /* A received message the core has accepted (lnet_parse() returned 0) and
  * not yet recv()ed: payload bytes from the input. */

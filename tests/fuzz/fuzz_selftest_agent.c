@@ -34,35 +34,11 @@
 #include "ulnet/selftest.h"
 #include "ulnet/ulnet.h"
 #include "util/util_bytes.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_BUFS 64
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint8_t u8(struct in *in)
-{
-	uint8_t v = 0;
-
-	if (in->n) {
-		v = *in->p++;
-		in->n--;
-	}
-	return v;
-}
-
-static uint32_t u32(struct in *in)
-{
-	uint32_t v = u8(in);
-
-	v |= (uint32_t)u8(in) << 8;
-	v |= (uint32_t)u8(in) << 16;
-	return v | (uint32_t)u8(in) << 24;
-}
 
 static struct {
 	struct memlnd_net *net;

@@ -44,43 +44,12 @@
 #include "lnd/socklnd/sock_int.h"
 #include "lnd/socklnd/sock_wire.h"
 #include "ulnet/ulnet.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_PAIRS 8
 #define BIG 20000           /* above zc_min_payload (16384): asks a ZC-ACK */
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint8_t u8(struct in *in)
-{
-	uint8_t v = 0;
-
-	if (in->n) {
-		v = *in->p++;
-		in->n--;
-	}
-	return v;
-}
-
-static uint32_t u32(struct in *in)
-{
-	uint32_t v = u8(in);
-
-	v |= (uint32_t)u8(in) << 8;
-	v |= (uint32_t)u8(in) << 16;
-	return v | (uint32_t)u8(in) << 24;
-}
-
-static uint64_t u64(struct in *in)
-{
-	uint64_t v = u32(in);
-
-	return v | (uint64_t)u32(in) << 32;
-}
 
 struct pair {
 	int node_fd, fd;        /* the node's end, ours (-1: closed) */
