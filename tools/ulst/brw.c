@@ -323,6 +323,8 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 	double timeout = 60;
 	enum ulst_check check = ULST_CHECK_NONE;
 	bool keep_going = false;
+	uint64_t done = 0, failed = 0, check_errors = 0;
+	int first_err = 0;
 	uint64_t st0[ULST_STAT_COUNT] = { 0 }, st1[ULST_STAT_COUNT] = { 0 }, t0, t1, end;
 	struct ulst_rate_sampler rs;
 	struct ulst_node node;
@@ -475,6 +477,12 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 		pthread_mutex_lock(&b->mu);
 	}
 	t1 = ulst_now_ns();
+	/* what the summary tells, as of now: after a timeout, operations
+	 * still in flight end (and count) on the node's thread meanwhile */
+	done = b->done;
+	failed = b->failed;
+	check_errors = b->check_errors;
+	first_err = b->first_err;
 	pthread_mutex_unlock(&b->mu);
 
 	ulst_rates_print(&rs, b->ln, self);
@@ -484,22 +492,22 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 		if (secs <= 0)
 			secs = 1e-9;
 		printf("ulst brw %s %s: %llu of %llu done in %.3f s: %.0f RPC/s, %.2f MiB/s",
-		       b->write ? "write" : "read", b->target_str, (unsigned long long)b->done,
-		       (unsigned long long)b->count, secs, (double)b->done / secs,
-		       (double)b->done * (double)size / secs / 1048576.0);
+		       b->write ? "write" : "read", b->target_str, (unsigned long long)done,
+		       (unsigned long long)b->count, secs, (double)done / secs,
+		       (double)done * (double)size / secs / 1048576.0);
 	}
 	if (b->keep_going)
-		printf(", %llu failed", (unsigned long long)b->failed);
-	if (b->failed)
+		printf(", %llu failed", (unsigned long long)failed);
+	if (failed)
 		exit_rc = ULST_EXIT_FAIL;
-	if (b->first_err) {
+	if (first_err) {
 		printf("\n");
 		fprintf(stderr, "ulst brw: %s\n", b->err);
 		exit_rc = ULST_EXIT_FAIL;
 	} else if (check != ULST_CHECK_NONE && !b->write) {
 		printf(", check %s: %llu errors\n", check == ULST_CHECK_SIMPLE ? "simple" : "full",
-		       (unsigned long long)b->check_errors);
-		if (b->check_errors)
+		       (unsigned long long)check_errors);
+		if (check_errors)
 			exit_rc = ULST_EXIT_FAIL;
 	} else if (check != ULST_CHECK_NONE) {
 		uint64_t now = ulst_now_ns();
