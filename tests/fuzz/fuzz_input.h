@@ -3,12 +3,16 @@
  * fuzz_input.h - how the stateful fuzz targets read their input: a cursor
  * over the bytes, and little-endian integers taken from it. Past the end
  * every read gives 0, so a short input is still a whole (shorter) run.
+ * And the options of the node(s) a stateful target drives: no progress
+ * thread, the target's clock and logger, errors only.
  */
 #ifndef ULNET_TEST_FUZZ_INPUT_H
 #define ULNET_TEST_FUZZ_INPUT_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ulnet/ulnet.h"
 
 struct in {
 	const uint8_t *p;
@@ -40,6 +44,19 @@ static inline uint64_t u64(struct in *in)
 	uint64_t v = u32(in);
 
 	return v | (uint64_t)u32(in) << 32;
+}
+
+static inline struct ulnet_opts fuzz_node_opts(ulnet_clock_fn clock,
+					       void (*log)(void *, enum ulnet_log_level, const char *))
+{
+	struct ulnet_opts o = {
+		.flags = ULNET_OPT_MANUAL_PROGRESS,
+		.clock = clock,
+		.log = log,
+		.log_level = ULNET_LOG_ERROR,
+	};
+
+	return o;
 }
 
 #endif

@@ -325,12 +325,7 @@ static void op_time(struct in *in)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct in in = { data, size };
-	struct ulnet_opts o = {
-		.flags = ULNET_OPT_MANUAL_PROGRESS,
-		.clock = fz_clock,
-		.log = fz_log,
-		.log_level = ULNET_LOG_ERROR,
-	};
+	struct ulnet_opts o = fuzz_node_opts(fz_clock, fz_log);
 	struct ulnet_selftest_stats stats;
 	int ops = 0, i;
 
