@@ -31,7 +31,7 @@ test-tsan:
 # libFuzzer targets, each run briefly (FUZZ_SECONDS each).
 FUZZ_SECONDS ?= 20
 fuzz:
-	CC=clang cmake -S . -B build-fuzz -DULNET_FUZZ=ON -DULNET_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+	CC=clang cmake -S . -B build-fuzz -DULNET_FUZZ=ON -DULNET_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1
 	cmake --build build-fuzz -j$(JOBS)
 	scripts/run-fuzz.sh build-fuzz $(FUZZ_SECONDS)
 

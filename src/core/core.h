@@ -187,6 +187,7 @@ static inline bool lnet_md_unlinkable(const struct lnet_libmd *md)
 
 struct lnet_me {
 	struct ul_list me_list;        /* in its portal's hash chain or ignore list */
+	struct ul_list me_ptl_link;    /* in its portal's ptl_me_all */
 	uint64_t me_cookie;
 	unsigned me_portal;
 	ulnet_process_id_t me_match_id;
@@ -205,9 +206,12 @@ struct lnet_portal {
 	unsigned ptl_index;
 	unsigned ptl_options;
 	unsigned ptl_nme;
-	/* LNET_MT_HASH_SIZE chains plus the ignore-bits list; allocated with
-	 * the first ME (most portals are never used). */
+	/* LNET_MT_HASH_SIZE chains plus the ignore-bits list; allocated
+	 * zeroed with the first ME (most portals are never used), a chain
+	 * initialised when an ME first goes in (a zeroed chain is empty), so
+	 * neither set-up nor teardown walks thousands of empty chains. */
 	struct ul_list *ptl_mhash;
+	struct ul_list ptl_me_all;     /* every ME of the portal, for teardown */
 	struct ul_list ptl_msg_delayed; /* PUTs waiting on a lazy portal */
 };
 

@@ -272,16 +272,10 @@ static void lnet_unlink_all_mds(ulnet_t *ln)
 	/* MEs left without an MD */
 	for (p = 0; p < ULNET_MAX_PORTALS; p++) {
 		struct lnet_portal *ptl = &ln->ln_portals[p];
-		unsigned h;
+		struct lnet_me *me;
 
-		if (!ptl->ptl_mhash)
-			continue;
-		for (h = 0; h <= LNET_MT_HASH_SIZE; h++) {
-			struct lnet_me *me;
-
-			while ((me = ul_list_first(&ptl->ptl_mhash[h], struct lnet_me, me_list)))
-				lnet_me_unlink_locked(ln, me);
-		}
+		while ((me = ul_list_first(&ptl->ptl_me_all, struct lnet_me, me_ptl_link)))
+			lnet_me_unlink_locked(ln, me);
 	}
 	/* MDs still referenced cannot exist once every NI is down; free any
 	 * leftover rather than leak it */

@@ -41,6 +41,13 @@ static struct ul_list *lnet_mt_match_head(struct lnet_portal *ptl, const ulnet_p
 	return &ptl->ptl_mhash[lnet_hash64(mbits + lnet_nidhash(&id->nid) + id->pid)];
 }
 
+/* The chain (or ignore list) as a list to walk: NULL while no ME ever
+ * went in (the table is allocated zeroed). */
+static struct ul_list *lnet_mt_chain_live(struct ul_list *head)
+{
+	return head->next ? head : NULL;
+}
+
 void lnet_portals_init(ulnet_t *ln)
 {
 	int i;
@@ -52,6 +59,7 @@ void lnet_portals_init(ulnet_t *ln)
 		ptl->ptl_options = 0;
 		ptl->ptl_nme = 0;
 		ptl->ptl_mhash = NULL;
+		ul_list_init(&ptl->ptl_me_all);
 		ul_list_init(&ptl->ptl_msg_delayed);
 	}
 }
@@ -62,17 +70,12 @@ void lnet_portals_fini(ulnet_t *ln)
 
 	for (i = 0; i < ULNET_MAX_PORTALS; i++) {
 		struct lnet_portal *ptl = &ln->ln_portals[i];
-		unsigned h;
+		struct lnet_me *me;
 
-		if (!ptl->ptl_mhash)
-			continue;
-		for (h = 0; h <= LNET_MT_HASH_SIZE; h++) {
-			struct lnet_me *me;
-
-			while ((me = ul_list_first(&ptl->ptl_mhash[h], struct lnet_me, me_list))) {
-				ul_list_del(&me->me_list);
-				free(me);
-			}
+		while ((me = ul_list_first(&ptl->ptl_me_all, struct lnet_me, me_ptl_link))) {
+			ul_list_del(&me->me_ptl_link);
+			ul_list_del(&me->me_list);
+			free(me);
 		}
 		free(ptl->ptl_mhash);
 		ptl->ptl_mhash = NULL;
@@ -125,15 +128,11 @@ int ulnet_me_attach(ulnet_t *ln, unsigned portal, ulnet_process_id_t match_id,
 		goto out_unlock;
 	}
 	if (!ptl->ptl_mhash) {
-		unsigned h;
-
-		ptl->ptl_mhash = malloc((LNET_MT_HASH_SIZE + 1) * sizeof(*ptl->ptl_mhash));
+		ptl->ptl_mhash = calloc(LNET_MT_HASH_SIZE + 1, sizeof(*ptl->ptl_mhash));
 		if (!ptl->ptl_mhash) {
 			rc = -ENOMEM;
 			goto out_unlock;
 		}
-		for (h = 0; h <= LNET_MT_HASH_SIZE; h++)
-			ul_list_init(&ptl->ptl_mhash[h]);
 	}
 	rc = lnet_handle_alloc(&ln->ln_handles, me, LNET_OBJ_ME, &me->me_cookie);
 	if (rc)
@@ -142,6 +141,9 @@ int ulnet_me_attach(ulnet_t *ln, unsigned portal, ulnet_process_id_t match_id,
 	head = ignore_bits ? &ptl->ptl_mhash[LNET_MT_HASH_IGNORE]
 			   : lnet_mt_match_head(ptl, &match_id, match_bits);
 	me->me_pos = (unsigned)(head - ptl->ptl_mhash);
+	if (!lnet_mt_chain_live(head))
+		ul_list_init(head);
+	ul_list_add_tail(&me->me_ptl_link, &ptl->ptl_me_all);
 	if (pos == ULNET_INS_BEFORE)
 		ul_list_add(&me->me_list, head);
 	else
@@ -158,6 +160,7 @@ out_unlock:
 void lnet_me_unlink_locked(ulnet_t *ln, struct lnet_me *me)
 {
 	ul_list_del(&me->me_list);
+	ul_list_del(&me->me_ptl_link);
 	ln->ln_portals[me->me_portal].ptl_nme--;
 	if (me->me_md) {
 		struct lnet_libmd *md = me->me_md;
@@ -298,10 +301,12 @@ int lnet_ptl_match_md_locked(ulnet_t *ln, const struct lnet_match_info *info,
 	if (!(ptl->ptl_options & (LNET_PTL_UNIQUE | LNET_PTL_WILDCARD)) || !ptl->ptl_mhash)
 		goto nomatch;
 
-	head = !ul_list_empty(&ptl->ptl_mhash[LNET_MT_HASH_IGNORE])
-		       ? &ptl->ptl_mhash[LNET_MT_HASH_IGNORE]
-		       : lnet_mt_match_head(ptl, &info->mi_id, info->mi_mbits);
+	head = lnet_mt_chain_live(&ptl->ptl_mhash[LNET_MT_HASH_IGNORE]);
+	if (!head || ul_list_empty(head))
+		head = lnet_mt_chain_live(lnet_mt_match_head(ptl, &info->mi_id, info->mi_mbits));
 again:
+	if (!head)
+		goto nomatch;
 	ul_list_for_each(pos, head) {
 		struct lnet_me *me = ul_container_of(pos, struct lnet_me, me_list);
 		uint32_t offset, mlength;
@@ -327,7 +332,7 @@ again:
 		}
 	}
 	if (head == &ptl->ptl_mhash[LNET_MT_HASH_IGNORE]) {
-		head = lnet_mt_match_head(ptl, &info->mi_id, info->mi_mbits);
+		head = lnet_mt_chain_live(lnet_mt_match_head(ptl, &info->mi_id, info->mi_mbits));
 		goto again;
 	}
 nomatch:

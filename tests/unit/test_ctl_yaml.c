@@ -488,6 +488,46 @@ static void test_peer_empty_nidlist(void **state)
 	ctl_ctx_fini(&ctx);
 }
 
+/* The shows have no fixed cap: 1100 peers (past the old array of 1024)
+ * are listed, shown and exported, each once. */
+static void test_many_peers_shown(void **state)
+{
+	(void)state;
+	struct ulnet_opts opts;
+	struct ctl_ctx ctx;
+	struct ctl_reply rp;
+	const int npeers = 1100;
+	struct ybuf y;
+
+	memset(&opts, 0, sizeof(opts));
+	assert_int_equal(ctl_ctx_init(&ctx, &opts, true), 0);
+	ctl_reply_init(&rp);
+	ybuf_init(&y);
+	ybuf_puts(&y, "peer:\n");
+	for (int i = 0; i < npeers; i++)
+		ybuf_printf(&y, "    - primary nid: 10.%d.%d.1@tcp\n", i / 256, i % 256);
+	assert_int_equal(run_cmd(&ctx, &rp, y.s, y.len, "import peers.yaml"), 0);
+	ybuf_free(&y);
+	/* each peer once as "nid:" (list) or "primary nid:" (show, export) */
+	static const char *const cmds[] = { "peer list", "peer show", "export" };
+	static const char *const keys[] = { "-     nid:", "primary nid:", "primary nid:" };
+
+	for (unsigned c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+		assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, cmds[c]), 0);
+		for (int i = 0; i < npeers; i += 7) {
+			char want[64];
+			const char *at;
+
+			snprintf(want, sizeof(want), "%s 10.%d.%d.1@tcp\n", keys[c], i / 256, i % 256);
+			at = strstr(ybuf_str(&rp.out), want);
+			if (!at || strstr(at + 1, want))
+				fail_msg("%s: %s%s", cmds[c], want, at ? " twice" : " missing");
+		}
+	}
+	ctl_reply_free(&rp);
+	ctl_ctx_fini(&ctx);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -577,6 +617,7 @@ int main(void)
 		cmocka_unit_test(test_bogus_option_everywhere),
 		cmocka_unit_test(test_peer_empty_nidlist),
 		cmocka_unit_test(test_import_limits),
+		cmocka_unit_test(test_many_peers_shown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

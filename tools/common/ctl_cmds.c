@@ -34,29 +34,38 @@ int ctl_need_ln(struct ctl_ctx *ctx, const char *op, const char *what, struct ct
 	return -ENETDOWN;
 }
 
-int ctl_get_nis(ulnet_t *ln, struct ulnet_ni_info *nis, int max)
-{
-	int n = 0;
-
-	for (int i = 0; i < max; i++) {
-		if (ulnet_ni_info(ln, i, &nis[n]) < 0)
-			break;
-		n++;
+/* Read the node's table one entry at a time into an array grown as it
+ * fills, so a node with many peers is shown whole (no fixed cap) and a
+ * node with few costs little. Returns the count (*out to free) or -ENOMEM. */
+#define CTL_GET_ALL(name, type, getter)                                              \
+	int name(ulnet_t *ln, type **out)                                            \
+	{                                                                            \
+		type *v = NULL;                                                      \
+		int n = 0, cap = 0;                                                  \
+                                                                                     \
+		for (;;) {                                                           \
+			if (n == cap) {                                              \
+				int ncap = cap ? cap * 2 : 8;                        \
+				type *nv = realloc(v, (size_t)ncap * sizeof(*v));    \
+                                                                                     \
+				if (!nv) {                                           \
+					free(v);                                     \
+					*out = NULL;                                 \
+					return -ENOMEM;                              \
+				}                                                    \
+				v = nv;                                              \
+				cap = ncap;                                          \
+			}                                                            \
+			if (getter(ln, n, &v[n]) < 0)                                \
+				break;                                               \
+			n++;                                                         \
+		}                                                                    \
+		*out = v;                                                            \
+		return n;                                                            \
 	}
-	return n;
-}
 
-int ctl_get_peers(ulnet_t *ln, struct ulnet_peer_info *peers, int max)
-{
-	int n = 0;
-
-	for (int i = 0; i < max; i++) {
-		if (ulnet_peer_info(ln, i, &peers[n]) < 0)
-			break;
-		n++;
-	}
-	return n;
-}
+CTL_GET_ALL(ctl_get_nis, struct ulnet_ni_info, ulnet_ni_info)
+CTL_GET_ALL(ctl_get_peers, struct ulnet_peer_info, ulnet_peer_info)
 
 /* Split "a,b c" lists into NIDs. Returns count or -EINVAL (bad item in
  * `bad`). */
@@ -491,11 +500,11 @@ static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, const st
 		return ctl_down_error(rp, "recovery", "Network is down");
 	/* Unhealthy NIs are the ones in recovery. */
 	if (!p->v[1].set) {
-		struct ulnet_ni_info *ni = calloc(MAX_NIS, sizeof(*ni));
+		struct ulnet_ni_info *ni;
+		int n = ctl_get_nis(ctx->ln, &ni);
 
-		if (!ni)
-			return -ENOMEM;
-		int n = ctl_get_nis(ctx->ln, ni, MAX_NIS);
+		if (n < 0)
+			return n;
 		char nb[ULNET_NIDSTR_SIZE];
 
 		cy_key(&rp->out, 0, "Local NI recovery");
@@ -505,11 +514,11 @@ static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, const st
 		free(ni);
 	}
 	if (!p->v[0].set || p->v[1].set) {
-		struct ulnet_peer_info *pi = calloc(MAX_PEERS, sizeof(*pi));
+		struct ulnet_peer_info *pi;
+		int n = ctl_get_peers(ctx->ln, &pi);
 
-		if (!pi)
-			return -ENOMEM;
-		int n = ctl_get_peers(ctx->ln, pi, MAX_PEERS);
+		if (n < 0)
+			return n;
 		char nb[ULNET_NIDSTR_SIZE];
 
 		cy_key(&rp->out, 0, "Peer NI recovery");

@@ -19,7 +19,6 @@
 
 #define PROG "ulnetctl"
 #define MAX_NIS 256
-#define MAX_PEERS 1024
 #define MAX_PING 64
 
 /* --- a command and its options -------------------------------------------- */
@@ -91,8 +90,8 @@ bool ctl_want_help(int argc, char **argv);
 /* 0 if LNet is up, else the netlink error "LNet stack down" and -ENETDOWN. */
 int ctl_need_ln(struct ctl_ctx *ctx, const char *op, const char *what, struct ctl_reply *rp);
 /* The first `max` NIs / peers of the instance; returns how many. */
-int ctl_get_nis(ulnet_t *ln, struct ulnet_ni_info *nis, int max);
-int ctl_get_peers(ulnet_t *ln, struct ulnet_peer_info *peers, int max);
+int ctl_get_nis(ulnet_t *ln, struct ulnet_ni_info **out);
+int ctl_get_peers(ulnet_t *ln, struct ulnet_peer_info **out);
 /* Split "a,b c" lists into NIDs. Returns count or -EINVAL (bad item in
  * `bad`). */
 int ctl_parse_nid_list(char *const *words, int nwords, ulnet_nid_t *nids, int max, char *bad,

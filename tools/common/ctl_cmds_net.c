@@ -275,11 +275,11 @@ static int cmd_net_del(struct ctl_ctx *ctx, const struct cmd *c, const struct pa
 		y_nl_error(&rp->err, "del", "net", -EINVAL, msg);
 		return -EINVAL;
 	}
-	struct ulnet_ni_info *ni = calloc(MAX_NIS, sizeof(*ni));
+	struct ulnet_ni_info *ni;
+	int n = ctl_get_nis(ctx->ln, &ni), ndel = 0;
 
-	if (!ni)
-		return -ENOMEM;
-	int n = ctl_get_nis(ctx->ln, ni, MAX_NIS), ndel = 0;
+	if (n < 0)
+		return n;
 
 	rc = 0;
 	for (int i = 0; i < n && rc == 0; i++) {
@@ -319,11 +319,11 @@ static int cmd_net_show(struct ctl_ctx *ctx, const struct cmd *c, const struct p
 			return -EINVAL;
 		}
 	}
-	struct ulnet_ni_info *ni = calloc(MAX_NIS, sizeof(*ni));
+	struct ulnet_ni_info *ni;
+	int n = ctl_get_nis(ctx->ln, &ni);
 
-	if (!ni)
-		return -ENOMEM;
-	int n = ctl_get_nis(ctx->ln, ni, MAX_NIS);
+	if (n < 0)
+		return n;
 
 	ctl_render_net_show(&rp->out, ni, n, ctl_verbosity(&p->v[1]), p->v[0].set ? &net : NULL);
 	free(ni);

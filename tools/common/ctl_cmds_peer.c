@@ -127,11 +127,11 @@ int ctl_peer_show_common(struct ctl_ctx *ctx, const char *nidstr, int verbose, b
 	}
 	if (!ctx->ln)
 		return ctl_down_error(rp, "peer", "Network is down");
-	struct ulnet_peer_info *pi = calloc(MAX_PEERS, sizeof(*pi));
+	struct ulnet_peer_info *pi;
+	int n = ctl_get_peers(ctx->ln, &pi);
 
-	if (!pi)
-		return -ENOMEM;
-	int n = ctl_get_peers(ctx->ln, pi, MAX_PEERS);
+	if (n < 0)
+		return n;
 
 	if (nidstr) {
 		int k = 0;

@@ -22,16 +22,16 @@ int ctl_cmd_export(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed
 {
 	if (!ctx->ln)
 		return ctl_down_error(rp, "net", "LNet stack down");
-	struct ulnet_ni_info *ni = calloc(MAX_NIS, sizeof(*ni));
-	struct ulnet_peer_info *pi = calloc(MAX_PEERS, sizeof(*pi));
+	struct ulnet_ni_info *ni;
+	struct ulnet_peer_info *pi;
 	struct ulnet_globals g;
+	int nn = ctl_get_nis(ctx->ln, &ni), np = ctl_get_peers(ctx->ln, &pi);
 
-	if (!ni || !pi) {
+	if (nn < 0 || np < 0) {
 		free(ni);
 		free(pi);
 		return -ENOMEM;
 	}
-	int nn = ctl_get_nis(ctx->ln, ni, MAX_NIS), np = ctl_get_peers(ctx->ln, pi, MAX_PEERS);
 
 	ulnet_globals_get(ctx->ln, &g);
 	ctl_render_export(&rp->out, ni, nn, pi, np, &g, p->v[0].set);
