@@ -474,6 +474,7 @@ struct ulnet {
 	/* peers */
 	struct ul_list ln_peers;
 	int ln_npeers;
+	int ln_dc_waiting;             /* messages queued on peers until discovered */
 	struct ul_list *ln_pni_hash;
 	unsigned ln_pni_hash_size;
 	struct lnet_peer_ni *ln_pni_last; /* last one found (in the table), or NULL */
@@ -1018,6 +1019,19 @@ void lnet_peer_decref_locked(ulnet_t *ln, struct lnet_peer *lp);
 void lnet_peer_ni_remove_locked(ulnet_t *ln, struct lnet_peer_ni *lpni);
 /* Fail every message queued for discovery (destroy). */
 void lnet_peer_fail_pending_locked(ulnet_t *ln, struct ul_list *out);
+/* Take the messages of `md` that wait for a peer's discovery off their
+ * queue, into q->sq_fail with -ECANCELED (md.c, when the MD is unlinked). */
+void lnet_peer_cancel_md_pending_locked(ulnet_t *ln, const struct lnet_libmd *md,
+					struct lnet_sendq *q);
+
+/* A message stops waiting for discovery (sent, failed or cancelled). */
+static inline void lnet_msg_dc_wait_end(ulnet_t *ln, struct lnet_msg *msg)
+{
+	if (msg->msg_discovery_wait) {
+		msg->msg_discovery_wait = 0;
+		ln->ln_dc_waiting--;
+	}
+}
 
 /* --- ping target, push target, discovery (ping.c, discovery.c) --------------- */
 

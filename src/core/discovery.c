@@ -52,7 +52,7 @@ static void lnet_peer_release_pending_locked(ulnet_t *ln, struct lnet_peer *lp, 
 		int rc = status;
 
 		ul_list_del(&msg->msg_list);
-		msg->msg_discovery_wait = 0;
+		lnet_msg_dc_wait_end(ln, msg);
 		if (!rc) {
 			ulnet_nid_t src = msg->msg_src_nid_param;
 
@@ -483,6 +483,7 @@ int lnet_peer_discovery_queue_locked(ulnet_t *ln, struct lnet_peer *lp, struct l
 {
 	/* a failed start ends the discovery, which fails this message too */
 	msg->msg_discovery_wait = 1;
+	ln->ln_dc_waiting++;
 	ul_list_add_tail(&msg->msg_list, &lp->lp_pending);
 	lnet_peer_start_discovery_locked(ln, lp, false, q);
 	return 1;

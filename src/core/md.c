@@ -266,15 +266,24 @@ int ulnet_md_bind(ulnet_t *ln, const struct ulnet_md *umd, enum ulnet_unlink unl
 int ulnet_md_unlink(ulnet_t *ln, ulnet_handle_t mdh)
 {
 	struct lnet_libmd *md;
+	struct lnet_sendq q;
 
 	if (!ln)
 		return -EINVAL;
+	lnet_sendq_init(&q);
 	lnet_lock(ln);
 	if (!lnet_md_wait_handling_locked(ln, mdh.cookie, &md)) {
 		lnet_unlock(ln);
 		return -ENOENT;
 	}
+	/* Its sends still waiting for a peer's discovery end now, with
+	 * -ECANCELED: the kernel cancels them only when the discovery ends
+	 * (up to transaction_timeout later), which would keep an unlinked
+	 * MD, and whoever waits for its UNLINK event, that long. */
+	if (md->md_refcount > 0)
+		lnet_peer_cancel_md_pending_locked(ln, md, &q);
 	lnet_md_unlink_event_locked(ln, md, 0);
 	lnet_unlock(ln);
+	lnet_sendq_flush(ln, &q);
 	return 0;
 }

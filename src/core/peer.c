@@ -283,9 +283,34 @@ void lnet_peer_fail_pending_locked(ulnet_t *ln, struct ul_list *out)
 
 		while ((msg = ul_list_first(&lp->lp_pending, struct lnet_msg, msg_list))) {
 			ul_list_del(&msg->msg_list);
-			msg->msg_discovery_wait = 0;
+			lnet_msg_dc_wait_end(ln, msg);
 			msg->msg_fin_status = -ESHUTDOWN;
 			ul_list_add_tail(&msg->msg_list, out);
+		}
+	}
+}
+
+void lnet_peer_cancel_md_pending_locked(ulnet_t *ln, const struct lnet_libmd *md,
+					struct lnet_sendq *q)
+{
+	struct ul_list *pos;
+
+	/* nothing waits for discovery in steady state: no walk at all */
+	if (ln->ln_dc_waiting == 0)
+		return;
+	ul_list_for_each(pos, &ln->ln_peers) {
+		struct lnet_peer *lp = ul_container_of(pos, struct lnet_peer, lp_list);
+		struct ul_list *m, *n;
+
+		ul_list_for_each_safe(m, n, &lp->lp_pending) {
+			struct lnet_msg *msg = ul_container_of(m, struct lnet_msg, msg_list);
+
+			if (msg->msg_md != md)
+				continue;
+			ul_list_del(&msg->msg_list);
+			lnet_msg_dc_wait_end(ln, msg);
+			msg->msg_fin_status = -ECANCELED;
+			ul_list_add_tail(&msg->msg_list, &q->sq_fail);
 		}
 	}
 }
@@ -313,7 +338,9 @@ static void lnet_resend_parked(ulnet_t *ln, struct lnet_sendq *parked)
 		int rc;
 
 		ul_list_del(&msg->msg_list);
-		msg->msg_discovery_wait = 0;
+		lnet_lock(ln);
+		lnet_msg_dc_wait_end(ln, msg);
+		lnet_unlock(ln);
 		msg->msg_sending = 0;
 		rc = lnet_send(ln, ulnet_nid_is_any(&src) ? NULL : &src, msg);
 		if (rc < 0)

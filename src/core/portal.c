@@ -178,9 +178,11 @@ int ulnet_me_unlink(ulnet_t *ln, ulnet_handle_t meh)
 	ulnet_handler_t handler = NULL;
 	struct ulnet_event ev;
 	struct lnet_me *me;
+	struct lnet_sendq q;
 
 	if (!ln)
 		return -EINVAL;
+	lnet_sendq_init(&q);
 	lnet_lock(ln);
 	for (;;) {
 		struct lnet_libmd *md;
@@ -199,6 +201,8 @@ int ulnet_me_unlink(ulnet_t *ln, ulnet_handle_t meh)
 		struct lnet_libmd *md = me->me_md;
 
 		md->md_flags |= LNET_MD_FLAG_ABORTED;
+		if (md->md_refcount > 0)   /* as ulnet_md_unlink() */
+			lnet_peer_cancel_md_pending_locked(ln, md, &q);
 		if (md->md_handler && md->md_refcount == 0) {
 			memset(&ev, 0, sizeof(ev));
 			ev.ln = ln;
@@ -212,6 +216,7 @@ int ulnet_me_unlink(ulnet_t *ln, ulnet_handle_t meh)
 	}
 	lnet_me_unlink_locked(ln, me);
 	lnet_unlock(ln);
+	lnet_sendq_flush(ln, &q);
 	if (handler)
 		handler(&ev);
 	return 0;

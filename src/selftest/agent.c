@@ -81,6 +81,7 @@ struct slot {
 	size_t bulk_cap;
 	int bulk_status;                /* first failure of the bulk MD's events */
 	uint32_t bulk_mlength;          /* test add: bytes the GET brought */
+	ulnet_handle_t md_inflight;     /* the reply's or bulk's MD, for the stop */
 };
 
 /* --- the test-client role: a test instance with is_client set ------------------ */
@@ -397,6 +398,35 @@ static int agent_md_bind(struct ulnet_selftest *st, const struct ulnet_md *md, u
 		pthread_mutex_unlock(&st->lock);
 	}
 	return rc;
+}
+
+/* The MD a busy slot sends from now: the agent's stop unlinks it, so that
+ * a reply waiting for the console's discovery (or credits) ends at once
+ * rather than at transaction_timeout. */
+static void slot_set_inflight(struct slot *s, ulnet_handle_t mdh)
+{
+	pthread_mutex_lock(&s->st->lock);
+	s->md_inflight = mdh;
+	pthread_mutex_unlock(&s->st->lock);
+}
+
+/* The agent's stop: end what its busy slots still send. A handle already
+ * gone (the operation ended) is refused with -ENOENT, harmlessly. */
+static void slots_abort_inflight(struct ulnet_selftest *st)
+{
+	for (int i = 0; i < N_SLOTS; i++) {
+		struct slot *s = &st->slots[i];
+		ulnet_handle_t mdh = ULNET_HANDLE_NONE;
+
+		pthread_mutex_lock(&st->lock);
+		if (s->state == SLOT_BUSY) {
+			mdh = s->md_inflight;
+			s->md_inflight = ULNET_HANDLE_NONE;
+		}
+		pthread_mutex_unlock(&st->lock);
+		if (!ulnet_handle_is_none(mdh))
+			(void)ulnet_md_unlink(st->ln, mdh);
+	}
 }
 
 /* A unit is over (lock held). */
@@ -1317,6 +1347,7 @@ static void send_reply(struct slot *s)
 		finish_dropped(s, rc);
 		return;
 	}
+	slot_set_inflight(s, mdh);
 	rc = ulnet_put(st->ln, &s->self, mdh, ULNET_NOACK_REQ, s->peer, SRPC_RDMA_PORTAL, s->rpyid, 0, 0);
 	if (rc) {
 		char pb[ULNET_NIDSTR_SIZE];
@@ -1437,6 +1468,7 @@ static int slot_bulk_start(struct slot *s, size_t len, bool sink, unsigned optio
 	rc = agent_md_bind(st, &md, &mdh, false);
 	if (rc)
 		return rc;
+	slot_set_inflight(s, mdh);
 	if (sink)
 		rc = ulnet_get(st->ln, &s->self, mdh, s->peer, SRPC_RDMA_PORTAL, bulkid, 0);
 	else
@@ -1990,6 +2022,7 @@ void ulnet_selftest_stop(ulnet_selftest_t *st)
 		/* refs first: a handler counts itself in before its ref goes */
 		if (refs == 0 && atomic_load(&st->in_handler) == 0)
 			break;
+		slots_abort_inflight(st);
 		if (lnet_now(st->ln) >= deadline) {
 			lnet_log(st->ln, ULNET_LOG_ERROR,
 				 "selftest: %d operations still pending at stop; leaking the agent", refs);

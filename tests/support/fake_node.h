@@ -7,14 +7,18 @@
 #ifndef ULNET_TEST_FAKE_NODE_H
 #define ULNET_TEST_FAKE_NODE_H
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "ulnet/ulnet.h"
 
 static uint64_t fake_now = 1000000000ULL;
+static bool fake_ticking;           /* each read moves the clock 1 ms */
 static uint64_t fake_clock(void *arg)
 {
 	(void)arg;
+	if (fake_ticking)
+		fake_now += 1000000;
 	return fake_now;
 }
 

@@ -433,6 +433,61 @@ static void test_discovery_timeout_fails_queued(void **state)
 	destroy2(net, a, b);
 }
 
+/* put_lst, returning the MD's handle. */
+static ulnet_handle_t put_lst_h(ulnet_t *ln, const ulnet_nid_t *to, struct sendlog *s, uint8_t *buf)
+{
+	struct ulnet_md md = { .start = buf, .length = 160, .threshold = 1, .user_ptr = s,
+			       .handler = send_handler };
+	ulnet_process_id_t t = { .nid = *to, .pid = 12345 };
+	ulnet_handle_t mdh;
+
+	assert_int_equal(ulnet_md_bind(ln, &md, ULNET_UNLINK, &mdh), 0);
+	assert_int_equal(ulnet_put(ln, NULL, mdh, ULNET_NOACK_REQ, t, 51, 1, 0, 0), 0);
+	return mdh;
+}
+
+/* Unlinking an MD whose PUT waits for the peer's discovery ends that PUT
+ * at once (-ECANCELED), not when the discovery ends; the other message
+ * waiting on the same peer stays queued and goes once discovery is done. */
+static void test_unlink_cancels_discovery_wait(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a = mk(true, true), *b = mk(true, true);
+	ulnet_nid_t nb;
+	struct recvlog r = { 0 };
+	struct sendlog s1 = { 0 }, s2 = { 0 };
+	uint8_t payload[160] = { 0 };
+
+	fake_now = 70 * 1000000000ULL;
+	assert_int_equal(memlnd_add_ni(net, a, 41, NULL), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 42, &nb), 0);
+	post_lst_service(b, &r);
+	/* the ping is held: discovery stays under way */
+	memlnd_drop_next(net, 1, 1u << ULNET_MSG_GET);
+	ulnet_handle_t h1 = put_lst_h(a, &nb, &s1, payload);
+
+	put_lst(a, &nb, &s2, payload);
+	memlnd_pump(net);
+	assert_int_equal(s1.nsend + s2.nsend, 0);
+	assert_int_equal(ulnet_md_unlink(a, h1), 0);
+	assert_int_equal(s1.nsend, 1);
+	assert_int_equal(s1.status, -ECANCELED);
+	assert_int_equal(s1.unlinked, 1);
+	assert_int_equal(s2.nsend, 0);
+	/* a second unlink finds nothing; the other message still waits */
+	assert_int_equal(ulnet_md_unlink(a, h1), -ENOENT);
+	/* discovery then fails at transaction_timeout: s2 ends, nothing is
+	 * finalized twice */
+	fake_now += 151 * 1000000000ULL;
+	ulnet_progress(a, 0);
+	assert_int_equal(s1.nsend, 1);
+	assert_int_equal(s2.nsend, 1);
+	assert_int_equal(s2.status, -ETIMEDOUT);
+	assert_int_equal(r.n, 0);
+	destroy2(net, a, b);
+}
+
 static void test_push_lost_fails(void **state)
 {
 	(void)state;
@@ -986,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(test_first_contact_exchange),
 		cmocka_unit_test(test_discovery_timeout_fails_queued),
 		cmocka_unit_test(test_push_lost_fails),
+		cmocka_unit_test(test_unlink_cancels_discovery_wait),
 		cmocka_unit_test(test_discovery_off_sends_at_once),
 		cmocka_unit_test(test_ni_change_pushes_to_peers),
 		cmocka_unit_test(test_push_without_mr_dropped),

@@ -816,6 +816,45 @@ static void test_session_timer_fires_alone(void **state)
 	expect_session_gone(e);
 }
 
+/* The server's discovery messages to the console (its ping, its push)
+ * are lost. */
+static enum memlnd_verdict drop_srv_discovery(void *arg, const struct lnet_hdr *hdr)
+{
+	const struct env *e = arg;
+	bool dc = hdr->type == ULNET_MSG_GET || (hdr->type == ULNET_MSG_PUT && hdr->msg.put.ptl_index == 0);
+
+	return dc && ulnet_nid_same(&hdr->src_nid, &e->srv_nid) ? MEMLND_DROP : MEMLND_PASS;
+}
+
+/* A reply that waits for the server's discovery of the console (its ping
+ * or push lost) ends when the agent stops: the stop unlinks it, and the core ends
+ * a send waiting for discovery when its MD goes. Before, the stop waited
+ * its 5 s (on a clock that moves 1 ms a read here), gave up and leaked the
+ * agent, as the reply would only end at transaction_timeout. */
+static void test_stop_ends_reply_waiting_discovery(void **state)
+{
+	struct env *e = *state;
+	uint8_t req[SRPC_MSG_SIZE];
+	static struct sink s;
+
+	load(lst_msgs[0].hex, req);                /* MKSN */
+	memlnd_set_filter(e->net, drop_srv_discovery, e);
+	memset(&s, 0, sizeof(s));
+	(void)post52(e, ul_get_le64(req + SRPC_HDR_SIZE), s.buf, sizeof(s.buf), ULNET_MD_OP_PUT, &s,
+		     sink_ev);
+	send_raw(e, SRPC_FRAMEWORK_REQUEST_PORTAL, SRPC_SERVICE_MAKE_SESSION, req, SRPC_MSG_SIZE);
+	memlnd_pump(e->net);
+	assert_int_equal(s.n, 0);                  /* the reply waits */
+	fake_ticking = true;
+	ulnet_selftest_stop(e->st);
+	fake_ticking = false;
+	e->st = NULL;
+	if (strstr(logs, "still pending"))
+		fail_msg("the stop waited: %s", logs);
+	memlnd_set_filter(e->net, NULL, NULL);
+	assert_int_equal(ulnet_selftest_start(e->srv, NULL, &e->st), 0);
+}
+
 static void test_start_stop(void **state)
 {
 	struct env *e = *state;
@@ -844,6 +883,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_session_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_timer_fires_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_stop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_ends_reply_waiting_discovery, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
