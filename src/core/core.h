@@ -383,7 +383,7 @@ struct lnet_peer_ni {
 	bool lpni_recovering;          /* a recovery ping is out (peer.c) */
 	uint64_t lpni_next_ping;       /* instance clock: next recovery ping no sooner */
 	unsigned lpni_seq;
-	/* a non-Multi-Rail peer hears from one NI of ours (move.c) */
+	/* a non-Multi-Rail peer hears from one NI of ours (send.c) */
 	bool lpni_pref_set;
 	ulnet_nid_t lpni_pref_nid;
 	/* per message type; the totals are their sums (lnet_type_counts_sum()) */
@@ -773,7 +773,7 @@ static inline void lnet_sendq_init(struct lnet_sendq *q)
 	ul_list_init(&q->sq_fail);
 }
 
-/* --- send and receive (move.c) ------------------------------------------------ */
+/* --- send and receive (send.c, recv.c) ---------------------------------------- */
 
 static inline void lnet_setpayloadbuffer(struct lnet_msg *msg)
 {
@@ -1003,7 +1003,7 @@ static inline void lnet_peer_ni_health_inc_locked(ulnet_t *ln, struct lnet_peer_
 /* A peer NI's health dropped: make sure the recovery timer runs. */
 void lnet_recovery_arm_locked(ulnet_t *ln);
 /* The recovery ping (GET of the ping target) to `nid` exactly, on `md`
- * (move.c); sends go to `q`. */
+ * (send.c); sends go to `q`. */
 int lnet_get_recovery_locked(ulnet_t *ln, struct lnet_libmd *md, const ulnet_nid_t *nid,
 			     struct lnet_sendq *q);
 /* The NI status a ping/push reported for `lpni` (handle_disc_lpni_health()

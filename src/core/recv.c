@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recv.c - the receive path: lnet_parse() and the handling of each
+ * message type (matching a PUT or GET, generating its ACK or REPLY,
+ * completing a request with its ACK or REPLY), and the LND's reports.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/move.h"
+
+static bool lnet_wire_handle_is_none(const lnet_wire_handle_t *wh)
+{
+	return wh->wh_interface_cookie == ~0ULL && wh->wh_object_cookie == ~0ULL;
+}
+
+/* --- receiving --------------------------------------------------------------------------- */
+
+void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	const struct lnet_hdr *hdr = &msg->msg_hdr;
+
+	if (msg->msg_wanted)
+		lnet_setpayloadbuffer(msg);
+	lnet_build_msg_event(msg, ULNET_EVENT_PUT);
+	/* ACK once the PUT is in, if asked and the MD allows it */
+	msg->msg_ack = !lnet_wire_handle_is_none(&hdr->msg.put.ack_wmd) &&
+		       !(msg->msg_md->md_options & ULNET_MD_ACK_DISABLE);
+	lnet_ni_recv(ni, msg->msg_rx_private, msg, msg->msg_offset, msg->msg_wanted,
+		     hdr->payload_length);
+}
+
+/* Called locked; returns unlocked. 0: handled; -ENOENT: drop. */
+static int lnet_parse_put(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	struct lnet_match_info info = lnet_put_match_info(msg);
+	char nid[ULNET_NIDSTR_SIZE];
+	int rc;
+
+	rc = lnet_ptl_match_md_locked(ln, &info, msg);
+	lnet_unlock(ln);
+	switch (rc) {
+	case LNET_MATCHMD_OK:
+		lnet_recv_put(ni, msg);
+		return 0;
+	case LNET_MATCHMD_NONE:
+		/* parked on a lazy portal: recv comes with the MD */
+		return 0;
+	default:
+		lnet_log(ln, ULNET_LOG_INFO,
+			 "dropping PUT from %s pid %u portal %u match %#llx offset %u length %u: no match",
+			 lnet_nidstr(&info.mi_id.nid, nid), info.mi_id.pid, info.mi_portal,
+			 (unsigned long long)info.mi_mbits, info.mi_roffset, info.mi_rlength);
+		return -ENOENT;
+	}
+}
+
+static int lnet_parse_get(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	struct lnet_hdr *hdr = &msg->msg_hdr;
+	struct lnet_match_info info = {
+		.mi_id = { .nid = msg->msg_initiator, .pid = hdr->src_pid },
+		.mi_opc = ULNET_MD_OP_GET,
+		.mi_portal = hdr->msg.get.ptl_index,
+		.mi_rlength = hdr->msg.get.sink_length,
+		.mi_roffset = hdr->msg.get.src_offset,
+		.mi_mbits = hdr->msg.get.match_bits,
+	};
+	ulnet_process_id_t source = { .nid = hdr->src_nid, .pid = hdr->src_pid };
+	ulnet_nid_t self = ni->ni_nid;
+	lnet_wire_handle_t reply_wmd;
+	char nid[ULNET_NIDSTR_SIZE];
+	int rc;
+
+	rc = lnet_ptl_match_md_locked(ln, &info, msg);
+	if (rc != LNET_MATCHMD_OK) {
+		lnet_unlock(ln);
+		lnet_log(ln, ULNET_LOG_INFO,
+			 "dropping GET from %s pid %u portal %u match %#llx offset %u length %u: no match",
+			 lnet_nidstr(&info.mi_id.nid, nid), info.mi_id.pid, info.mi_portal,
+			 (unsigned long long)info.mi_mbits, info.mi_roffset, info.mi_rlength);
+		return -ENOENT;
+	}
+	lnet_build_msg_event(msg, ULNET_EVENT_GET);
+	reply_wmd = hdr->msg.get.return_wmd;
+	/* the GET becomes its REPLY, right after matching */
+	lnet_prep_send(ln, msg, ULNET_MSG_REPLY, &source, msg->msg_offset, msg->msg_wanted);
+	msg->msg_hdr.msg.reply.dst_wmd = reply_wmd;
+	lnet_unlock(ln);
+
+	/* the GET carries no payload: the LND is done with it */
+	lnet_ni_recv(ni, msg->msg_rx_private, NULL, 0, 0, 0);
+	msg->msg_receiving = 0;
+	msg->msg_rx_private = NULL;
+
+	rc = lnet_send(ln, &self, msg);
+	if (rc < 0) {
+		lnet_log(ln, ULNET_LOG_ERROR, "%s: can't send REPLY for GET from %s: %s",
+			 lnet_nidstr(&self, nid), lnet_nidstr(&source.nid, nid),
+			 ulnet_strerror(rc));
+		lnet_finalize_core(msg, rc);
+	}
+	return 0;
+}
+
+static int lnet_parse_reply(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	const struct lnet_hdr *hdr = &msg->msg_hdr;
+	struct lnet_libmd *md;
+	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
+	uint32_t rlength, mlength;
+
+	md = lnet_wire_handle2md_locked(ln, &hdr->msg.reply.dst_wmd);
+	if (!md || md->md_threshold == 0 || md->md_me) {
+		lnet_unlock(ln);
+		lnet_log(ln, ULNET_LOG_INFO, "%s: dropping REPLY from %s for %s MD %#llx.%#llx",
+			 lnet_nidstr(&ni->ni_nid, nid), lnet_nidstr(&hdr->src_nid, nid2),
+			 md ? "inactive" : "invalid",
+			 (unsigned long long)hdr->msg.reply.dst_wmd.wh_interface_cookie,
+			 (unsigned long long)hdr->msg.reply.dst_wmd.wh_object_cookie);
+		return -ENOENT;
+	}
+	rlength = hdr->payload_length;
+	mlength = rlength < md->md_length ? rlength : (uint32_t)md->md_length;
+	if (mlength < rlength && !(md->md_options & ULNET_MD_TRUNCATE)) {
+		lnet_unlock(ln);
+		lnet_log(ln, ULNET_LOG_WARN,
+			 "%s: dropping REPLY from %s length %u for MD %#llx: would overflow (%u)",
+			 lnet_nidstr(&ni->ni_nid, nid), lnet_nidstr(&hdr->src_nid, nid2), rlength,
+			 (unsigned long long)hdr->msg.reply.dst_wmd.wh_object_cookie, mlength);
+		return -ENOENT;
+	}
+	lnet_msg_attach_md(msg, md, 0, mlength);
+	if (mlength)
+		lnet_setpayloadbuffer(msg);
+	lnet_build_msg_event(msg, ULNET_EVENT_REPLY);
+	lnet_unlock(ln);
+	lnet_ni_recv(ni, msg->msg_rx_private, msg, 0, mlength, rlength);
+	return 0;
+}
+
+static int lnet_parse_ack(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
+{
+	const struct lnet_hdr *hdr = &msg->msg_hdr;
+	struct lnet_libmd *md;
+	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
+
+	md = lnet_wire_handle2md_locked(ln, &hdr->msg.ack.dst_wmd);
+	if (!md || md->md_threshold == 0 || md->md_me) {
+		lnet_unlock(ln);
+		/* expected after a timeout or an unlink: no noise */
+		lnet_log(ln, ULNET_LOG_DEBUG, "%s: dropping ACK from %s to %s MD %#llx.%#llx",
+			 lnet_nidstr(&ni->ni_nid, nid), lnet_nidstr(&hdr->src_nid, nid2),
+			 md ? "inactive" : "invalid",
+			 (unsigned long long)hdr->msg.ack.dst_wmd.wh_interface_cookie,
+			 (unsigned long long)hdr->msg.ack.dst_wmd.wh_object_cookie);
+		return -ENOENT;
+	}
+	lnet_msg_attach_md(msg, md, 0, 0);
+	lnet_build_msg_event(msg, ULNET_EVENT_ACK);
+	lnet_unlock(ln);
+	lnet_ni_recv(ni, msg->msg_rx_private, msg, 0, 0, msg->msg_len);
+	return 0;
+}
+
+static void lnet_drop_message(ulnet_t *ln, struct lnet_ni *ni, void *priv, uint32_t nob,
+			      uint32_t type)
+{
+	lnet_lock(ln);
+	ln->ln_ctr.drop_count++;
+	ln->ln_ctr.drop_length += nob;
+	ni->ni_dropped.n[type <= ULNET_MSG_HELLO ? type : 0]++;
+	lnet_unlock(ln);
+	/* the LND still reads and discards the payload */
+	lnet_ni_recv(ni, priv, NULL, 0, 0, nob);
+}
+
+int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t *from_nid,
+	       void *rx_private)
+{
+	ulnet_t *ln = ni->ni_ln;
+	uint32_t type = hdr->type, plen = hdr->payload_length;
+	bool for_me = lnet_nid_eq(&ni->ni_nid, &hdr->dest_nid);
+	char fnid[ULNET_NIDSTR_SIZE], snid[ULNET_NIDSTR_SIZE], dnid[ULNET_NIDSTR_SIZE];
+	struct lnet_msg *msg;
+	int rc;
+
+	switch (type) {
+	case ULNET_MSG_ACK:
+	case ULNET_MSG_GET:
+		if (plen > 0) {
+			lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: bad %s payload %u (0 expected)",
+				 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+				 lnet_msgtyp2str(type), plen);
+			return -EPROTO;
+		}
+		break;
+	case ULNET_MSG_PUT:
+	case ULNET_MSG_REPLY:
+		if (plen > ULNET_MTU) {
+			lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: bad %s payload %u (%u max expected)",
+				 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+				 lnet_msgtyp2str(type), plen, ULNET_MTU);
+			return -EPROTO;
+		}
+		break;
+	default:
+		lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: bad message type %#x",
+			 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid), type);
+		return -EPROTO;
+	}
+
+	if (!for_me) {
+		bool local;
+
+		if (ulnet_nid_net(&hdr->dest_nid) == ulnet_nid_net(&ni->ni_nid)) {
+			lnet_log(ln, ULNET_LOG_ERROR,
+				 "%s, src %s: bad dest nid %s (should have been sent direct)",
+				 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+				 lnet_nidstr(&hdr->dest_nid, dnid));
+			return -EPROTO;
+		}
+		lnet_lock(ln);
+		local = lnet_nid_is_local_locked(ln, &hdr->dest_nid);
+		lnet_unlock(ln);
+		if (local) {
+			lnet_log(ln, ULNET_LOG_ERROR,
+				 "%s, src %s: bad dest nid %s (it's my nid but on a different network)",
+				 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+				 lnet_nidstr(&hdr->dest_nid, dnid));
+			return -EPROTO;
+		}
+		lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: dropping message for %s (routing not enabled)",
+			 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+			 lnet_nidstr(&hdr->dest_nid, dnid));
+		goto drop;
+	}
+
+	/* from here on the LND's recv() is called, come what may */
+	lnet_lock(ln);
+	if (ln->ln_state != LNET_STATE_RUNNING || !ni->ni_up) {
+		lnet_unlock(ln);
+		goto drop;
+	}
+	msg = lnet_msg_alloc_locked(ln);
+	if (!msg) {
+		lnet_unlock(ln);
+		lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: dropping %s (out of memory)",
+			 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+			 lnet_msgtyp2str(type));
+		goto drop;
+	}
+	msg->msg_type = type;
+	msg->msg_rx_private = rx_private;
+	msg->msg_receiving = 1;
+	msg->msg_len = msg->msg_wanted = plen;
+	msg->msg_offset = 0;
+	msg->msg_hdr = *hdr;
+	msg->msg_from = *from_nid;
+	msg->msg_rxni = ni;
+	lnet_ni_addref_locked(ni);
+	/* Multi-Rail: match on the peer's primary NID */
+	msg->msg_initiator = hdr->src_nid;
+	if (ni != ln->ln_loni) {
+		struct lnet_peer_ni *lpni = lnet_peer_ni_get_locked(ln, from_nid);
+
+		if (lpni) {
+			lpni->lpni_ns_status = LNET_NI_STATUS_UP;
+			msg->msg_rxpeer = lpni;
+			lnet_peer_ni_addref_locked(lpni);
+		}
+		/* The sender is the initiator unless routed: then the entry
+		 * just found is the one to ask, no second lookup. */
+		if (lpni && lnet_nid_eq(from_nid, &hdr->src_nid)) {
+			if (lpni->lpni_peer)
+				msg->msg_initiator = lpni->lpni_peer->lp_primary;
+		} else {
+			lnet_peer_primary_nid_locked(ln, &hdr->src_nid, &msg->msg_initiator);
+		}
+	}
+	lnet_msg_commit_locked(ln, msg, false);
+
+	switch (type) {
+	case ULNET_MSG_ACK:
+		rc = lnet_parse_ack(ln, ni, msg);
+		break;
+	case ULNET_MSG_PUT:
+		rc = lnet_parse_put(ln, ni, msg);
+		break;
+	case ULNET_MSG_GET:
+		rc = lnet_parse_get(ln, ni, msg);
+		break;
+	default:
+		rc = lnet_parse_reply(ln, ni, msg);
+		break;
+	}
+	if (rc == 0)
+		return 0;
+	/* no match: free it (no MD, so no event), then have the LND
+	 * discard the payload */
+	LASSERT(!msg->msg_md);
+	lnet_finalize_core(msg, rc);
+drop:
+	lnet_drop_message(ln, ni, rx_private, plen, type);
+	return 0;
+}
+
+void lnet_notify_peer_ni(struct lnet_ni *ni, const ulnet_nid_t *peer, int status)
+{
+	ulnet_t *ln = ni->ni_ln;
+	char nid[ULNET_NIDSTR_SIZE];
+
+	/* Health is the messages' (lnet_health_check_locked(), msg.c): a
+	 * connection failure with messages queued fails them, and each
+	 * failed message counts, as in the kernel, whose lnet_notify()
+	 * leaves peer NI health alone. */
+	if (status)
+		lnet_log(ln, ULNET_LOG_INFO, "peer NI %s reported failed: %s",
+			 lnet_nidstr(peer, nid), ulnet_strerror(status));
+}
