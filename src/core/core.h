@@ -267,6 +267,7 @@ struct lnet_msg {
 			unsigned msg_tracked:1;        /* counted in md_rspt_pending */
 			unsigned msg_retries:8;        /* resends so far (lnet_health_check_locked()) */
 			unsigned msg_recovery:1;       /* recovery ping: to its NID only, never resent */
+			unsigned msg_routed:1;         /* goes to a gateway (msg_txpeer), not its dest */
 		};
 		unsigned msg_bits;             /* all of the above at once */
 	};
@@ -475,6 +476,9 @@ struct ulnet {
 	struct ul_list ln_peers;
 	int ln_npeers;
 	int ln_dc_waiting;             /* messages queued on peers until discovered */
+	/* routes (route.c): struct lnet_remotenet, in the order first added */
+	struct ul_list ln_remote_nets;
+	int ln_nroutes;
 	struct ul_list *ln_pni_hash;
 	unsigned ln_pni_hash_size;
 	struct lnet_peer_ni *ln_pni_last; /* last one found (in the table), or NULL */
@@ -772,6 +776,9 @@ static inline void lnet_sendq_init(struct lnet_sendq *q)
 	ul_list_init(&q->sq_send);
 	ul_list_init(&q->sq_fail);
 }
+
+/* Our best NI on `net` (more credits, then round robin), or NULL (send.c). */
+struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net);
 
 /* --- send and receive (send.c, recv.c) ---------------------------------------- */
 

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "core/core.h"
+#include "core/route.h"
 
 /* Built-in LNDs registered in every instance. */
 static const struct ulnet_lnd *const lnet_builtin_lnds[] = {
@@ -201,6 +202,7 @@ int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 	lnet_handle_table_init(&ln->ln_handles);
 	lnet_globals_defaults(&ln->ln_g);
 	lnet_portals_init(ln);
+	lnet_routes_init(ln);
 	ln->ln_interface_cookie = lnet_make_interface_cookie(ln);
 
 	ln->ln_loop = ul_loop_create(ln->ln_clock, ln->ln_clock_arg);
@@ -335,6 +337,10 @@ void ulnet_destroy(ulnet_t *ln)
 		ul_timer_stop(ln->ln_loop, &ln->ln_rspt_timer);
 	}
 
+	/* routes hold references on their gateways' peer NIs */
+	lnet_lock(ln);
+	lnet_routes_fini(ln);
+	lnet_unlock(ln);
 	lnet_peer_tables_fini(ln);
 	lnet_portals_fini(ln);
 	lnet_msg_pool_fini(ln);

@@ -86,6 +86,11 @@ ulnet_process_id_t lnet_msg_target(const struct lnet_msg *msg)
 {
 	ulnet_process_id_t id = { .nid = msg->msg_hdr.dest_nid, .pid = msg->msg_hdr.dest_pid };
 
+	/* a routed message goes to its gateway, a node's LNet (pid 12345) */
+	if (msg->msg_routed) {
+		id.nid = msg->msg_txpeer->lpni_nid;
+		id.pid = ULNET_PID_LUSTRE;
+	}
 	return id;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/move.h"
+#include "core/route.h"
 
 #define LNET_CREDIT_OK   0
 #define LNET_CREDIT_WAIT 1
@@ -158,7 +159,7 @@ void lnet_fail_queued_locked(ulnet_t *ln, struct lnet_ni *ni, struct lnet_sendq 
 
 /* --- path selection ------------------------------------------------------------------ */
 
-static struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
+struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
 {
 	struct lnet_ni *best = NULL;
 	struct ul_list *pos;
@@ -224,6 +225,15 @@ static struct lnet_ni *lnet_nmr_src_ni_locked(ulnet_t *ln, const struct lnet_msg
 
 #define LNET_REACH_LOCAL  0   /* one of our NIDs: through 0@lo */
 #define LNET_REACH_REMOTE 1   /* on a net we have an NI on (from `self`) */
+#define LNET_REACH_ROUTED 2   /* on a net we have a route to */
+
+/* A net we have no NI on: reached through a gateway if a route leads
+ * there (whether one is alive is for the send to find). */
+static inline int lnet_reach_routed_locked(ulnet_t *ln, ulnet_net_t net)
+{
+	return ln->ln_nroutes && lnet_route_exists_locked(ln, net) ? LNET_REACH_ROUTED
+								   : -EHOSTUNREACH;
+}
 
 /* lnet_check_reachable_locked(), saying which way: LNET_REACH_* or -errno.
  * Without `self`, one walk of the NI list answers both "is it ours" and
@@ -241,7 +251,7 @@ lnet_reach_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *targe
 		if (!lnet_nid_is_local_locked(ln, self))
 			return -EINVAL;
 		if (ulnet_nid_net(self) != ulnet_nid_net(target))
-			return -EHOSTUNREACH; /* no routing */
+			return lnet_reach_routed_locked(ln, ulnet_nid_net(target));
 		return LNET_REACH_REMOTE;
 	} else {
 		ulnet_net_t net = ulnet_nid_net(target);
@@ -252,7 +262,7 @@ lnet_reach_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulnet_nid_t *targe
 
 		/* an NI with the target's NID is on the target's net */
 		if (n == 0)
-			return -EHOSTUNREACH;
+			return lnet_reach_routed_locked(ln, net);
 		if (n == 1) {
 			if (lnet_nid_eq(&only->ni_nid, target))
 				return ln->ln_loni ? LNET_REACH_LOCAL : -EHOSTUNREACH;
@@ -323,6 +333,49 @@ lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
 	return *best_ni ? 0 : -EHOSTUNREACH;
 }
 
+/*
+ * A message for `lpni`, a NID on a net we have no NI on (or not from
+ * `src_ni`'s net): the gateway peer NI to hand it to and our NI. A
+ * Multi-Rail destination that also has an NI on one of our nets is
+ * reached there directly (*routed false). A response goes back through
+ * the gateway its request came from, as the kernel sends it to the last
+ * hop, without a route lookup; anything else takes the best live route.
+ */
+static int lnet_select_routed_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_peer_ni *lpni,
+				     struct lnet_ni *src_ni, struct lnet_ni **best_ni,
+				     struct lnet_peer_ni **best_lpni, bool *routed)
+{
+	struct lnet_peer *lp = lpni->lpni_peer;
+	bool response = lnet_msg_is_response(msg);
+	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
+	int rc;
+
+	*routed = false;
+	if (!src_ni && lp && (lp->lp_state & LNET_PEER_MULTI_RAIL) && !response &&
+	    !msg->msg_recovery && lnet_select_mr_locked(ln, lp, NULL, best_ni, best_lpni) == 0)
+		return 0;
+	*routed = true;
+	if (response && !lnet_nid_is_any(&msg->msg_from)) {
+		struct lnet_peer_ni *hop = lnet_peer_ni_find_locked(ln, &msg->msg_from);
+		ulnet_net_t hn = hop ? ulnet_nid_net(&hop->lpni_nid) : ULNET_NET_ANY;
+
+		if (hop && hop->lpni_peer && lnet_peer_is_gateway_locked(ln, hop->lpni_peer) &&
+		    (src_ni ? ulnet_nid_net(&src_ni->ni_nid) == hn : lnet_net_is_local_locked(ln, hn))) {
+			*best_ni = src_ni ? src_ni : lnet_best_ni_on_net_locked(ln, hn);
+			if (*best_ni) {
+				*best_lpni = hop;
+				return 0;
+			}
+		}
+	}
+	rc = lnet_route_select_locked(ln, ulnet_nid_net(&lpni->lpni_nid), src_ni, best_ni, best_lpni);
+	if (rc)
+		lnet_log(ln, ULNET_LOG_ERROR, "no route to %s from %s",
+			 lnet_nidstr(&lpni->lpni_nid, nid),
+			 src_ni ? lnet_nidstr(&src_ni->ni_nid, nid2) : "<?>");
+	return rc;
+}
+
 /* `remote`: the caller found, in this critical section, that the target
  * is not ours and that its net is reachable from `src` (lnet_reach_locked()
  * said LNET_REACH_REMOTE): those tests are skipped. */
@@ -335,8 +388,10 @@ lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg 
 	struct lnet_ni *src_ni = NULL, *best_ni = NULL;
 	struct lnet_peer_ni *lpni, *best_lpni = NULL;
 	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
+	bool offnet = false, routed = false;
 	int rc;
 
+	msg->msg_routed = 0;
 	if (remote)
 		goto remote;
 	if (lnet_nid_is_any(dst))
@@ -364,14 +419,17 @@ remote:
 				 lnet_nidstr(dst, nid), lnet_nidstr(src, nid2));
 			return -EINVAL;
 		}
-		if (ulnet_nid_net(src) != ulnet_nid_net(dst)) {
+		offnet = ulnet_nid_net(src) != ulnet_nid_net(dst);
+	} else if (!remote) {
+		offnet = !lnet_net_is_local_locked(ln, ulnet_nid_net(dst));
+	}
+	if (offnet && !ln->ln_nroutes) {
+		if (src_any)
+			lnet_log(ln, ULNET_LOG_ERROR, "no route to %s: no local NI on its net",
+				 lnet_nidstr(dst, nid));
+		else
 			lnet_log(ln, ULNET_LOG_ERROR, "can't send to %s from %s: no route",
 				 lnet_nidstr(dst, nid), lnet_nidstr(src, nid2));
-			return -EHOSTUNREACH;
-		}
-	} else if (!remote && !lnet_net_is_local_locked(ln, ulnet_nid_net(dst))) {
-		lnet_log(ln, ULNET_LOG_ERROR, "no route to %s: no local NI on its net",
-			 lnet_nidstr(dst, nid));
 		return -EHOSTUNREACH;
 	}
 
@@ -388,7 +446,11 @@ remote:
 		return LNET_DC_WAIT;
 	}
 
-	if (lpni->lpni_peer && (lpni->lpni_peer->lp_state & LNET_PEER_MULTI_RAIL) &&
+	if (__builtin_expect(offnet, 0)) {
+		rc = lnet_select_routed_locked(ln, msg, lpni, src_ni, &best_ni, &best_lpni, &routed);
+		if (rc)
+			return rc;
+	} else if (lpni->lpni_peer && (lpni->lpni_peer->lp_state & LNET_PEER_MULTI_RAIL) &&
 	    !lnet_msg_is_response(msg) && !msg->msg_recovery) {
 		rc = lnet_select_mr_locked(ln, lpni->lpni_peer, src_ni, &best_ni, &best_lpni);
 		if (rc)
@@ -406,9 +468,17 @@ remote:
 		}
 	}
 
-	msg->msg_hdr.dest_nid = best_lpni->lpni_nid;
+	if (__builtin_expect(routed, 0)) {
+		/* the header names the end points; the LND sends to the
+		 * gateway (lnet_msg_target()) */
+		msg->msg_routed = 1;
+		msg->msg_hdr.dest_nid = lpni->lpni_nid;
+		msg->msg_target.nid = lpni->lpni_nid;
+	} else {
+		msg->msg_hdr.dest_nid = best_lpni->lpni_nid;
+		msg->msg_target.nid = best_lpni->lpni_nid;
+	}
 	msg->msg_hdr.src_nid = best_ni->ni_nid;
-	msg->msg_target.nid = best_lpni->lpni_nid;
 	lnet_msg_commit_locked(ln, msg, true);
 	msg->msg_txni = best_ni;
 	lnet_ni_addref_locked(best_ni);

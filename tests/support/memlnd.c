@@ -331,8 +331,11 @@ static void memlnd_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		lnet_finalize(msg, -ENOMEM);
 		return;
 	}
+	/* the next hop: the header's dest, or a gateway for a routed message */
+	ulnet_process_id_t hop = lnet_msg_target(msg);
+
 	pthread_mutex_lock(&net->lock);
-	dst = memlnd_find_locked(net, &hdr->dest_nid);
+	dst = memlnd_find_locked(net, &hop.nid);
 	if (net->filter)
 		v = net->filter(net->filter_arg, hdr);
 	if (v == MEMLND_PASS && net->drop_n > 0 &&
@@ -343,7 +346,7 @@ static void memlnd_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	if (v == MEMLND_FAIL)
 		fail_status = -EHOSTUNREACH;
 	for (int i = 0; v == MEMLND_PASS && i < MEMLND_MAX_FAIL_NIDS; i++) {
-		if (net->fail_nids[i].status && ulnet_nid_same(&net->fail_nids[i].nid, &hdr->dest_nid)) {
+		if (net->fail_nids[i].status && ulnet_nid_same(&net->fail_nids[i].nid, &hop.nid)) {
 			v = MEMLND_FAIL;
 			fail_status = net->fail_nids[i].status;
 		}
@@ -371,6 +374,7 @@ static void memlnd_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		struct iovec one;
 
 		t->hdr = *hdr;
+		t->hop = hop.nid;
 		t->verdict = v;
 		lnet_msg_payload(msg, &iov, &niov, &off, &len);
 		if (len > MEMLND_TRACE_DATA)

@@ -41,6 +41,7 @@ typedef enum memlnd_verdict (*memlnd_filter_fn)(void *arg, const struct lnet_hdr
 
 struct memlnd_trace_ent {
 	struct lnet_hdr hdr;
+	ulnet_nid_t hop;                   /* the NI it went to: dest, or a gateway */
 	enum memlnd_verdict verdict;
 	uint32_t data_len;                 /* payload bytes kept (the first ones) */
 	uint8_t data[MEMLND_TRACE_DATA];

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ulnet/routing.h - routes to remote nets through gateways (lnetctl route
+ * add/del/show).
+ *
+ * A route names a remote net and a gateway: a peer on one of our nets.
+ * Several routes may lead to one net, and a Multi-Rail gateway carries
+ * traffic on any of its NIs on our nets. A message for a NID on a net we
+ * have no NI on goes to the best live gateway (priority, then hops, then
+ * the gateway NI's health, queued bytes and credits, then round robin);
+ * its LNet header keeps the end-to-end source and destination.
+ */
+#ifndef ULNET_ROUTING_H
+#define ULNET_ROUTING_H
+
+#include <stdbool.h>
+
+#include "ulnet/ulnet.h"
+
+#define ULNET_ROUTE_HOPS_UNSET (-1)   /* no hop count: compared as 1 */
+#define ULNET_ROUTE_HOPS_MAX 255
+
+struct ulnet_route_conf {
+	ulnet_net_t net;             /* the remote net */
+	ulnet_nid_t gateway;         /* a NID of the gateway, on one of our nets */
+	int hops;                    /* 1..255 or ULNET_ROUTE_HOPS_UNSET */
+	unsigned priority;           /* 0 is best */
+};
+
+/* Add a route. Errors, as the kernel's lnet_add_route():
+ *  -ENXIO   net is ULNET_NET_ANY;
+ *  -EACCES  net is a loopback net;
+ *  -EINVAL  gateway ANY or 0@lo, the gateway on `net` itself, hops out of
+ *           range;
+ *  -EEXIST  `net` is one of our nets, or a route to it through the same
+ *           gateway peer exists (any NID of that peer);
+ *  -EHOSTUNREACH  no NI of ours on the gateway's net;
+ *  -ENOMEM. */
+int ulnet_route_add(ulnet_t *ln, const struct ulnet_route_conf *rc);
+
+/* Delete the route to `net` through the gateway peer of `gateway` (any of
+ * its NIDs), or with `gateway` NULL every route to `net`; `net`
+ * ULNET_NET_ANY with NULL: every route. Returns the number deleted, or
+ * -ENOENT when no route leads to `net` (a gateway with no route to an
+ * existing net deletes nothing and returns 0, as the kernel). */
+int ulnet_route_del(ulnet_t *ln, ulnet_net_t net, const ulnet_nid_t *gateway);
+
+struct ulnet_route_info {
+	ulnet_net_t net;
+	ulnet_nid_t gateway;         /* as given to ulnet_route_add() */
+	int hops;
+	unsigned priority;
+	bool alive;                  /* state: up */
+	bool single_hop;             /* type: the gateway lists an NI on `net` */
+};
+
+/* The i-th route (nets in the order they were first routed to, routes of
+ * one net in the order added). Errors: -ENOENT past the last. */
+int ulnet_route_info(ulnet_t *ln, int index, struct ulnet_route_info *info);
+
+#endif

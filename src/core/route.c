@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * route.c - the route table (ulnet_route_add/del/info) and the choice of
+ * route and gateway for a message to a remote net.
+ *
+ * Remote nets are few (a handful per site), so they are a list walked per
+ * routed send; a net's routes are a list in the order added. The checks
+ * and errors of ulnet_route_add() are the kernel's (lnet_add_route(), and
+ * the netlink handler before it), in its order, so ulnetctl reports what
+ * lnetctl reports.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core/route.h"
+
+void lnet_routes_init(ulnet_t *ln)
+{
+	ul_list_init(&ln->ln_remote_nets);
+	ln->ln_nroutes = 0;
+}
+
+static void lnet_route_free_locked(ulnet_t *ln, struct lnet_route *r)
+{
+	ul_list_del(&r->lr_list);
+	lnet_peer_ni_decref_locked(ln, r->lr_gw);
+	ln->ln_nroutes--;
+	free(r);
+}
+
+static void lnet_rnet_free_locked(ulnet_t *ln, struct lnet_remotenet *rn)
+{
+	struct lnet_route *r;
+
+	while ((r = ul_list_first(&rn->lrn_routes, struct lnet_route, lr_list)))
+		lnet_route_free_locked(ln, r);
+	ul_list_del(&rn->lrn_list);
+	free(rn);
+}
+
+void lnet_routes_fini(ulnet_t *ln)
+{
+	struct lnet_remotenet *rn;
+
+	while ((rn = ul_list_first(&ln->ln_remote_nets, struct lnet_remotenet, lrn_list)))
+		lnet_rnet_free_locked(ln, rn);
+}
+
+static struct lnet_remotenet *lnet_rnet_find_locked(ulnet_t *ln, ulnet_net_t net)
+{
+	struct ul_list *pos;
+
+	ul_list_for_each(pos, &ln->ln_remote_nets) {
+		struct lnet_remotenet *rn = ul_container_of(pos, struct lnet_remotenet, lrn_list);
+
+		if (rn->lrn_net == net)
+			return rn;
+	}
+	return NULL;
+}
+
+/* The gateway's peer now; its peer NI is looked up again (and the route's
+ * reference moved) when the peer it belonged to was deleted. */
+static struct lnet_peer *lnet_route_gw_peer_locked(ulnet_t *ln, struct lnet_route *r)
+{
+	if (!r->lr_gw->lpni_peer) {
+		struct lnet_peer_ni *lpni = lnet_peer_ni_get_locked(ln, &r->lr_nid);
+
+		if (!lpni)
+			return NULL;
+		lnet_peer_ni_addref_locked(lpni);
+		lnet_peer_ni_decref_locked(ln, r->lr_gw);
+		r->lr_gw = lpni;
+	}
+	return r->lr_gw->lpni_peer;
+}
+
+/* The primary NID of the peer that owns `nid` (itself when unknown). */
+static ulnet_nid_t lnet_gw_primary_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	ulnet_nid_t p;
+
+	lnet_peer_primary_nid_locked(ln, nid, &p);
+	return p;
+}
+
+int ulnet_route_add(ulnet_t *ln, const struct ulnet_route_conf *rc)
+{
+	ulnet_net_t gwnet;
+	struct lnet_remotenet *rn;
+	struct lnet_route *r;
+	struct lnet_peer_ni *lpni;
+	char nb[ULNET_NIDSTR_SIZE];
+	int rc2 = 0;
+
+	if (!ln || !rc)
+		return -EINVAL;
+	if (rc->net == ULNET_NET_ANY)
+		return -ENXIO;
+	if (ulnet_net_type(rc->net) == ULNET_LND_LO)
+		return -EACCES;
+	gwnet = ulnet_nid_net(&rc->gateway);
+	if (lnet_nid_is_any(&rc->gateway) || lnet_nid_is_lo0(&rc->gateway) || gwnet == rc->net ||
+	    rc->gateway.type == ULNET_LND_LO ||
+	    (rc->hops != ULNET_ROUTE_HOPS_UNSET && (rc->hops < 1 || rc->hops > ULNET_ROUTE_HOPS_MAX)))
+		return -EINVAL;
+
+	r = calloc(1, sizeof(*r));
+	rn = calloc(1, sizeof(*rn));
+	if (!r || !rn) {
+		free(r);
+		free(rn);
+		return -ENOMEM;
+	}
+	lnet_lock(ln);
+	if (lnet_net_is_local_locked(ln, rc->net)) {
+		rc2 = -EEXIST;
+		goto out;
+	}
+	if (!lnet_net_is_local_locked(ln, gwnet)) {
+		lnet_log(ln, ULNET_LOG_ERROR,
+			 "cannot add route with gateway %s: no local interface on its net",
+			 lnet_nidstr(&rc->gateway, nb));
+		rc2 = -EHOSTUNREACH;
+		goto out;
+	}
+	struct lnet_remotenet *have = lnet_rnet_find_locked(ln, rc->net);
+
+	if (have) {
+		/* one route per gateway peer, whichever of its NIDs names it */
+		ulnet_nid_t want = lnet_gw_primary_locked(ln, &rc->gateway);
+		struct ul_list *pos;
+
+		ul_list_for_each(pos, &have->lrn_routes) {
+			struct lnet_route *o = ul_container_of(pos, struct lnet_route, lr_list);
+			struct lnet_peer *gp = lnet_route_gw_peer_locked(ln, o);
+
+			if (lnet_nid_eq(gp ? &gp->lp_primary : &o->lr_nid, &want)) {
+				rc2 = -EEXIST;
+				goto out;
+			}
+		}
+	}
+	lpni = lnet_peer_ni_get_locked(ln, &rc->gateway);
+	if (!lpni) {
+		rc2 = -ENOMEM;
+		goto out;
+	}
+	lnet_peer_ni_addref_locked(lpni);
+	if (!have) {
+		rn->lrn_net = rc->net;
+		ul_list_init(&rn->lrn_routes);
+		ul_list_add_tail(&rn->lrn_list, &ln->ln_remote_nets);
+		have = rn;
+		rn = NULL;
+	}
+	r->lr_rnet = have;
+	r->lr_nid = rc->gateway;
+	r->lr_gw = lpni;
+	r->lr_hops = rc->hops;
+	r->lr_priority = rc->priority;
+	/* usable at once (check_routers_before_use=0); the router checker
+	 * judges it from the gateway's ping info */
+	r->lr_alive = true;
+	ul_list_add_tail(&r->lr_list, &have->lrn_routes);
+	ln->ln_nroutes++;
+	r = NULL;
+out:
+	lnet_unlock(ln);
+	free(r);
+	free(rn);
+	return rc2;
+}
+
+int ulnet_route_del(ulnet_t *ln, ulnet_net_t net, const ulnet_nid_t *gateway)
+{
+	struct ul_list *pos, *n;
+	int ndel = 0;
+	bool found = false;
+
+	if (!ln)
+		return -EINVAL;
+	lnet_lock(ln);
+	ul_list_for_each_safe(pos, n, &ln->ln_remote_nets) {
+		struct lnet_remotenet *rn = ul_container_of(pos, struct lnet_remotenet, lrn_list);
+		struct ul_list *rp, *rnx;
+
+		if (net != ULNET_NET_ANY && rn->lrn_net != net)
+			continue;
+		found = true;
+		ul_list_for_each_safe(rp, rnx, &rn->lrn_routes) {
+			struct lnet_route *r = ul_container_of(rp, struct lnet_route, lr_list);
+
+			if (gateway) {
+				ulnet_nid_t want = lnet_gw_primary_locked(ln, gateway);
+				struct lnet_peer *gp = lnet_route_gw_peer_locked(ln, r);
+
+				if (!lnet_nid_eq(gp ? &gp->lp_primary : &r->lr_nid, &want))
+					continue;
+			}
+			lnet_route_free_locked(ln, r);
+			ndel++;
+		}
+		if (ul_list_empty(&rn->lrn_routes))
+			lnet_rnet_free_locked(ln, rn);
+	}
+	lnet_unlock(ln);
+	return found ? ndel : -ENOENT;
+}
+
+int ulnet_route_info(ulnet_t *ln, int index, struct ulnet_route_info *info)
+{
+	struct ul_list *pos;
+	int i = 0;
+
+	if (!ln || !info || index < 0)
+		return -EINVAL;
+	lnet_lock(ln);
+	ul_list_for_each(pos, &ln->ln_remote_nets) {
+		struct lnet_remotenet *rn = ul_container_of(pos, struct lnet_remotenet, lrn_list);
+		struct ul_list *rp;
+
+		ul_list_for_each(rp, &rn->lrn_routes) {
+			struct lnet_route *r = ul_container_of(rp, struct lnet_route, lr_list);
+
+			if (i++ != index)
+				continue;
+			info->net = rn->lrn_net;
+			info->gateway = r->lr_nid;
+			info->hops = r->lr_hops;
+			info->priority = r->lr_priority;
+			info->alive = r->lr_alive;
+			info->single_hop = r->lr_single_hop;
+			lnet_unlock(ln);
+			return 0;
+		}
+	}
+	lnet_unlock(ln);
+	return -ENOENT;
+}
+
+bool lnet_route_exists_locked(ulnet_t *ln, ulnet_net_t net)
+{
+	return lnet_rnet_find_locked(ln, net) != NULL;
+}
+
+bool lnet_peer_is_gateway_locked(ulnet_t *ln, const struct lnet_peer *lp)
+{
+	struct ul_list *pos;
+
+	ul_list_for_each(pos, &ln->ln_remote_nets) {
+		struct lnet_remotenet *rn = ul_container_of(pos, struct lnet_remotenet, lrn_list);
+		struct ul_list *rp;
+
+		ul_list_for_each(rp, &rn->lrn_routes) {
+			struct lnet_route *r = ul_container_of(rp, struct lnet_route, lr_list);
+
+			if (r->lr_gw->lpni_peer == lp)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* The gateway's best peer NI on our nets (on `net` when not ANY): the
+ * healthiest, then the fewest bytes queued, then the most credits, then
+ * round robin (the kernel's lnet_select_peer_ni() order, without UDSP). */
+static struct lnet_peer_ni *lnet_gw_lpni_locked(ulnet_t *ln, struct lnet_peer *gp, ulnet_net_t net)
+{
+	struct lnet_peer_ni *best = NULL;
+	struct ul_list *pos;
+
+	ul_list_for_each(pos, &gp->lp_nis) {
+		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
+		ulnet_net_t pn = ulnet_nid_net(&lpni->lpni_nid);
+
+		if (net != ULNET_NET_ANY ? pn != net : !lnet_net_is_local_locked(ln, pn))
+			continue;
+		if (!best) {
+			best = lpni;
+			continue;
+		}
+		if (lpni->lpni_health.health_value != best->lpni_health.health_value) {
+			if (lpni->lpni_health.health_value > best->lpni_health.health_value)
+				best = lpni;
+			continue;
+		}
+		if (lpni->lpni_txqnob != best->lpni_txqnob) {
+			if (lpni->lpni_txqnob < best->lpni_txqnob)
+				best = lpni;
+			continue;
+		}
+		if (lpni->lpni_txcredits > best->lpni_txcredits ||
+		    (lpni->lpni_txcredits == best->lpni_txcredits && lpni->lpni_seq < best->lpni_seq))
+			best = lpni;
+	}
+	return best;
+}
+
+static int lnet_route_hops(const struct lnet_route *r)
+{
+	return r->lr_hops == ULNET_ROUTE_HOPS_UNSET ? 1 : r->lr_hops;
+}
+
+/* < 0 when route a (through gateway NI la) is better than b (lb). */
+static int lnet_route_cmp(const struct lnet_route *a, const struct lnet_peer_ni *la,
+			  const struct lnet_route *b, const struct lnet_peer_ni *lb)
+{
+	if (a->lr_priority != b->lr_priority)
+		return a->lr_priority < b->lr_priority ? -1 : 1;
+	if (lnet_route_hops(a) != lnet_route_hops(b))
+		return lnet_route_hops(a) < lnet_route_hops(b) ? -1 : 1;
+	if (la->lpni_health.health_value != lb->lpni_health.health_value)
+		return la->lpni_health.health_value > lb->lpni_health.health_value ? -1 : 1;
+	if (la->lpni_txqnob != lb->lpni_txqnob)
+		return la->lpni_txqnob < lb->lpni_txqnob ? -1 : 1;
+	if (la->lpni_txcredits != lb->lpni_txcredits)
+		return la->lpni_txcredits > lb->lpni_txcredits ? -1 : 1;
+	if (a->lr_seq != b->lr_seq)
+		return a->lr_seq < b->lr_seq ? -1 : 1;
+	return 0;
+}
+
+int lnet_route_select_locked(ulnet_t *ln, ulnet_net_t net, struct lnet_ni *src_ni,
+			     struct lnet_ni **ni, struct lnet_peer_ni **gw)
+{
+	struct lnet_remotenet *rn = lnet_rnet_find_locked(ln, net);
+	struct lnet_route *best = NULL;
+	struct lnet_peer_ni *best_lpni = NULL;
+	unsigned seq = 0;
+	struct ul_list *pos;
+
+	if (!rn)
+		return -EHOSTUNREACH;
+	ul_list_for_each(pos, &rn->lrn_routes) {
+		struct lnet_route *r = ul_container_of(pos, struct lnet_route, lr_list);
+		struct lnet_peer *gp;
+		struct lnet_peer_ni *lpni;
+
+		if (!r->lr_alive)
+			continue;
+		if (r->lr_seq > seq)
+			seq = r->lr_seq;
+		gp = lnet_route_gw_peer_locked(ln, r);
+		lpni = gp ? lnet_gw_lpni_locked(ln, gp, src_ni ? ulnet_nid_net(&src_ni->ni_nid)
+							      : ULNET_NET_ANY) : NULL;
+		if (!lpni)
+			continue;
+		if (!best || lnet_route_cmp(r, lpni, best, best_lpni) < 0) {
+			best = r;
+			best_lpni = lpni;
+		}
+	}
+	if (!best)
+		return -EHOSTUNREACH;
+	best->lr_seq = seq + 1;
+	best_lpni->lpni_seq++;
+	*ni = src_ni ? src_ni : lnet_best_ni_on_net_locked(ln, ulnet_nid_net(&best_lpni->lpni_nid));
+	if (!*ni)
+		return -EHOSTUNREACH;
+	*gw = best_lpni;
+	return 0;
+}

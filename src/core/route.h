@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * route.h - the route table and route selection (route.c), for the send
+ * path and the instance.
+ */
+#ifndef ULNET_CORE_ROUTE_H
+#define ULNET_CORE_ROUTE_H
+
+#include "core/core.h"
+#include "ulnet/routing.h"
+
+struct lnet_remotenet {
+	struct ul_list lrn_list;       /* ln_remote_nets */
+	ulnet_net_t lrn_net;
+	struct ul_list lrn_routes;     /* struct lnet_route, in the order added */
+};
+
+struct lnet_route {
+	struct ul_list lr_list;        /* lrn_routes */
+	struct lnet_remotenet *lr_rnet;
+	ulnet_nid_t lr_nid;            /* the gateway NID as given */
+	/* Its peer NI (a reference): the gateway peer is lr_gw->lpni_peer
+	 * whatever discovery merged since (peer NIs move between peers, the
+	 * object stays). Looked up again if its peer was deleted. */
+	struct lnet_peer_ni *lr_gw;
+	int lr_hops;
+	unsigned lr_priority;
+	unsigned lr_seq;               /* round robin among equals */
+	bool lr_alive;
+	bool lr_single_hop;
+};
+
+void lnet_routes_init(ulnet_t *ln);
+void lnet_routes_fini(ulnet_t *ln);
+
+/* The best live route to `net` and the gateway peer NI to send to: on
+ * `src_ni`'s net when given, else on any of our nets, with our NI on its
+ * net in *ni (src_ni when given). Returns 0, or -EHOSTUNREACH (no route,
+ * none alive, or no gateway NI on our nets). */
+int lnet_route_select_locked(ulnet_t *ln, ulnet_net_t net, struct lnet_ni *src_ni,
+			     struct lnet_ni **ni, struct lnet_peer_ni **gw);
+
+/* Whether a route leads to `net`. */
+bool lnet_route_exists_locked(ulnet_t *ln, ulnet_net_t net);
+
+/* Whether `lp` is the gateway of a route (a response may go back through
+ * it without a route lookup, as the kernel sends it to the last hop). */
+bool lnet_peer_is_gateway_locked(ulnet_t *ln, const struct lnet_peer *lp);
+
+#endif
