@@ -858,8 +858,8 @@ static inline void lnet_return_tx_credits_locked(ulnet_t *ln, struct lnet_msg *m
 	}
 }
 /* The LND calls (inline: once per message each). */
-static inline void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, uint32_t offset,
-		  uint32_t mlen, uint32_t rlen)
+static inline void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, bool delayed,
+				uint32_t offset, uint32_t mlen, uint32_t rlen)
 {
 	const struct iovec *iov = NULL;
 	unsigned niov = 0;
@@ -873,7 +873,7 @@ static inline void lnet_ni_recv(struct lnet_ni *ni, void *priv, struct lnet_msg 
 			niov = msg->msg_niov;
 		}
 	}
-	ni->ni_lnd->recv(ni, priv, msg, iov, niov, offset, mlen, rlen);
+	ni->ni_lnd->recv(ni, priv, msg, delayed, iov, niov, offset, mlen, rlen);
 }
 
 static inline void lnet_ni_send(struct lnet_ni *ni, struct lnet_msg *msg)
@@ -898,7 +898,7 @@ static inline void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q)
 	}
 }
 
-void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg);
+void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg, bool delayed);
 /* Response tracking. */
 /* Inline: once per tracked request. */
 static inline void lnet_rspt_detach_locked(ulnet_t *ln, struct lnet_libmd *md)

@@ -14,7 +14,8 @@
  *    an error by return value: one path for async errors.
  *  - On receipt the LND decodes the LNet header and calls lnet_parse(). If
  *    lnet_parse() returns 0 the core calls recv() exactly once for that
- *    rx_private, possibly before lnet_parse() returns. recv() gives the
+ *    rx_private, possibly before lnet_parse() returns (`delayed` says
+ *    which). recv() gives the
  *    destination fragments: the LND places `mlen` payload bytes there
  *    (starting `offset` bytes into the fragment list), discards rlen - mlen
  *    bytes, then calls lnet_finalize(msg, status) if msg is not NULL.
@@ -59,8 +60,13 @@ struct ulnet_lnd {
 	 * (the header's dest), already chosen by the core. */
 	void (*send)(struct lnet_ni *ni, struct lnet_msg *msg);
 
-	/* Receive into fragments; see the rules above. */
-	void (*recv)(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
+	/* Receive into fragments; see the rules above. `delayed` false: the
+	 * call comes from inside lnet_parse() of this rx_private, on the
+	 * LND's own thread, before it returns; true: later, from any thread
+	 * (a PUT that waited on a lazy portal, a forwarded message that
+	 * waited for a router buffer or credit), so the LND must have paused
+	 * that connection's receive when lnet_parse() returned without it. */
+	void (*recv)(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, bool delayed,
 		     const struct iovec *iov, unsigned niov, size_t offset,
 		     size_t mlen, size_t rlen);
 

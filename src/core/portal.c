@@ -417,7 +417,7 @@ void lnet_drop_delayed_msg_list(ulnet_t *ln, struct ul_list *list, const char *r
 		ln->ln_ctr.drop_length += msg->msg_len;
 		msg->msg_rxni->ni_dropped.n[ULNET_MSG_PUT]++;
 		lnet_unlock(ln);
-		lnet_ni_recv(msg->msg_rxni, msg->msg_rx_private, NULL, 0, 0, msg->msg_len);
+		lnet_ni_recv(msg->msg_rxni, msg->msg_rx_private, NULL, true, 0, 0, msg->msg_len);
 		lnet_finalize_core(msg, -ENOENT);
 	}
 }
@@ -430,7 +430,7 @@ void lnet_recv_delayed_msg_list(ulnet_t *ln, struct ul_list *list)
 	while ((msg = ul_list_first(list, struct lnet_msg, msg_list))) {
 		ul_list_del(&msg->msg_list);
 		LASSERT(msg->msg_rx_delayed && msg->msg_md);
-		lnet_recv_put(msg->msg_rxni, msg);
+		lnet_recv_put(msg->msg_rxni, msg, true);
 	}
 }
 

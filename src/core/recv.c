@@ -16,7 +16,7 @@ static bool lnet_wire_handle_is_none(const lnet_wire_handle_t *wh)
 
 /* --- receiving --------------------------------------------------------------------------- */
 
-void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg)
+void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg, bool delayed)
 {
 	const struct lnet_hdr *hdr = &msg->msg_hdr;
 
@@ -26,7 +26,7 @@ void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg)
 	/* ACK once the PUT is in, if asked and the MD allows it */
 	msg->msg_ack = !lnet_wire_handle_is_none(&hdr->msg.put.ack_wmd) &&
 		       !(msg->msg_md->md_options & ULNET_MD_ACK_DISABLE);
-	lnet_ni_recv(ni, msg->msg_rx_private, msg, msg->msg_offset, msg->msg_wanted,
+	lnet_ni_recv(ni, msg->msg_rx_private, msg, delayed, msg->msg_offset, msg->msg_wanted,
 		     hdr->payload_length);
 }
 
@@ -41,7 +41,7 @@ static int lnet_parse_put(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
 	lnet_unlock(ln);
 	switch (rc) {
 	case LNET_MATCHMD_OK:
-		lnet_recv_put(ni, msg);
+		lnet_recv_put(ni, msg, false);
 		return 0;
 	case LNET_MATCHMD_NONE:
 		/* parked on a lazy portal: recv comes with the MD */
@@ -89,7 +89,7 @@ static int lnet_parse_get(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
 	lnet_unlock(ln);
 
 	/* the GET carries no payload: the LND is done with it */
-	lnet_ni_recv(ni, msg->msg_rx_private, NULL, 0, 0, 0);
+	lnet_ni_recv(ni, msg->msg_rx_private, NULL, false, 0, 0, 0);
 	msg->msg_receiving = 0;
 	msg->msg_rx_private = NULL;
 
@@ -135,7 +135,7 @@ static int lnet_parse_reply(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *ms
 		lnet_setpayloadbuffer(msg);
 	lnet_build_msg_event(msg, ULNET_EVENT_REPLY);
 	lnet_unlock(ln);
-	lnet_ni_recv(ni, msg->msg_rx_private, msg, 0, mlength, rlength);
+	lnet_ni_recv(ni, msg->msg_rx_private, msg, false, 0, mlength, rlength);
 	return 0;
 }
 
@@ -159,7 +159,7 @@ static int lnet_parse_ack(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
 	lnet_msg_attach_md(msg, md, 0, 0);
 	lnet_build_msg_event(msg, ULNET_EVENT_ACK);
 	lnet_unlock(ln);
-	lnet_ni_recv(ni, msg->msg_rx_private, msg, 0, 0, msg->msg_len);
+	lnet_ni_recv(ni, msg->msg_rx_private, msg, false, 0, 0, msg->msg_len);
 	return 0;
 }
 
@@ -172,7 +172,7 @@ static void lnet_drop_message(ulnet_t *ln, struct lnet_ni *ni, void *priv, uint3
 	ni->ni_dropped.n[type <= ULNET_MSG_HELLO ? type : 0]++;
 	lnet_unlock(ln);
 	/* the LND still reads and discards the payload */
-	lnet_ni_recv(ni, priv, NULL, 0, 0, nob);
+	lnet_ni_recv(ni, priv, NULL, false, 0, 0, nob);
 }
 
 int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t *from_nid,

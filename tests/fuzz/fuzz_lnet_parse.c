@@ -141,7 +141,7 @@ static void fz_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	fz.sends[fz.nsends++] = msg;
 }
 
-static void fz_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
+static void fz_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, bool delayed,
 		    const struct iovec *iov, unsigned niov, size_t offset, size_t mlen,
 		    size_t rlen)
 {

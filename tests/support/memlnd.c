@@ -416,7 +416,7 @@ static void memlnd_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	pthread_mutex_unlock(&net->lock);
 }
 
-static void memlnd_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
+static void memlnd_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, bool delayed,
 			const struct iovec *iov, unsigned niov, size_t offset, size_t mlen,
 			size_t rlen)
 {

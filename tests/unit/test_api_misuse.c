@@ -324,7 +324,7 @@ static void test_ni_misuse(void **state)
 
 static int nop_startup(struct lnet_ni *ni) { (void)ni; return 0; }
 static void nop_shutdown(struct lnet_ni *ni) { (void)ni; }
-static void nop_recv(struct lnet_ni *ni, void *p, struct lnet_msg *msg, const struct iovec *iov,
+static void nop_recv(struct lnet_ni *ni, void *p, struct lnet_msg *msg, bool delayed, const struct iovec *iov,
 		     unsigned niov, size_t off, size_t mlen, size_t rlen)
 {
 	(void)ni; (void)p; (void)iov; (void)niov; (void)off; (void)mlen; (void)rlen;
@@ -470,7 +470,7 @@ static void raw_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	raw_sent = msg; /* completed by the test */
 }
 
-static void raw_recv(struct lnet_ni *ni, void *p, struct lnet_msg *msg, const struct iovec *iov,
+static void raw_recv(struct lnet_ni *ni, void *p, struct lnet_msg *msg, bool delayed, const struct iovec *iov,
 		     unsigned niov, size_t off, size_t mlen, size_t rlen)
 {
 	struct iovec src = { .iov_base = raw_payload, .iov_len = sizeof(raw_payload) };

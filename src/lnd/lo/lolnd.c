@@ -27,7 +27,7 @@ static void lolnd_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		lnet_finalize(msg, rc);
 }
 
-static void lolnd_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
+static void lolnd_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, bool delayed,
 		       const struct iovec *iov, unsigned niov, size_t offset, size_t mlen,
 		       size_t rlen)
 {

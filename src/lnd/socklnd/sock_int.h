@@ -691,7 +691,7 @@ int ksock_handle_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, ui
 void ksock_conn_rx(struct ksock_conn *c);
 bool ksock_conn_poll(struct ul_io *io);
 void ksock_conn_note_cold(struct ksock_conn *c);
-void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
+void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, bool delayed,
 		const struct iovec *iov, unsigned niov, size_t offset, size_t mlen, size_t rlen);
 
 #endif

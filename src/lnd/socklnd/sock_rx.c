@@ -20,7 +20,6 @@
 #define KSOCK_RX_BUDGET 256         /* messages per turn, then yield */
 
 /* The conn whose header this (loop) thread is handing to lnet_parse(). */
-static _Thread_local struct ksock_conn *ksock_rx_parsing;
 
 static void ksock_rx_error(struct ksock_conn *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -340,16 +339,12 @@ static KSOCK_ALWAYS_INLINE int ksock_rx_lhdr_done(struct ksock_conn *c, const ui
 	/* No lock before lnet_parse(): another thread can call recv() only
 	 * once the core published the message (under its own lock, after
 	 * these stores). recv() on this thread, inside lnet_parse() (the
-	 * usual case), takes no lock either (ksock_rx_parsing). */
+	 * usual case, `delayed` false), takes no lock either. */
 	c->rx_state = KSOCK_RX_PARSE;
 	c->rx_recv_called = false;
 	c->rx_recv_sync = false;
 	c->rx_in_parse = true;
-	ksock_rx_parsing = c;
-
 	rc = lnet_parse(net->ni, h, &c->peer->nid, c);
-
-	ksock_rx_parsing = NULL;
 	if (c->rx_recv_sync && rc >= 0) {
 		c->rx_in_parse = false;
 		c->rx_state = KSOCK_RX_PAYLOAD;
@@ -546,14 +541,14 @@ bool ksock_conn_poll(struct ul_io *io)
 	return c->rx_reads != reads;
 }
 
-void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg,
+void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, bool delayed,
 		const struct iovec *iov, unsigned niov, size_t offset, size_t mlen, size_t rlen)
 {
 	struct ksock_conn *c = rx_private;
 	struct ksock_net *net = c->net;      /* lnet_ni_data(ni), without the call */
-	/* called by the loop thread from inside its lnet_parse() of this
-	 * conn: nobody else touches these fields now */
-	bool sync = ksock_rx_parsing == c;
+	/* not delayed: called by the loop thread from inside its
+	 * lnet_parse() of this conn, so nobody else touches these fields */
+	bool sync = !delayed;
 	unsigned n = 0;
 	size_t left = mlen;
 	bool dead;
