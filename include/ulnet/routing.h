@@ -58,4 +58,57 @@ struct ulnet_route_info {
  * one net in the order added). Errors: -ENOENT past the last. */
 int ulnet_route_info(ulnet_t *ln, int index, struct ulnet_route_info *info);
 
+/* --- the router role (lnetctl set routing, routing show, set *_buffers) --- */
+
+/* As `routing show` prints it (`enable:`). A router forwards in every
+ * state but DISABLED; while STARTING its ping info still says "routing
+ * disabled" (RTE_DISABLED), so that nodes do not route through it yet. */
+enum ulnet_routing_state {
+	ULNET_ROUTING_DISABLED = 0,
+	ULNET_ROUTING_ENABLED = 1,
+	ULNET_ROUTING_STOPPING = 2,
+	ULNET_ROUTING_STARTING = 3,
+};
+
+/* The router buffer pools, by payload size: tiny (none), small (one 4 KiB
+ * page), large (1 MiB). */
+enum { ULNET_RTR_POOL_TINY, ULNET_RTR_POOL_SMALL, ULNET_RTR_POOL_LARGE, ULNET_RTR_NPOOLS };
+#define ULNET_RTR_TINY_DEFAULT 2048
+#define ULNET_RTR_SMALL_DEFAULT 16384
+#define ULNET_RTR_LARGE_DEFAULT 1024
+
+/* Seconds from `set routing 1` to forwarding advertised (the kernel's
+ * alive_router_check_interval + router_ping_timeout, 60 + 50). */
+#define ULNET_RTR_STARTUP_S 110
+/* STOPPING ends once no buffer is in use after this many seconds, or
+ * after the second figure regardless. */
+#define ULNET_RTR_STOP_MIN_S 110
+#define ULNET_RTR_STOP_MAX_S 330
+
+struct ulnet_rtr_pool_info {
+	int npages;                  /* 0, 1, 256 */
+	int nbuffers;                /* buffers the pool holds */
+	int credits;                 /* not in use (negative: messages wait) */
+	int mincredits;              /* the lowest credits reached */
+};
+
+struct ulnet_routing_info {
+	enum ulnet_routing_state state;
+	bool pools;                  /* routing was ever enabled: the pools exist */
+	struct ulnet_rtr_pool_info pool[ULNET_RTR_NPOOLS];
+};
+
+/* Turn forwarding on (DISABLED -> STARTING; ENABLED and STARTING: no
+ * change) or off (-> STOPPING, RTE_DISABLED advertised at once; DISABLED:
+ * no change). Errors: -EBUSY (on while STOPPING), -ENOMEM. */
+int ulnet_routing_set(ulnet_t *ln, bool on);
+int ulnet_routing_info(ulnet_t *ln, struct ulnet_routing_info *info);
+/* Resize a pool to `n` buffers (0: the default), as `lnetctl set
+ * tiny_buffers|small_buffers|large_buffers`: growing takes effect at once
+ * (mincredits restarts), shrinking as buffers come back. While routing is
+ * disabled the count is kept for when it is enabled (the kernel drops it:
+ * a setting accepted must take effect). -1: no change.
+ * Errors: -EINVAL (pool), -ERANGE (n < -1). */
+int ulnet_routing_buffers_set(ulnet_t *ln, int pool, int n);
+
 #endif

@@ -237,6 +237,9 @@ struct lnet_match_info {
 
 enum lnet_msg_state { LNET_MSG_FREE = 0, LNET_MSG_BUSY = 1 };
 
+struct lnet_rtrbuf;       /* router.h */
+struct lnet_rtrbufpool;
+
 struct lnet_msg {
 	struct ul_list msg_list;       /* free list, credit queue, lazy queue, discovery queue */
 	ulnet_t *msg_ln;
@@ -268,6 +271,8 @@ struct lnet_msg {
 			unsigned msg_retries:8;        /* resends so far (lnet_health_check_locked()) */
 			unsigned msg_recovery:1;       /* recovery ping: to its NID only, never resent */
 			unsigned msg_routed:1;         /* goes to a gateway (msg_txpeer), not its dest */
+			unsigned msg_forward:1;        /* not ours: received, then sent on (router.c) */
+			unsigned msg_rtrcredit:1;      /* holds a router credit of msg_rxpeer */
 		};
 		unsigned msg_bits;             /* all of the above at once */
 	};
@@ -289,6 +294,7 @@ struct lnet_msg {
 	uint64_t msg_t_start;
 	uint64_t msg_resend_deadline;  /* no resend after it; valid once msg_retries > 0 */
 	void *msg_lnd_slot;
+	struct lnet_rtrbuf *msg_rtrbuf; /* a forwarded message's router buffer */
 	struct ulnet_event msg_ev;
 };
 
@@ -380,6 +386,9 @@ struct lnet_peer_ni {
 	int lpni_txcredits, lpni_mintxcredits, lpni_maxtxcredits;
 	long lpni_txqnob;
 	struct ul_list lpni_txq;       /* messages waiting for a peer credit */
+	/* router credits: messages from it we forward (router.c) */
+	int lpni_rtrcredits, lpni_minrtrcredits, lpni_maxrtrcredits;
+	struct ul_list lpni_rtrq;      /* forwarded messages waiting for one */
 	uint32_t lpni_ns_status;       /* as the peer's ping info said */
 	bool lpni_recovering;          /* a recovery ping is out (peer.c) */
 	uint64_t lpni_next_ping;       /* instance clock: next recovery ping no sooner */
@@ -479,6 +488,13 @@ struct ulnet {
 	/* routes (route.c): struct lnet_remotenet, in the order first added */
 	struct ul_list ln_remote_nets;
 	int ln_nroutes;
+	/* the router role (router.c) */
+	int ln_routing;                /* enum ulnet_routing_state */
+	bool ln_rtrpools_alloc;        /* routing was enabled once: pools exist */
+	struct lnet_rtrbufpool *ln_rtrpools;   /* ULNET_RTR_NPOOLS */
+	int ln_rtr_nbuffers[3];        /* wanted totals (0: the default) */
+	uint64_t ln_rtr_phase_min, ln_rtr_phase_max; /* STARTING/STOPPING ends */
+	struct ul_timer ln_rtr_timer;  /* ticks while STARTING or STOPPING */
 	struct ul_list *ln_pni_hash;
 	unsigned ln_pni_hash_size;
 	struct lnet_peer_ni *ln_pni_last; /* last one found (in the table), or NULL */
@@ -708,6 +724,7 @@ static inline void lnet_msg_free_locked(ulnet_t *ln, struct lnet_msg *msg)
 {
 	LASSERT(msg->msg_state == LNET_MSG_BUSY);
 	LASSERT(!msg->msg_md && !msg->msg_tx_committed && !msg->msg_rx_committed);
+	LASSERT(!msg->msg_rtrbuf);   /* so a new message starts without one */
 	msg->msg_state = LNET_MSG_FREE;
 	ul_list_add(&msg->msg_list, &ln->ln_msg_free);
 }
@@ -770,9 +787,11 @@ void lnet_finalize_core(struct lnet_msg *msg, int status);
 struct lnet_sendq {
 	struct ul_list sq_send;
 	struct ul_list sq_fail;        /* msg_fin_status holds the error */
+	struct ul_list sq_recv;        /* forwarded messages given a router buffer */
 };
 static inline void lnet_sendq_init(struct lnet_sendq *q)
 {
+	ul_list_init(&q->sq_recv);
 	ul_list_init(&q->sq_send);
 	ul_list_init(&q->sq_fail);
 }
@@ -881,6 +900,8 @@ static inline void lnet_ni_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	ni->ni_lnd->send(ni, msg);
 }
 
+void lnet_fwd_recv_ready(struct lnet_msg *msg);   /* router.c */
+
 /* Hand the ready messages to their LNDs, fail the others (inline: a few
  * times per message). */
 static inline void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q)
@@ -895,6 +916,12 @@ static inline void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q)
 	while ((msg = ul_list_first(&q->sq_fail, struct lnet_msg, msg_list))) {
 		ul_list_del(&msg->msg_list);
 		lnet_finalize_core(msg, msg->msg_fin_status);
+	}
+	/* a forwarded message that waited: its LND reads it now */
+	while (__builtin_expect(!ul_list_empty(&q->sq_recv), 0)) {
+		msg = ul_list_first(&q->sq_recv, struct lnet_msg, msg_list);
+		ul_list_del(&msg->msg_list);
+		lnet_fwd_recv_ready(msg);
 	}
 }
 

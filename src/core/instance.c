@@ -14,6 +14,7 @@
 
 #include "core/core.h"
 #include "core/route.h"
+#include "core/router.h"
 
 /* Built-in LNDs registered in every instance. */
 static const struct ulnet_lnd *const lnet_builtin_lnds[] = {
@@ -216,6 +217,9 @@ int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 	rc = lnet_peer_tables_init(ln);
 	if (rc)
 		goto out_free;
+	rc = lnet_router_init(ln);
+	if (rc)
+		goto out_free;
 	for (i = 0; i < sizeof(lnet_builtin_lnds) / sizeof(lnet_builtin_lnds[0]); i++) {
 		rc = ulnet_lnd_register(ln, lnet_builtin_lnds[i]);
 		if (rc)
@@ -322,6 +326,9 @@ void ulnet_destroy(ulnet_t *ln)
 		lnet_unlock(ln);
 		lnet_drop_delayed_msg_list(ln, &delayed, "shutting down");
 
+		/* forwarded messages waiting for router buffers end now */
+		lnet_router_shutdown(ln);
+
 		/* messages waiting for discovery or for credits end now */
 		lnet_sendq_init(&q);
 		lnet_lock(ln);
@@ -342,6 +349,7 @@ void ulnet_destroy(ulnet_t *ln)
 	lnet_routes_fini(ln);
 	lnet_unlock(ln);
 	lnet_peer_tables_fini(ln);
+	lnet_router_fini(ln);
 	lnet_portals_fini(ln);
 	lnet_msg_pool_fini(ln);
 	lnet_handle_table_fini(&ln->ln_handles);

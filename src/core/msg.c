@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/router.h"
 
 #define LNET_MSG_CHUNK 64
 
@@ -170,7 +171,17 @@ lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struc
 	uint32_t type = msg->msg_type;
 	uint64_t now = 0;
 
-	if (status == 0) {
+	if (__builtin_expect(msg->msg_forward, 0)) {
+		/* forwarded: counted as routed traffic, not as our sends */
+		if (status == 0) {
+			ln->ln_ctr.route_count++;
+			ln->ln_ctr.route_length += msg->msg_len;
+			if (msg->msg_txpeer)
+				msg->msg_txpeer->lpni_sent.n[type]++;
+			if (msg->msg_txni)
+				msg->msg_txni->ni_sent.n[type]++;
+		}
+	} else if (status == 0) {
 		/* the kernel counts an ACK as the PUT it answers and a
 		 * REPLY as the GET: keep its sent_stats */
 		if (ev->type == ULNET_EVENT_PUT)
@@ -209,7 +220,14 @@ lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int status)
 	unsigned rx_type = msg->msg_type == ULNET_MSG_REPLY && ev->type == ULNET_EVENT_GET
 				   ? ULNET_MSG_GET : msg->msg_type;
 
-	if (status == 0) {
+	if (__builtin_expect(msg->msg_forward, 0)) {
+		if (status == 0) {
+			if (msg->msg_rxpeer)
+				msg->msg_rxpeer->lpni_received.n[msg->msg_type]++;
+			if (msg->msg_rxni)
+				msg->msg_rxni->ni_received.n[msg->msg_type]++;
+		}
+	} else if (status == 0) {
 		if (ev->type == ULNET_EVENT_GET)
 			ln->ln_ctr.send_length += msg->msg_wanted;
 		if (ev->type == ULNET_EVENT_PUT || ev->type == ULNET_EVENT_REPLY)
@@ -488,6 +506,20 @@ static int lnet_health_check_locked(ulnet_t *ln, struct lnet_msg *msg, int statu
 static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
 				     struct lnet_sendq *q, uint64_t *nowp)
 {
+	if (__builtin_expect(msg->msg_forward, 0)) {
+		/* a router's: received, then sent on (router.c), never an
+		 * event, never resent */
+		if (lnet_fwd_next_locked(ln, msg, &status, q))
+			return;
+		if (status) {
+			ln->ln_ctr.drop_count++;
+			ln->ln_ctr.drop_length += msg->msg_len;
+		}
+		lnet_fwd_release_locked(ln, msg, q);
+		lnet_msg_decommit_locked(ln, msg, status, q, nowp);
+		lnet_msg_free_locked(ln, msg);
+		return;
+	}
 	/* a send that an LND failed (lnet_finalize() marked it: the core's
 	 * own failures never reached a peer NI) */
 	if (__builtin_expect(status != 0, 0)) {

@@ -126,16 +126,23 @@ static struct lnet_peer *lnet_peer_alloc_locked(ulnet_t *ln, const ulnet_nid_t *
 	return lp;
 }
 
-static int lnet_peer_credits_for_locked(ulnet_t *ln, const ulnet_nid_t *nid)
+/* The peer credits of a NID's net (the first NI of ours there that sets
+ * them, else 8); *rtr: its router credits (peer_buffer_credits if set,
+ * else the peer credits, as the kernel's lnet_peer_buffer_credits()). */
+static int lnet_peer_credits_for_locked(ulnet_t *ln, const ulnet_nid_t *nid, int *rtr)
 {
 	struct ul_list *pos;
 
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
 
-		if (ulnet_nid_net(&ni->ni_nid) == ulnet_nid_net(nid) && ni->ni_conf.tun.peer_credits)
+		if (ulnet_nid_net(&ni->ni_nid) == ulnet_nid_net(nid) && ni->ni_conf.tun.peer_credits) {
+			*rtr = ni->ni_conf.tun.peer_buffer_credits > 0 ? ni->ni_conf.tun.peer_buffer_credits
+								       : ni->ni_conf.tun.peer_credits;
 			return ni->ni_conf.tun.peer_credits;
+		}
 	}
+	*rtr = 8;
 	return 8;
 }
 
@@ -143,14 +150,16 @@ static struct lnet_peer_ni *lnet_peer_ni_alloc_locked(ulnet_t *ln, struct lnet_p
 						      const ulnet_nid_t *nid)
 {
 	struct lnet_peer_ni *lpni = calloc(1, sizeof(*lpni));
-	int credits;
+	int credits, rtr;
 
 	if (!lpni)
 		return NULL;
 	lpni->lpni_nid = *nid;
 	lpni->lpni_refcount = 1; /* the table */
-	credits = lnet_peer_credits_for_locked(ln, nid);
+	credits = lnet_peer_credits_for_locked(ln, nid, &rtr);
 	lpni->lpni_txcredits = lpni->lpni_mintxcredits = lpni->lpni_maxtxcredits = credits;
+	lpni->lpni_rtrcredits = lpni->lpni_minrtrcredits = lpni->lpni_maxrtrcredits = rtr;
+	ul_list_init(&lpni->lpni_rtrq);
 	ul_list_init(&lpni->lpni_txq);
 	lpni->lpni_ns_status = LNET_NI_STATUS_INVALID;
 	lpni->lpni_health.health_value = 1000;
@@ -469,8 +478,8 @@ int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
 		pi->available_tx_credits = lpni->lpni_txcredits;
 		pi->min_tx_credits = lpni->lpni_mintxcredits;
 		pi->tx_q_num_of_buf = (int)lpni->lpni_txqnob;
-		pi->available_rtr_credits = lpni->lpni_maxtxcredits;
-		pi->min_rtr_credits = lpni->lpni_maxtxcredits;
+		pi->available_rtr_credits = lpni->lpni_rtrcredits;
+		pi->min_rtr_credits = lpni->lpni_minrtrcredits;
 		pi->refcount = lpni->lpni_refcount;
 		pi->send_count = lnet_type_counts_sum(&lpni->lpni_sent);
 		pi->recv_count = lnet_type_counts_sum(&lpni->lpni_received);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/router.h"
 
 static const ulnet_process_id_t lnet_any_id = {
 	.nid = { .type = ULNET_LND_ANY, .num = 0xffff, .addr = { 0xff, 0xff, 0xff, 0xff } },
@@ -50,8 +51,9 @@ int lnet_ping_info_build_locked(ulnet_t *ln, uint8_t **bufp, size_t *lenp)
 		n++;
 	}
 	memset(&pi, 0, sizeof(pi));
-	pi.features = LNET_PING_FEAT_NI_STATUS | LNET_PING_FEAT_RTE_DISABLED |
-		      LNET_PING_FEAT_MULTI_RAIL;
+	pi.features = LNET_PING_FEAT_NI_STATUS | LNET_PING_FEAT_MULTI_RAIL;
+	if (lnet_rte_disabled(ln))
+		pi.features |= LNET_PING_FEAT_RTE_DISABLED;
 	if (ln->ln_g.discovery)
 		pi.features |= LNET_PING_FEAT_DISCOVERY;
 	/* a first NI with no nid4 form is the primary: a kernel reading the

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/move.h"
+#include "core/router.h"
 
 static bool lnet_wire_handle_is_none(const lnet_wire_handle_t *wh)
 {
@@ -230,9 +231,8 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 				 lnet_nidstr(&hdr->dest_nid, dnid));
 			return -EPROTO;
 		}
-		lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: dropping message for %s (routing not enabled)",
-			 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
-			 lnet_nidstr(&hdr->dest_nid, dnid));
+		if (lnet_parse_forward(ni, hdr, from_nid, rx_private) == 0)
+			return 0;
 		goto drop;
 	}
 

@@ -352,7 +352,8 @@ static int lnet_select_routed_locked(ulnet_t *ln, struct lnet_msg *msg, struct l
 
 	*routed = false;
 	if (!src_ni && lp && (lp->lp_state & LNET_PEER_MULTI_RAIL) && !response &&
-	    !msg->msg_recovery && lnet_select_mr_locked(ln, lp, NULL, best_ni, best_lpni) == 0)
+	    !msg->msg_recovery && !msg->msg_forward &&
+	    lnet_select_mr_locked(ln, lp, NULL, best_ni, best_lpni) == 0)
 		return 0;
 	*routed = true;
 	if (response && !lnet_nid_is_any(&msg->msg_from)) {
@@ -437,8 +438,9 @@ remote:
 	if (!lpni)
 		return -ENOMEM;
 
-	/* the first ordinary message to an undiscovered peer waits */
-	rc = lnet_peer_discovery_hold_locked(ln, lpni, msg, q);
+	/* the first ordinary message to an undiscovered peer waits (not
+	 * one we forward: its sender discovered the destination) */
+	rc = msg->msg_forward ? 0 : lnet_peer_discovery_hold_locked(ln, lpni, msg, q);
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {
@@ -451,7 +453,7 @@ remote:
 		if (rc)
 			return rc;
 	} else if (lpni->lpni_peer && (lpni->lpni_peer->lp_state & LNET_PEER_MULTI_RAIL) &&
-	    !lnet_msg_is_response(msg) && !msg->msg_recovery) {
+	    !lnet_msg_is_response(msg) && !msg->msg_recovery && !msg->msg_forward) {
 		rc = lnet_select_mr_locked(ln, lpni->lpni_peer, src_ni, &best_ni, &best_lpni);
 		if (rc)
 			return rc;
@@ -462,12 +464,21 @@ remote:
 		if (!best_ni)
 			return -EHOSTUNREACH;
 		if (__builtin_expect(!lpni->lpni_pref_set, 0) && !lnet_msg_is_response(msg) &&
+		    !msg->msg_forward &&
 		    !(lpni->lpni_peer && (lpni->lpni_peer->lp_state & LNET_PEER_MULTI_RAIL))) {
 			lpni->lpni_pref_nid = best_ni->ni_nid;
 			lpni->lpni_pref_set = true;
 		}
 	}
 
+	if (__builtin_expect(msg->msg_forward, 0)) {
+		/* forwarded: the header goes on exactly as it came; it is
+		 * never dropped for its age (the kernel's routed messages) */
+		msg->msg_routed = routed;
+		lnet_msg_commit_locked(ln, msg, true);
+		msg->msg_deadline = UINT64_MAX;
+		goto committed;
+	}
 	if (__builtin_expect(routed, 0)) {
 		/* the header names the end points; the LND sends to the
 		 * gateway (lnet_msg_target()) */
@@ -480,6 +491,7 @@ remote:
 	}
 	msg->msg_hdr.src_nid = best_ni->ni_nid;
 	lnet_msg_commit_locked(ln, msg, true);
+committed:
 	msg->msg_txni = best_ni;
 	lnet_ni_addref_locked(best_ni);
 	msg->msg_txpeer = best_lpni;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake_node.h"
@@ -213,12 +214,240 @@ static void test_route_choice(void **state)
 	memlnd_net_destroy(net);
 }
 
+/* --- forwarding ------------------------------------------------------------------ */
+
+struct three {
+	struct memlnd_net *net;
+	ulnet_t *a, *r, *b;
+	ulnet_nid_t na, nb, ra, rb;   /* A, B, and R on each side */
+};
+
+/* A = 1@gni, R = 3@gni + 4@gni1 (routing on, its start-up phase over),
+ * B = 2@gni1; A and B route to each other's net through R. */
+static void three_up_large(struct three *t, bool discovery, int large)
+{
+	t->net = memlnd_net_create();
+	t->a = mk();
+	t->r = mk();
+	t->b = mk();
+	t->na = nid_on(GNI, 1);
+	t->nb = nid_on(GNI1, 2);
+	t->ra = nid_on(GNI, 3);
+	t->rb = nid_on(GNI1, 4);
+	add_ni(t->net, t->a, GNI, 1);
+	add_ni(t->net, t->r, GNI, 3);
+	add_ni(t->net, t->r, GNI1, 4);
+	add_ni(t->net, t->b, GNI1, 2);
+	set_discovery(t->a, discovery);
+	set_discovery(t->b, discovery);
+	set_discovery(t->r, discovery);
+	assert_int_equal(route_add(t->a, GNI1, t->ra, -1, 0), 0);
+	assert_int_equal(route_add(t->b, GNI, t->rb, -1, 0), 0);
+	/* a pool size set before routing is on takes effect with it */
+	assert_int_equal(ulnet_routing_buffers_set(t->r, ULNET_RTR_POOL_LARGE, large), 0);
+	assert_int_equal(ulnet_routing_set(t->r, true), 0);
+}
+
+static void three_up(struct three *t, bool discovery)
+{
+	three_up_large(t, discovery, 0);
+}
+
+static void three_down(struct three *t)
+{
+	ulnet_destroy(t->a);
+	ulnet_destroy(t->r);
+	ulnet_destroy(t->b);
+	memlnd_net_destroy(t->net);
+}
+
+struct rx {
+	int nput, nack, nunlink, status;
+	ulnet_nid_t initiator;
+	uint32_t mlength;
+};
+
+static void rx_ev(const struct ulnet_event *ev)
+{
+	struct rx *r = ev->md_user_ptr;
+
+	if (ev->type == ULNET_EVENT_PUT) {
+		r->nput++;
+		r->initiator = ev->initiator.nid;
+		r->mlength = ev->mlength;
+	} else if (ev->type == ULNET_EVENT_ACK) {
+		r->nack++;
+	}
+	if (ev->unlinked)
+		r->nunlink++;
+	if (ev->status)
+		r->status = ev->status;
+}
+
+static void post_sink(ulnet_t *ln, void *buf, size_t len, struct rx *r)
+{
+	const ulnet_process_id_t any = { .nid = ULNET_NID_ANY, .pid = ULNET_PID_ANY };
+	struct ulnet_md md = { .start = buf, .length = len, .threshold = ULNET_MD_THRESH_INF,
+			       .options = ULNET_MD_OP_PUT | ULNET_MD_MANAGE_REMOTE, .user_ptr = r,
+			       .handler = rx_ev };
+	ulnet_handle_t me, mdh;
+
+	assert_int_equal(ulnet_me_attach(ln, 40, any, 7, 0, ULNET_RETAIN, ULNET_INS_AFTER, &me), 0);
+	assert_int_equal(ulnet_md_attach(ln, me, &md, ULNET_RETAIN, &mdh), 0);
+}
+
+static void put_ack(ulnet_t *ln, ulnet_nid_t to, struct rx *r, void *buf, size_t len, unsigned off)
+{
+	struct ulnet_md md = { .start = buf, .length = len, .threshold = 2, .user_ptr = r,
+			       .handler = rx_ev };
+	ulnet_process_id_t t = { .nid = to, .pid = ULNET_PID_LUSTRE };
+	ulnet_handle_t mdh;
+
+	assert_int_equal(ulnet_md_bind(ln, &md, ULNET_UNLINK, &mdh), 0);
+	assert_int_equal(ulnet_put(ln, NULL, mdh, ULNET_ACK_REQ, t, 40, 7, off, 0), 0);
+}
+
+/* A PUT from A reaches B through R with its header unchanged on both hops;
+ * B's ACK comes back through R; R counts the two as routed traffic and
+ * shows the buffers and credits they took. */
+static void test_forward_put_ack(void **state)
+{
+	(void)state;
+	struct three t;
+	struct memlnd_trace_ent tr[8];
+	uint8_t src[100], dst[100];
+	struct rx ra = { 0 }, rb = { 0 };
+	struct ulnet_routing_info info;
+	struct ulnet_counters c;
+	struct ulnet_peer_info pi;
+
+	three_up(&t, false);
+	for (int i = 0; i < 100; i++)
+		src[i] = (uint8_t)(i * 7 + 1);
+	memset(dst, 0, sizeof(dst));
+	post_sink(t.b, dst, sizeof(dst), &rb);
+	memlnd_trace_clear(t.net);
+	put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
+	memlnd_pump(t.net);
+	assert_int_equal(rb.nput, 1);
+	assert_true(ulnet_nid_same(&rb.initiator, &t.na));
+	assert_memory_equal(src, dst, sizeof(src));
+	assert_int_equal(ra.nack, 1);
+	assert_int_equal(ra.status, 0);
+	assert_int_equal(ra.nunlink, 1);
+	/* the wire: A -> R, R -> B (same header), B -> R, R -> A (the ACK) */
+	assert_int_equal(memlnd_trace(t.net, tr, 8), 4);
+	assert_true(ulnet_nid_same(&tr[0].hop, &t.ra));
+	assert_true(ulnet_nid_same(&tr[1].hop, &t.nb));
+	assert_memory_equal(&tr[0].hdr, &tr[1].hdr, sizeof(tr[0].hdr));
+	assert_true(ulnet_nid_same(&tr[1].hdr.src_nid, &t.na));
+	assert_int_equal(tr[2].hdr.type, ULNET_MSG_ACK);
+	assert_true(ulnet_nid_same(&tr[2].hop, &t.rb));
+	assert_true(ulnet_nid_same(&tr[2].hdr.dest_nid, &t.na));
+	assert_true(ulnet_nid_same(&tr[3].hop, &t.na));
+	assert_memory_equal(&tr[2].hdr, &tr[3].hdr, sizeof(tr[2].hdr));
+	/* R: routed traffic, not its own sends and receives */
+	ulnet_counters_get(t.r, &c);
+	assert_int_equal(c.route_count, 2);
+	assert_int_equal(c.route_length, 100);
+	assert_int_equal(c.send_count, 0);
+	assert_int_equal(c.recv_count, 0);
+	assert_int_equal(c.msgs_alloc, 0);
+	assert_int_equal(ulnet_routing_info(t.r, &info), 0);
+	assert_int_equal(info.state, ULNET_ROUTING_STARTING);
+	assert_int_equal(info.pool[ULNET_RTR_POOL_TINY].npages, 0);
+	assert_int_equal(info.pool[ULNET_RTR_POOL_TINY].nbuffers, 2048);
+	assert_int_equal(info.pool[ULNET_RTR_POOL_TINY].credits, 2048);
+	assert_int_equal(info.pool[ULNET_RTR_POOL_TINY].mincredits, 2047);   /* the ACK */
+	assert_int_equal(info.pool[ULNET_RTR_POOL_SMALL].mincredits, 16383); /* the PUT */
+	assert_int_equal(info.pool[ULNET_RTR_POOL_LARGE].mincredits, 1024);
+	assert_int_equal(info.pool[ULNET_RTR_POOL_LARGE].npages, 256);
+	/* R's router credits of A: one taken, given back */
+	for (int i = 0; ulnet_peer_info(t.r, i, &pi) == 0; i++)
+		if (ulnet_nid_same(&pi.primary, &t.na)) {
+			assert_int_equal(pi.nis[0].available_rtr_credits, 8);
+			assert_int_equal(pi.nis[0].min_rtr_credits, 7);
+		}
+	three_down(&t);
+}
+
+/* Forwarding is off: the message is dropped (a log line and a count) and
+ * R stays up; the sender's PUT gets no ACK, and its tracker ends it. */
+static void test_forward_off_drops(void **state)
+{
+	(void)state;
+	struct three t;
+	uint8_t src[16] = { 1 }, dst[16];
+	struct rx ra = { 0 }, rb = { 0 };
+	struct ulnet_counters c;
+
+	three_up(&t, false);
+	assert_int_equal(ulnet_routing_set(t.r, false), 0);
+	/* STOPPING still forwards (as the kernel); after its phase, off */
+	fake_now += (ULNET_RTR_STOP_MIN_S + 1) * 1000000000ULL;
+	ulnet_progress(t.r, 0);
+	logs[0] = '\0';
+	post_sink(t.b, dst, sizeof(dst), &rb);
+	put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
+	memlnd_pump(t.net);
+	assert_int_equal(rb.nput, 0);
+	assert_non_null(strstr(logs, "routing not enabled"));
+	ulnet_counters_get(t.r, &c);
+	assert_int_equal(c.drop_count, 1);
+	assert_int_equal(c.route_count, 0);
+	three_down(&t);
+}
+
+/* 64 PUTs of 1 MiB at once through a router with 4 large buffers: they
+ * wait for buffers (and for R's router credits of A), in order, and none
+ * is dropped: every PUT arrives intact and every ACK returns. */
+static void test_forward_waits_for_buffers(void **state)
+{
+	(void)state;
+	enum { N = 64, SZ = 1 << 20 };
+	struct three t;
+	uint8_t *src = malloc((size_t)N * SZ), *dst = calloc(N, SZ);
+	struct rx ra[N], rb = { 0 };
+	struct ulnet_routing_info info;
+
+	assert_non_null(src);
+	assert_non_null(dst);
+	memset(ra, 0, sizeof(ra));
+	three_up_large(&t, false, 4);
+	assert_int_equal(ulnet_routing_info(t.r, &info), 0);
+	assert_int_equal(info.pool[ULNET_RTR_POOL_LARGE].nbuffers, 4);
+	for (size_t i = 0; i < (size_t)N * SZ; i++)
+		src[i] = (uint8_t)(i * 2654435761u >> 13);
+	post_sink(t.b, dst, (size_t)N * SZ, &rb);
+	for (int i = 0; i < N; i++)
+		put_ack(t.a, t.nb, &ra[i], src + (size_t)i * SZ, SZ, (unsigned)i * SZ);
+	for (int k = 0; k < 100000 && memlnd_pump(t.net) > 0; k++)
+		ulnet_progress(t.r, 0);
+	assert_int_equal(rb.nput, N);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(ra[i].nack, 1);
+		assert_int_equal(ra[i].status, 0);
+	}
+	assert_memory_equal(src, dst, (size_t)N * SZ);
+	assert_int_equal(ulnet_routing_info(t.r, &info), 0);
+	assert_int_equal(info.pool[ULNET_RTR_POOL_LARGE].nbuffers, 4);
+	assert_int_equal(info.pool[ULNET_RTR_POOL_LARGE].credits, 4);
+	/* PUTs did wait for a buffer (and none was lost doing so) */
+	assert_true(info.pool[ULNET_RTR_POOL_LARGE].mincredits < 0);
+	three_down(&t);
+	free(src);
+	free(dst);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_route_add_checks),
 		cmocka_unit_test(test_routed_put_header),
 		cmocka_unit_test(test_route_choice),
+		cmocka_unit_test(test_forward_put_ack),
+		cmocka_unit_test(test_forward_off_drops),
+		cmocka_unit_test(test_forward_waits_for_buffers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

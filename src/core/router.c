@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * router.c - the router role: forwarding messages addressed to other
+ * nodes, the router buffer pools and per-peer router credits, and the
+ * routing state machine (set routing 0|1, its start-up and stop phases).
+ *
+ * A message that is not ours takes, as in the kernel, a router credit of
+ * the peer NI it came from, then a buffer of the pool its size picks
+ * (tiny: no payload; small: up to a page; large: up to 1 MiB). Either one
+ * short, it waits in order (the peer's queue, then the pool's) and its
+ * LND's receive waits with it: lnet_parse() returns without recv(), the
+ * connection stays paused, and recv() comes later (`delayed`). Once the
+ * payload is in the buffer the message is sent on with its header as it
+ * came (end-to-end NIDs), to its destination on one of our nets or to the
+ * next gateway; when that send ends, the buffer and the credit go back
+ * and the next waiter starts. Nothing is dropped for want of a buffer.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core/move.h"
+#include "core/router.h"
+
+static const unsigned lnet_rtr_npages[ULNET_RTR_NPOOLS] = { 0, 1, 256 };
+static const int lnet_rtr_default[ULNET_RTR_NPOOLS] = {
+	ULNET_RTR_TINY_DEFAULT, ULNET_RTR_SMALL_DEFAULT, ULNET_RTR_LARGE_DEFAULT
+};
+#define LNET_RTR_PAGE 4096u
+
+static void lnet_rtr_timer_cb(struct ul_timer *t);
+
+int lnet_router_init(ulnet_t *ln)
+{
+	ln->ln_rtrpools = calloc(ULNET_RTR_NPOOLS, sizeof(*ln->ln_rtrpools));
+	if (!ln->ln_rtrpools)
+		return -ENOMEM;
+	for (int i = 0; i < ULNET_RTR_NPOOLS; i++) {
+		struct lnet_rtrbufpool *p = &ln->ln_rtrpools[i];
+
+		p->rbp_npages = lnet_rtr_npages[i];
+		p->rbp_size = (size_t)p->rbp_npages * LNET_RTR_PAGE;
+		ul_list_init(&p->rbp_msgs);
+	}
+	ln->ln_routing = ULNET_ROUTING_DISABLED;
+	ul_timer_init(&ln->ln_rtr_timer, lnet_rtr_timer_cb);
+	return 0;
+}
+
+static void lnet_rtrpool_free_bufs(struct lnet_rtrbufpool *p)
+{
+	while (p->rbp_free) {
+		struct lnet_rtrbuf *rb = p->rbp_free;
+
+		p->rbp_free = rb->rb_next;
+		free(rb);
+	}
+}
+
+void lnet_router_fini(ulnet_t *ln)
+{
+	if (!ln->ln_rtrpools)
+		return;
+	for (int i = 0; i < ULNET_RTR_NPOOLS; i++)
+		lnet_rtrpool_free_bufs(&ln->ln_rtrpools[i]);
+	free(ln->ln_rtrpools);
+	ln->ln_rtrpools = NULL;
+}
+
+static int lnet_rtr_pool_of(uint32_t len)
+{
+	if (len == 0)
+		return ULNET_RTR_POOL_TINY;
+	return len <= LNET_RTR_PAGE ? ULNET_RTR_POOL_SMALL : ULNET_RTR_POOL_LARGE;
+}
+
+/* A buffer for `msg`, whose pool credit it holds: 1, or -ENOMEM. */
+static int lnet_rtrbuf_attach_locked(ulnet_t *ln, struct lnet_msg *msg, int pool)
+{
+	struct lnet_rtrbufpool *p = &ln->ln_rtrpools[pool];
+	struct lnet_rtrbuf *rb = p->rbp_free;
+
+	if (rb) {
+		p->rbp_free = rb->rb_next;
+	} else {
+		rb = malloc(sizeof(*rb) + p->rbp_size);
+		if (!rb)
+			return -ENOMEM;
+		rb->rb_pool = pool;
+		rb->rb_iov.iov_base = rb->rb_data;
+		rb->rb_iov.iov_len = p->rbp_size;
+	}
+	rb->rb_next = NULL;
+	msg->msg_rtrbuf = rb;
+	msg->msg_iov = &rb->rb_iov;
+	msg->msg_niov = p->rbp_size ? 1 : 0;
+	msg->msg_offset = 0;
+	return 1;
+}
+
+/* The pool's credit, then its buffer: 1 (ready), 0 (waits on the pool),
+ * -ENOMEM (credit given back). */
+static int lnet_fwd_take_buffer_locked(ulnet_t *ln, struct lnet_msg *msg)
+{
+	int pool = lnet_rtr_pool_of(msg->msg_len);
+	struct lnet_rtrbufpool *p = &ln->ln_rtrpools[pool];
+	int rc;
+
+	p->rbp_credits--;
+	if (p->rbp_credits < p->rbp_mincredits)
+		p->rbp_mincredits = p->rbp_credits;
+	if (p->rbp_credits < 0) {
+		ul_list_add_tail(&msg->msg_list, &p->rbp_msgs);
+		return 0;
+	}
+	rc = lnet_rtrbuf_attach_locked(ln, msg, pool);
+	if (rc < 0)
+		p->rbp_credits++;
+	return rc;
+}
+
+/* The router credit of the peer NI it came from, then a buffer. */
+static int lnet_fwd_post_locked(ulnet_t *ln, struct lnet_msg *msg)
+{
+	struct lnet_peer_ni *lpni = msg->msg_rxpeer;
+
+	if (lpni && !msg->msg_rtrcredit) {
+		msg->msg_rtrcredit = 1;
+		lpni->lpni_rtrcredits--;
+		if (lpni->lpni_rtrcredits < lpni->lpni_minrtrcredits)
+			lpni->lpni_minrtrcredits = lpni->lpni_rtrcredits;
+		if (lpni->lpni_rtrcredits < 0) {
+			ul_list_add_tail(&msg->msg_list, &lpni->lpni_rtrq);
+			return 0;
+		}
+	}
+	return lnet_fwd_take_buffer_locked(ln, msg);
+}
+
+/* A waiter whose turn came: onto q->sq_recv, ready or (no memory) to be
+ * discarded there. */
+static void lnet_fwd_wake_locked(ulnet_t *ln, struct lnet_msg *msg, int rc, struct lnet_sendq *q)
+{
+	(void)ln;
+	if (rc == 0)
+		return;   /* now waits on its pool */
+	msg->msg_fin_status = rc < 0 ? rc : 0;
+	ul_list_add_tail(&msg->msg_list, &q->sq_recv);
+}
+
+void lnet_fwd_recv_ready(struct lnet_msg *msg)
+{
+	if (msg->msg_fin_status) {
+		char nid[ULNET_NIDSTR_SIZE];
+
+		lnet_log(msg->msg_ln, ULNET_LOG_ERROR, "dropping %s from %s for %s: %s",
+			 lnet_msgtyp2str(msg->msg_type), lnet_nidstr(&msg->msg_from, nid),
+			 "no router buffer", ulnet_strerror(msg->msg_fin_status));
+		lnet_ni_recv(msg->msg_rxni, msg->msg_rx_private, NULL, true, 0, 0, msg->msg_len);
+		msg->msg_receiving = 0;
+		lnet_finalize_core(msg, msg->msg_fin_status);
+		return;
+	}
+	lnet_ni_recv(msg->msg_rxni, msg->msg_rx_private, msg, true, 0, msg->msg_len, msg->msg_len);
+}
+
+void lnet_fwd_release_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_sendq *q)
+{
+	struct lnet_rtrbuf *rb = msg->msg_rtrbuf;
+	struct lnet_peer_ni *lpni = msg->msg_rxpeer;
+
+	if (rb) {
+		struct lnet_rtrbufpool *p = &ln->ln_rtrpools[rb->rb_pool];
+
+		msg->msg_rtrbuf = NULL;
+		msg->msg_iov = NULL;
+		msg->msg_niov = 0;
+		if (ln->ln_routing == ULNET_ROUTING_DISABLED ||
+		    (p->rbp_nbuffers > p->rbp_req_nbuffers && p->rbp_credits >= 0)) {
+			/* a pool shrinking (or gone): this buffer goes */
+			free(rb);
+			p->rbp_nbuffers--;
+		} else {
+			rb->rb_next = p->rbp_free;
+			p->rbp_free = rb;
+			p->rbp_credits++;
+			if (p->rbp_credits <= 0) {
+				struct lnet_msg *w = ul_list_first(&p->rbp_msgs, struct lnet_msg, msg_list);
+
+				ul_list_del(&w->msg_list);
+				lnet_fwd_wake_locked(ln, w, lnet_rtrbuf_attach_locked(ln, w, rb->rb_pool), q);
+			}
+		}
+	}
+	if (msg->msg_rtrcredit && lpni) {
+		msg->msg_rtrcredit = 0;
+		lpni->lpni_rtrcredits++;
+		if (lpni->lpni_rtrcredits <= 0 && !ul_list_empty(&lpni->lpni_rtrq)) {
+			struct lnet_msg *w = ul_list_first(&lpni->lpni_rtrq, struct lnet_msg, msg_list);
+
+			ul_list_del(&w->msg_list);
+			lnet_fwd_wake_locked(ln, w, lnet_fwd_take_buffer_locked(ln, w), q);
+		}
+	}
+}
+
+bool lnet_fwd_next_locked(ulnet_t *ln, struct lnet_msg *msg, int *status, struct lnet_sendq *q)
+{
+	char fnid[ULNET_NIDSTR_SIZE], dnid[ULNET_NIDSTR_SIZE];
+	int rc;
+
+	if (msg->msg_sending || *status != 0)
+		return false;
+	if (ln->ln_routing == ULNET_ROUTING_DISABLED) {
+		*status = -ECANCELED;
+		return false;
+	}
+	/* the payload is in its buffer: on to the next hop, header as is */
+	__atomic_store_n(&msg->msg_finalized, 0, __ATOMIC_RELEASE);
+	rc = lnet_send_locked(ln, NULL, msg, q);
+	if (rc == 0)
+		return true;
+	lnet_log(ln, ULNET_LOG_ERROR, "can't forward %s from %s to %s: %s",
+		 lnet_msgtyp2str(msg->msg_type), lnet_nidstr(&msg->msg_hdr.src_nid, fnid),
+		 lnet_nidstr(&msg->msg_hdr.dest_nid, dnid), ulnet_strerror(rc));
+	*status = rc;
+	return false;
+}
+
+int lnet_parse_forward(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t *from_nid,
+		       void *rx_private)
+{
+	ulnet_t *ln = ni->ni_ln;
+	uint32_t plen = hdr->payload_length;
+	char fnid[ULNET_NIDSTR_SIZE], snid[ULNET_NIDSTR_SIZE], dnid[ULNET_NIDSTR_SIZE];
+	struct lnet_peer_ni *lpni;
+	struct lnet_msg *msg;
+	int rc;
+
+	lnet_lock(ln);
+	if (ln->ln_routing == ULNET_ROUTING_DISABLED || ln->ln_state != LNET_STATE_RUNNING ||
+	    !ni->ni_up) {
+		bool off = ln->ln_routing == ULNET_ROUTING_DISABLED;
+
+		lnet_unlock(ln);
+		if (off)
+			lnet_log(ln, ULNET_LOG_ERROR,
+				 "%s, src %s: dropping message for %s (routing not enabled)",
+				 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+				 lnet_nidstr(&hdr->dest_nid, dnid));
+		return -ENOENT;
+	}
+	msg = lnet_msg_alloc_locked(ln);
+	if (!msg) {
+		lnet_unlock(ln);
+		lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: dropping %s for %s (out of memory)",
+			 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+			 lnet_msgtyp2str(hdr->type), lnet_nidstr(&hdr->dest_nid, dnid));
+		return -ENOENT;
+	}
+	msg->msg_type = hdr->type;
+	msg->msg_rx_private = rx_private;
+	msg->msg_receiving = 1;
+	msg->msg_forward = 1;
+	msg->msg_len = msg->msg_wanted = plen;
+	msg->msg_offset = 0;
+	msg->msg_hdr = *hdr;
+	msg->msg_from = *from_nid;
+	msg->msg_initiator = hdr->src_nid;
+	msg->msg_target.nid = hdr->dest_nid;
+	msg->msg_target.pid = hdr->dest_pid;
+	msg->msg_rxni = ni;
+	lnet_ni_addref_locked(ni);
+	lpni = lnet_peer_ni_get_locked(ln, from_nid);
+	if (lpni) {
+		lpni->lpni_ns_status = LNET_NI_STATUS_UP;
+		msg->msg_rxpeer = lpni;
+		lnet_peer_ni_addref_locked(lpni);
+	}
+	lnet_msg_commit_locked(ln, msg, false);
+	rc = lnet_fwd_post_locked(ln, msg);
+	lnet_unlock(ln);
+	if (rc > 0) {
+		lnet_ni_recv(ni, rx_private, msg, false, 0, plen, plen);
+	} else if (rc < 0) {
+		lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: dropping %s for %s (no router buffer: %s)",
+			 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+			 lnet_msgtyp2str(hdr->type), lnet_nidstr(&hdr->dest_nid, dnid),
+			 ulnet_strerror(rc));
+		lnet_ni_recv(ni, rx_private, NULL, false, 0, 0, plen);
+		msg->msg_receiving = 0;
+		lnet_finalize_core(msg, rc);
+	}
+	/* rc == 0: it waits for a credit or a buffer; recv() comes then */
+	return 0;
+}
+
+/* --- the routing state ----------------------------------------------------------------- */
+
+static void lnet_rtr_timer_arm_locked(ulnet_t *ln)
+{
+	if (ln->ln_loop && !ul_timer_armed(&ln->ln_rtr_timer))
+		ul_timer_start(ln->ln_loop, &ln->ln_rtr_timer, lnet_now(ln) + LNET_NSEC_PER_SEC);
+}
+
+static bool lnet_rtrpools_idle_locked(const ulnet_t *ln)
+{
+	for (int i = 0; i < ULNET_RTR_NPOOLS; i++)
+		if (ln->ln_rtrpools[i].rbp_credits != ln->ln_rtrpools[i].rbp_nbuffers)
+			return false;
+	return true;
+}
+
+/* Routing is off: waiters end (-ECANCELED, their payload discarded) and
+ * the pools empty (kept, with no buffer: `routing show` lists them). */
+static void lnet_rtrpools_empty_locked(ulnet_t *ln, struct lnet_sendq *q)
+{
+	struct ul_list *pos;
+
+	for (int i = 0; i < ULNET_RTR_NPOOLS; i++) {
+		struct lnet_rtrbufpool *p = &ln->ln_rtrpools[i];
+		struct lnet_msg *w;
+
+		while ((w = ul_list_first(&p->rbp_msgs, struct lnet_msg, msg_list))) {
+			ul_list_del(&w->msg_list);
+			p->rbp_credits++;
+			w->msg_fin_status = -ECANCELED;
+			ul_list_add_tail(&w->msg_list, &q->sq_recv);
+		}
+		lnet_rtrpool_free_bufs(p);
+		p->rbp_nbuffers -= p->rbp_credits;
+		p->rbp_req_nbuffers = 0;
+		p->rbp_credits = p->rbp_mincredits = 0;
+	}
+	for (unsigned b = 0; b < ln->ln_pni_hash_size; b++) {
+		ul_list_for_each(pos, &ln->ln_pni_hash[b]) {
+			struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_hash);
+			struct lnet_msg *w;
+
+			while ((w = ul_list_first(&lpni->lpni_rtrq, struct lnet_msg, msg_list))) {
+				ul_list_del(&w->msg_list);
+				w->msg_fin_status = -ECANCELED;
+				ul_list_add_tail(&w->msg_list, &q->sq_recv);
+			}
+		}
+	}
+}
+
+static void lnet_rtr_timer_cb(struct ul_timer *t)
+{
+	ulnet_t *ln = ul_container_of(t, ulnet_t, ln_rtr_timer);
+	bool enabled = false;
+	struct lnet_sendq q;
+	uint64_t now;
+
+	lnet_sendq_init(&q);
+	lnet_lock(ln);
+	if (ln->ln_state != LNET_STATE_RUNNING) {
+		lnet_unlock(ln);
+		return;
+	}
+	now = lnet_now(ln);
+	if (ln->ln_routing == ULNET_ROUTING_STARTING && now >= ln->ln_rtr_phase_min) {
+		ln->ln_routing = ULNET_ROUTING_ENABLED;
+		enabled = true;
+	} else if (ln->ln_routing == ULNET_ROUTING_STOPPING &&
+		   ((now >= ln->ln_rtr_phase_min && lnet_rtrpools_idle_locked(ln)) ||
+		    now >= ln->ln_rtr_phase_max)) {
+		ln->ln_routing = ULNET_ROUTING_DISABLED;
+		lnet_rtrpools_empty_locked(ln, &q);
+		lnet_log(ln, ULNET_LOG_INFO, "message forwarding disabled");
+	}
+	if (ln->ln_routing == ULNET_ROUTING_STARTING || ln->ln_routing == ULNET_ROUTING_STOPPING)
+		ul_timer_start(ln->ln_loop, &ln->ln_rtr_timer, now + LNET_NSEC_PER_SEC);
+	lnet_unlock(ln);
+	lnet_sendq_flush(ln, &q);
+	if (enabled) {
+		/* our ping info stops saying RTE_DISABLED, and every peer
+		 * learns it (the kernel pushes to all at this point) */
+		lnet_log(ln, ULNET_LOG_INFO, "message forwarding enabled");
+		(void)lnet_ping_target_update(ln);
+	}
+}
+
+int ulnet_routing_set(ulnet_t *ln, bool on)
+{
+	bool update = false;
+	int rc = 0;
+
+	if (!ln)
+		return -EINVAL;
+	lnet_lock(ln);
+	if (on) {
+		if (ln->ln_routing == ULNET_ROUTING_STOPPING) {
+			rc = -EBUSY;
+		} else if (ln->ln_routing == ULNET_ROUTING_DISABLED) {
+			for (int i = 0; i < ULNET_RTR_NPOOLS; i++) {
+				struct lnet_rtrbufpool *p = &ln->ln_rtrpools[i];
+				int n = ln->ln_rtr_nbuffers[i] > 0 ? ln->ln_rtr_nbuffers[i]
+								   : lnet_rtr_default[i];
+
+				p->rbp_nbuffers = p->rbp_req_nbuffers = n;
+				p->rbp_credits = p->rbp_mincredits = n;
+			}
+			ln->ln_rtrpools_alloc = true;
+			ln->ln_routing = ULNET_ROUTING_STARTING;
+			ln->ln_rtr_phase_min = lnet_now(ln) + ULNET_RTR_STARTUP_S * LNET_NSEC_PER_SEC;
+			lnet_rtr_timer_arm_locked(ln);
+			lnet_log(ln, ULNET_LOG_INFO, "message forwarding will be enabled in %ds",
+				 ULNET_RTR_STARTUP_S);
+		}
+	} else if (ln->ln_routing != ULNET_ROUTING_DISABLED) {
+		uint64_t now = lnet_now(ln);
+
+		update = ln->ln_routing == ULNET_ROUTING_ENABLED;
+		ln->ln_routing = ULNET_ROUTING_STOPPING;
+		ln->ln_rtr_phase_min = now + ULNET_RTR_STOP_MIN_S * LNET_NSEC_PER_SEC;
+		ln->ln_rtr_phase_max = now + ULNET_RTR_STOP_MAX_S * LNET_NSEC_PER_SEC;
+		lnet_rtr_timer_arm_locked(ln);
+		lnet_log(ln, ULNET_LOG_INFO, "message forwarding will stop in %ds to %ds",
+			 ULNET_RTR_STOP_MIN_S, ULNET_RTR_STOP_MAX_S);
+	}
+	lnet_unlock(ln);
+	/* RTE_DISABLED at once, as the kernel */
+	if (update)
+		(void)lnet_ping_target_update(ln);
+	return rc;
+}
+
+int ulnet_routing_info(ulnet_t *ln, struct ulnet_routing_info *info)
+{
+	if (!ln || !info)
+		return -EINVAL;
+	lnet_lock(ln);
+	info->state = (enum ulnet_routing_state)ln->ln_routing;
+	info->pools = ln->ln_rtrpools_alloc;
+	for (int i = 0; i < ULNET_RTR_NPOOLS; i++) {
+		const struct lnet_rtrbufpool *p = &ln->ln_rtrpools[i];
+
+		info->pool[i] = (struct ulnet_rtr_pool_info){ (int)p->rbp_npages, p->rbp_nbuffers,
+							      p->rbp_credits, p->rbp_mincredits };
+	}
+	lnet_unlock(ln);
+	return 0;
+}
+
+int ulnet_routing_buffers_set(ulnet_t *ln, int pool, int n)
+{
+	struct lnet_sendq q;
+
+	if (!ln || pool < 0 || pool >= ULNET_RTR_NPOOLS)
+		return -EINVAL;
+	if (n == -1)
+		return 0;
+	if (n < -1)
+		return -ERANGE;
+	lnet_sendq_init(&q);
+	lnet_lock(ln);
+	ln->ln_rtr_nbuffers[pool] = n;
+	if (ln->ln_routing != ULNET_ROUTING_DISABLED) {
+		struct lnet_rtrbufpool *p = &ln->ln_rtrpools[pool];
+		int nrb = n > 0 ? n : lnet_rtr_default[pool];
+
+		p->rbp_req_nbuffers = nrb;
+		if (nrb > p->rbp_nbuffers) {
+			/* grow now: the new credits go to waiters first */
+			int k = nrb - p->rbp_nbuffers;
+
+			p->rbp_nbuffers += k;
+			p->rbp_credits += k;
+			p->rbp_mincredits = p->rbp_credits;
+			for (; k > 0 && !ul_list_empty(&p->rbp_msgs); k--) {
+				struct lnet_msg *w = ul_list_first(&p->rbp_msgs, struct lnet_msg, msg_list);
+
+				ul_list_del(&w->msg_list);
+				lnet_fwd_wake_locked(ln, w, lnet_rtrbuf_attach_locked(ln, w, pool), &q);
+			}
+		}
+	}
+	lnet_unlock(ln);
+	lnet_sendq_flush(ln, &q);
+	return 0;
+}
+
+void lnet_router_shutdown(ulnet_t *ln)
+{
+	struct lnet_sendq q;
+
+	if (!ln->ln_rtrpools)
+		return;
+	lnet_sendq_init(&q);
+	lnet_lock(ln);
+	if (ln->ln_loop)
+		ul_timer_stop(ln->ln_loop, &ln->ln_rtr_timer);
+	if (ln->ln_rtrpools_alloc) {
+		ln->ln_routing = ULNET_ROUTING_DISABLED;
+		lnet_rtrpools_empty_locked(ln, &q);
+	}
+	lnet_unlock(ln);
+	lnet_sendq_flush(ln, &q);
+}
