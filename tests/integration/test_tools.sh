@@ -174,15 +174,54 @@ run A 234 peer del --prim_nid 127.0.7.50@tcp
 run A 0 stats show
 has out "statistics:"
 run A 0 stats reset
-run A 0 route show -v
-[[ -z $OUT ]] || fail "route show printed something"
 run A 0 routing show
-run A 234 route add --net tcp9 --gateway 127.0.7.2@tcp
+
+# --- route add / show / del, lnetctl's texts and exit codes ------------------------
+run A 0 route show -v
+[[ -z $OUT && -z $ERR ]] || fail "route show without routes printed something"
+run A 0 route add --net tcp9 --gateway 127.0.7.[20-21]@tcp --hop 2 --priority 3
+[[ -z $OUT && -z $ERR ]] || fail "route add printed something"
+run A 0 route show -v 2
+has out "-     net: tcp9"
+has out "      gateway: 127.0.7.21@tcp"
+has out "      hop: 2"
+has out "      priority: 3"
+has out "      state: up"
+run A 0 route show --net tcp9 --gateway 127.0.7.20@tcp
+[[ $OUT == $'route:\n-     net: tcp9\n      gateway: 127.0.7.20@tcp' ]] ||
+	fail "route show --net --gateway: '$OUT'"
+run A 0 route show --net tcp8
+[[ -z $OUT ]] || fail "route show of a net without routes printed something"
+run A 234 route add --net tcp9 --gateway 127.0.7.20@tcp
+has err "errno: -17"
+has err 'descr: ! "Route already exists or the specified network is local"'
+run A 234 route add --net tcp9 --gateway 127.0.7.20@tcp1
+has err "errno: -113"
+run A 234 route add --net tcp9
+has out "missing mandatory parameters:'gateway'"
+run A 234 route add --net tcp8 --gateway 127.0.7.20@tcp --health_sensitivity 2
 has err "errno: -95"
+has err "--health_sensitivity is not supported by ulnet"
+run A 0 export --backup
+has out "route:"
+run A 0 route del --net tcp9 --gateway 127.0.7.[20-21]@tcp
+run A 0 route show
+[[ -z $OUT ]] || fail "route show after route del printed something"
+run A 234 route del --net tcp9 --gateway 127.0.7.20@tcp
+has err "errno: -2"
+has err 'descr: ! "failed to delete route"'
+printf 'route:\n  - net: tcp9\n    gateway: 127.0.7.20@tcp\n    hop: 3\n' >"$T/route.yaml"
+run A 0 import "$T/route.yaml"
+run A 0 route show -v
+has out "      hop: 3"
+run A 0 import --del "$T/route.yaml"
+run A 0 route show
+[[ -z $OUT ]] || fail "import --del left the route"
+printf 'route:\n  - net: tcp9\n    gateway: 127.0.7.20@tcp\n    weight: 3\n' >"$T/route2.yaml"
+run A 234 import "$T/route2.yaml"
+has err "unknown route key 'weight'"
 
 # --- not supported by ulnet: each a clean -EOPNOTSUPP (-95), exit 234 -----------
-run A 234 route del --net tcp9 --gateway 127.0.7.2@tcp
-has err "errno: -95"
 for cmd in "set routing 1" "set tiny_buffers 512" "set small_buffers 4096" "set large_buffers 1024" \
 	   "udsp add --src tcp --priority 1" "udsp del --idx 0" \
 	   "net add --ip2net tcp(lo)" "peer add --prim_nid 127.0.0.70@tcp --ip2nets 127.0.0.[70-71]" \
@@ -194,8 +233,8 @@ for cmd in "set routing 1" "set tiny_buffers 512" "set small_buffers 4096" "set 
 	has err "errno: -95"
 	has err "not supported by ulnet"
 done
-printf 'route:\n  - net: tcp9\n    gateway: 127.0.7.2@tcp\n' >"$T/route.yaml"
-run A 234 import "$T/route.yaml"
+printf 'udsp:\n  - src: tcp\n    priority: 1\n' >"$T/udsp.yaml"
+run A 234 import "$T/udsp.yaml"
 has err "errno: -95"
 
 # --- net set / peer set ------------------------------------------------------------

@@ -19,43 +19,8 @@
 
 #include "ctl_cmds.h"
 #include "ctl_render.h"
+#include "ctl_test.h"
 #include "yaml_out.h"
-
-static char *read_golden(const char *name)
-{
-	char path[1024];
-	const char *src = getenv("ULNET_SRC");
-
-	snprintf(path, sizeof(path), "%s/tests/golden/%s", src ? src : ".", name);
-	FILE *f = fopen(path, "r");
-
-	if (!f) {
-		fprintf(stderr, "cannot open golden %s\n", path);
-		return NULL;
-	}
-	struct ybuf b;
-	char chunk[4096];
-	size_t n;
-
-	ybuf_init(&b);
-	for (int i = 0; i < 1024 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0; i++)
-		ybuf_add(&b, chunk, n);
-	fclose(f);
-	ybuf_add(&b, "", 0);
-	return b.s ? b.s : calloc(1, 1);
-}
-
-static void check(const char *golden, const struct ybuf *got)
-{
-	char *want = read_golden(golden);
-
-	assert_non_null(want);
-	if (strcmp(want, ybuf_str(got)) != 0) {
-		fprintf(stderr, "--- %s (want)\n%s--- got\n%s---\n", golden, want, ybuf_str(got));
-		fail_msg("%s differs", golden);
-	}
-	free(want);
-}
 
 static ulnet_nid_t tcp_nid(unsigned a, unsigned b, unsigned c, unsigned d)
 {
@@ -162,7 +127,7 @@ static void test_net_show_levels(void **state)
 
 		ybuf_init(&b);
 		ctl_render_net_show(&b, ni, 2, v, NULL);
-		check(g[v], &b);
+		ctl_check_golden(g[v], &b);
 		ybuf_free(&b);
 	}
 }
@@ -199,7 +164,7 @@ static void test_peer_show_levels(void **state)
 
 		ybuf_init(&b);
 		ctl_render_peer_show(&b, p, 2, v);
-		check(g[v], &b);
+		ctl_check_golden(g[v], &b);
 		ybuf_free(&b);
 	}
 }
@@ -237,11 +202,11 @@ static void test_stats_global(void **state)
 	c.recv_length = 20724;
 	ybuf_init(&b);
 	ctl_render_stats(&b, &c);
-	check("stats-show.yaml", &b);
+	ctl_check_golden("stats-show.yaml", &b);
 	ybuf_reset(&b);
 	fill_globals(&g);
 	ctl_render_global(&b, &g);
-	check("global-show.yaml", &b);
+	ctl_check_golden("global-show.yaml", &b);
 	ybuf_free(&b);
 }
 
@@ -257,12 +222,133 @@ static void test_export(void **state)
 	fill_peers(p);
 	fill_globals(&g);
 	ybuf_init(&b);
-	ctl_render_export(&b, ni, 2, p, 2, &g, false);
-	check("export.yaml", &b);
+	ctl_render_export(&b, ni, 2, NULL, 0, p, 2, &g, false);
+	ctl_check_golden("export.yaml", &b);
 	ybuf_reset(&b);
-	ctl_render_export(&b, ni, 2, p, 2, &g, true);
-	check("export-backup.yaml", &b);
+	ctl_render_export(&b, ni, 2, NULL, 0, p, 2, &g, true);
+	ctl_check_golden("export-backup.yaml", &b);
 	ybuf_free(&b);
+}
+
+/* The nid of 192.168.77.D on net tcpNUM. */
+static ulnet_nid_t tcpn_nid(unsigned d, unsigned num)
+{
+	ulnet_nid_t n = tcp_nid(192, 168, 77, d);
+
+	n.num = (uint16_t)num;
+	return n;
+}
+
+/* The routes of the captures: tcp1 through the router (up, single-hop),
+ * tcp2 through the node's own NID (down) and through the router (up,
+ * multi-hop). */
+static void fill_routes(struct ulnet_route_info r[3])
+{
+	memset(r, 0, 3 * sizeof(*r));
+	r[0] = (struct ulnet_route_info){ ulnet_mknet(ULNET_LND_TCP, 1), tcpn_nid(12, 0), -1, 0,
+					  true, true };
+	r[1] = (struct ulnet_route_info){ ulnet_mknet(ULNET_LND_TCP, 2), tcpn_nid(11, 0), -1, 0,
+					  false, false };
+	r[2] = (struct ulnet_route_info){ ulnet_mknet(ULNET_LND_TCP, 2), tcpn_nid(12, 0), -1, 0,
+					  true, false };
+}
+
+/* route show and route show -v (state up/down, type single/multi-hop, hop
+ * and priority as set), and nothing at all without routes. */
+static void test_route_show(void **state)
+{
+	(void)state;
+	struct ulnet_route_info r[3];
+	struct ybuf b;
+
+	fill_routes(r);
+	ybuf_init(&b);
+	ctl_render_route_show(&b, r, 3, false);
+	ctl_check_golden("route-show.yaml", &b);
+	ybuf_reset(&b);
+	ctl_render_route_show(&b, r, 3, true);
+	ctl_check_golden("route-show-v.yaml", &b);
+	ybuf_reset(&b);
+	/* --hop 2 --priority 3 */
+	r[1] = r[2];
+	r[1].hops = 2;
+	r[1].priority = 3;
+	ctl_render_route_show(&b, r, 2, true);
+	ctl_check_golden("route-show-v-hop-prio.yaml", &b);
+	ybuf_reset(&b);
+	ctl_render_route_show(&b, r, 0, true);
+	assert_string_equal(ybuf_str(&b), "");
+	ybuf_free(&b);
+}
+
+/* A client with a route (lnetctl-export-client.txt): export puts route:
+ * ("route show -v") between net: and peer:, export --backup without state
+ * and type. */
+static void test_export_client(void **state)
+{
+	(void)state;
+	struct ulnet_ni_info ni[2];
+	struct ulnet_route_info r[3];
+	struct ulnet_peer_info *p = calloc(3, sizeof(*p));
+	struct ulnet_globals g;
+	struct ybuf b;
+
+	assert_non_null(p);
+	fill_nis(ni);
+	ni[1].send_count = 4781;
+	ni[1].recv_count = 4931;
+	ni[1].drop_count = 9;
+	ni[1].put_egress = (struct ulnet_latency){ 3582, 103723, 27236072, 531812 };
+	ni[1].get_rtt = (struct ulnet_latency){ 59, 400102, 2038116114, 265317277 };
+	ni[1].put_ack = (struct ulnet_latency){ 23, 1290743, 14900317, 3815242 };
+	memset(&ni[1].sent, 0, sizeof(ni[1].sent));
+	memset(&ni[1].received, 0, sizeof(ni[1].received));
+	ni[1].sent.n[ULNET_MSG_PUT] = 3592;
+	ni[1].sent.n[ULNET_MSG_GET] = 1189;
+	ni[1].received.n[ULNET_MSG_PUT] = 3729;
+	ni[1].received.n[ULNET_MSG_GET] = 1120;
+	ni[1].received.n[ULNET_MSG_REPLY] = 59;
+	ni[1].received.n[ULNET_MSG_ACK] = 23;
+	ni[1].dropped.n[ULNET_MSG_REPLY] = 8;
+	ni[1].dropped.n[ULNET_MSG_ACK] = 1;
+	fill_routes(r);
+
+	/* the router: its NI on our net, and its NI on tcp1 (no credits) */
+	fill_peer(&p[0], 12, 4631, 4781, 3460, 1171, 3598, 1111, 50, 22);
+	p[0].state = 131349;
+	p[0].nis[0].state = 1;
+	p[0].nis[0].put_egress = (struct ulnet_latency){ 3451, 115130, 27236072, 524960 };
+	p[0].nis[0].get_rtt = (struct ulnet_latency){ 50, 2372531, 2038116114, 312694274 };
+	p[0].nis[0].put_ack = (struct ulnet_latency){ 22, 1290743, 14900317, 3859842 };
+	p[0].nis[0].health.next_ping = 1594;
+	p[0].nnis = 2;
+	memset(&p[0].nis[1], 0, sizeof(p[0].nis[1]));
+	p[0].nis[1].nid = tcpn_nid(140, 1);
+	p[0].nis[1].state = 1;
+	p[0].nis[1].refcount = 2;
+	p[0].nis[1].health.health_value = 1000;
+	/* the server behind the router */
+	fill_peer(&p[1], 141, 0, 0, 0, 0, 0, 0, 0, 0);
+	p[1].primary = p[1].nis[0].nid = tcpn_nid(141, 1);
+	p[1].nis[0].max_tx_credits = p[1].nis[0].available_tx_credits = 0;
+	p[1].nis[0].min_tx_credits = p[1].nis[0].available_rtr_credits = 0;
+	p[1].nis[0].min_rtr_credits = 0;
+	p[1].nis[0].refcount = 2;
+	/* its own NID (the route through it) */
+	fill_peer(&p[2], 11, 150, 150, 132, 18, 131, 9, 9, 1);
+	p[2].nis[0].put_egress = (struct ulnet_latency){ 131, 103723, 17520629, 712336 };
+	p[2].nis[0].get_rtt = (struct ulnet_latency){ 9, 400102, 14512252, 2111740 };
+	p[2].nis[0].put_ack = (struct ulnet_latency){ 1, 2834025, 2834025, 2834025 };
+	fill_globals(&g);
+
+	ybuf_init(&b);
+	ctl_render_export(&b, ni, 2, r, 1, p, 3, &g, false);
+	ctl_check_golden("export-client.yaml", &b);
+	ybuf_reset(&b);
+	ctl_render_export(&b, ni, 2, r, 1, p, 3, &g, true);
+	ctl_check_golden("export-backup-client.yaml", &b);
+	ybuf_free(&b);
+	free(p);
 }
 
 static void test_ping(void **state)
@@ -279,7 +365,7 @@ static void test_ping(void **state)
 	r.peer.nids[0] = r.target;
 	ybuf_init(&b);
 	ctl_render_ping(&b, "ping", &r, 1);
-	check("ping.yaml", &b);
+	ctl_check_golden("ping.yaml", &b);
 
 	/* failures */
 	struct {
@@ -298,7 +384,7 @@ static void test_ping(void **state)
 		r.rc = e[i].rc;
 		ybuf_reset(&b);
 		ctl_render_ping(&b, e[i].what, &r, 1);
-		check(e[i].golden, &b);
+		ctl_check_golden(e[i].golden, &b);
 	}
 	ybuf_free(&b);
 }
@@ -310,32 +396,31 @@ static void test_error_shapes(void **state)
 
 	ybuf_init(&b);
 	y_nl_error(&b, "add", "net", -EEXIST, "cannot add LNet NI");
-	check("err-net-add-dup.yaml", &b);
+	ctl_check_golden("err-net-add-dup.yaml", &b);
 	ybuf_reset(&b);
 	y_nl_error(&b, "add", "net", -ENETDOWN, "cannot add LNet NI");
-	check("err-net-add-badif.yaml", &b);
+	ctl_check_golden("err-net-add-badif.yaml", &b);
 	ybuf_reset(&b);
 	y_nl_error(&b, "manage", "ping", -EINVAL,
 		   "\"Unable to parse nidlist: no valid NIDs in string\"");
-	check("err-ping-badnid.yaml", &b);
+	ctl_check_golden("err-ping-badnid.yaml", &b);
 	ybuf_reset(&b);
 	y_cy_error(&b, "parser", "set", -1, "cannot parse retry_count value");
-	check("err-set-parse.yaml", &b);
+	ctl_check_golden("err-set-parse.yaml", &b);
 	ybuf_reset(&b);
 	y_cy_error(&b, "add", "response_tracking", -EINVAL, "\"Valid values are: 0, 1, 2, or 3\"");
-	check("err-set-range.yaml", &b);
+	ctl_check_golden("err-set-range.yaml", &b);
 	ybuf_free(&b);
 }
 
-/* route/routing/udsp show print nothing (no routes exist), like lnetctl. */
+/* routing show prints nothing (no routing buffers exist), like lnetctl. */
 static void test_empty_shows(void **state)
 {
 	(void)state;
 	struct ybuf empty;
 
 	ybuf_init(&empty);
-	check("route-show.yaml", &empty);
-	check("routing-show.yaml", &empty);
+	ctl_check_golden("routing-show.yaml", &empty);
 	ybuf_free(&empty);
 }
 
@@ -369,31 +454,6 @@ static void test_help_and_unknown(void **state)
 	ctl_reply_free(&rp);
 }
 
-/* Run one command in-process; returns the exit code, rp kept for checks. */
-static int run_cmd(struct ctl_ctx *ctx, struct ctl_reply *rp, const char *blob, size_t bloblen,
-		   const char *line)
-{
-	static char buf[1024];
-	char *argv[40];
-	int argc = 0;
-
-	snprintf(buf, sizeof(buf), "%s", line);
-	for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && argc < 39;
-	     t = strtok_r(NULL, " ", &save))
-		argv[argc++] = t;
-	argv[argc] = NULL;
-	ctl_reply_free(rp);
-	ctl_reply_init(rp);
-	ctl_run(ctx, argc, argv, blob, bloblen, rp);
-	return rp->rc;
-}
-
-static void has(const struct ybuf *b, const char *text, const char *line)
-{
-	if (!strstr(ybuf_str(b), text))
-		fail_msg("'%s': output lacks '%s': %s", line, text, ybuf_str(b));
-}
-
 /* Every command path checks its options the same way: an unknown option is
  * refused (exit 234, named, help text), nothing runs. Commands refused as
  * unsupported whatever their arguments (-95) stay refused. */
@@ -406,11 +466,12 @@ static void test_bogus_option_everywhere(void **state)
 		"peer del --prim_nid 127.0.0.9@tcp", "peer show", "peer list",
 		"peer set --all --health 1000", "ping 127.0.0.1@tcp", "discover 127.0.0.1@tcp",
 		"stats show", "stats reset", "global show", "import", "export", "route show",
+		"route add --net tcp9 --gateway 127.0.0.9@tcp", "route del --net tcp9 --gateway 127.0.0.9@tcp",
 		"routing show", "udsp show", "debug peer --nid 127.0.0.9@tcp", "debug recovery",
 		"set retry_count 3", "set numa_range 0", "set discovery 1",
 	};
 	static const char *const unsupported[] = {
-		"route add", "route del", "udsp add", "udsp del", "set routing 1",
+		"udsp add", "udsp del", "set routing 1",
 		"set tiny_buffers 512",
 	};
 	struct ulnet_opts opts;
@@ -423,28 +484,28 @@ static void test_bogus_option_everywhere(void **state)
 	ctl_reply_init(&rp);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		snprintf(line, sizeof(line), "%s --bogus", cmds[i]);
-		if (run_cmd(&ctx, &rp, "net: []\n", 8, line) != 234)
+		if (ctl_run_line(&ctx, &rp, "net: []\n", 8, line) != 234)
 			fail_msg("'%s' exited %d, want 234: %s", line, rp.rc, ybuf_str(&rp.err));
-		has(&rp.err, "unrecognized option '--bogus'", line);
+		ctl_has(&rp.err, "unrecognized option '--bogus'", line);
 		/* a stray word is refused too, where none is taken */
 		if (strncmp(cmds[i], "ping", 4) == 0 || strncmp(cmds[i], "discover", 8) == 0 ||
 		    strstr(cmds[i], " set "))
 			continue;
 		snprintf(line, sizeof(line), "%s stray%s", cmds[i],
 			 strcmp(cmds[i], "import") == 0 ? " stray2" : "");
-		if (run_cmd(&ctx, &rp, "net: []\n", 8, line) != 234)
+		if (ctl_run_line(&ctx, &rp, "net: []\n", 8, line) != 234)
 			fail_msg("'%s' exited %d, want 234: %s", line, rp.rc, ybuf_str(&rp.err));
-		has(&rp.err, "unexpected argument 'stray", line);
+		ctl_has(&rp.err, "unexpected argument 'stray", line);
 	}
 	for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++) {
 		snprintf(line, sizeof(line), "%s --bogus", unsupported[i]);
-		assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, line), 234);
-		has(&rp.err, "errno: -95", line);
+		assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, line), 234);
+		ctl_has(&rp.err, "errno: -95", line);
 	}
 	/* nothing ran: LNet is still up, no peer was added */
-	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "net show"), 0);
-	has(&rp.out, "0@lo", "net show");
-	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "peer list"), 0);
+	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "net show"), 0);
+	ctl_has(&rp.out, "0@lo", "net show");
+	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer list"), 0);
 	if (strstr(ybuf_str(&rp.out), "127.0.0.9@tcp"))
 		fail_msg("peer add --bogus added the peer");
 	/* lnetctl options with no ulnet counterpart: refused, never ignored */
@@ -454,9 +515,9 @@ static void test_bogus_option_everywhere(void **state)
 		"peer add --prim_nid 127.0.0.9@tcp --lock_prim",
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-		assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, refused[i]), 234);
-		has(&rp.err, "errno: -95", refused[i]);
-		has(&rp.err, "not supported by ulnet", refused[i]);
+		assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, refused[i]), 234);
+		ctl_has(&rp.err, "errno: -95", refused[i]);
+		ctl_has(&rp.err, "not supported by ulnet", refused[i]);
 	}
 	ctl_reply_free(&rp);
 	ctl_ctx_fini(&ctx);
@@ -474,16 +535,16 @@ static void test_peer_empty_nidlist(void **state)
 	memset(&opts, 0, sizeof(opts));
 	assert_int_equal(ctl_ctx_init(&ctx, &opts, true), 0);
 	ctl_reply_init(&rp);
-	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "peer add --prim_nid 127.0.0.9@tcp --nid ,,,,"), 234);
-	has(&rp.out, "can't parse nidrange: \",,,,\"", "peer add --nid ,,,,");
-	has(&rp.err, "errno: -22", "peer add --nid ,,,,");
-	has(&rp.err, "Unable to parse nidlist: no valid NIDs in string", "peer add --nid ,,,,");
-	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "peer show --nid 127.0.0.9@tcp"), 234);
-	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "peer add --prim_nid 127.0.0.9@tcp --nid 127.0.0.10@tcp"), 0);
-	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "peer del --prim_nid 127.0.0.9@tcp --nid ,"), 234);
-	has(&rp.err, "no valid NIDs", "peer del --nid ,");
-	assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, "peer show --nid 127.0.0.10@tcp"), 0);
-	has(&rp.out, "127.0.0.10@tcp", "peer show");
+	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer add --prim_nid 127.0.0.9@tcp --nid ,,,,"), 234);
+	ctl_has(&rp.out, "can't parse nidrange: \",,,,\"", "peer add --nid ,,,,");
+	ctl_has(&rp.err, "errno: -22", "peer add --nid ,,,,");
+	ctl_has(&rp.err, "Unable to parse nidlist: no valid NIDs in string", "peer add --nid ,,,,");
+	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer show --nid 127.0.0.9@tcp"), 234);
+	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer add --prim_nid 127.0.0.9@tcp --nid 127.0.0.10@tcp"), 0);
+	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer del --prim_nid 127.0.0.9@tcp --nid ,"), 234);
+	ctl_has(&rp.err, "no valid NIDs", "peer del --nid ,");
+	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer show --nid 127.0.0.10@tcp"), 0);
+	ctl_has(&rp.out, "127.0.0.10@tcp", "peer show");
 	ctl_reply_free(&rp);
 	ctl_ctx_fini(&ctx);
 }
@@ -506,14 +567,14 @@ static void test_many_peers_shown(void **state)
 	ybuf_puts(&y, "peer:\n");
 	for (int i = 0; i < npeers; i++)
 		ybuf_printf(&y, "    - primary nid: 10.%d.%d.1@tcp\n", i / 256, i % 256);
-	assert_int_equal(run_cmd(&ctx, &rp, y.s, y.len, "import peers.yaml"), 0);
+	assert_int_equal(ctl_run_line(&ctx, &rp, y.s, y.len, "import peers.yaml"), 0);
 	ybuf_free(&y);
 	/* each peer once as "nid:" (list) or "primary nid:" (show, export) */
 	static const char *const cmds[] = { "peer list", "peer show", "export" };
 	static const char *const keys[] = { "-     nid:", "primary nid:", "primary nid:" };
 
 	for (unsigned c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
-		assert_int_equal(run_cmd(&ctx, &rp, NULL, 0, cmds[c]), 0);
+		assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, cmds[c]), 0);
 		for (int i = 0; i < npeers; i += 7) {
 			char want[64];
 			const char *at;
@@ -557,17 +618,17 @@ static void test_import_limits(void **state)
 	memset(b + deep, ']', deep);
 	double t0 = now_s();
 
-	assert_int_equal(run_cmd(&ctx, &rp, b, 2 * deep, "import deep.yaml"), 234);
+	assert_int_equal(ctl_run_line(&ctx, &rp, b, 2 * deep, "import deep.yaml"), 234);
 	double dt = now_s() - t0;
 
-	has(&rp.err, "deep.yaml:1:65: nesting deeper than 64 levels", "import deep");
+	ctl_has(&rp.err, "deep.yaml:1:65: nesting deeper than 64 levels", "import deep");
 	if (dt > 1.0)
 		fail_msg("refusing a 100k-deep document took %.2f s", dt);
 	/* the limit itself: 64 levels parse (then fail as not a mapping) */
 	memset(b, '[', 64);
 	memset(b + 64, ']', 64);
-	assert_int_equal(run_cmd(&ctx, &rp, b, 128, "import ok.yaml"), 234);
-	has(&rp.err, "top level must be a mapping", "import 64 deep");
+	assert_int_equal(ctl_run_line(&ctx, &rp, b, 128, "import ok.yaml"), 234);
+	ctl_has(&rp.err, "top level must be a mapping", "import 64 deep");
 	/* block mappings count the same: 65 nested keys */
 	struct ybuf y;
 
@@ -575,26 +636,26 @@ static void test_import_limits(void **state)
 	for (int i = 0; i < 65; i++)
 		ybuf_printf(&y, "%*sk%d:\n", i, "", i);
 	ybuf_puts(&y, "                                                                  x\n");
-	assert_int_equal(run_cmd(&ctx, &rp, y.s, y.len, "import keys.yaml"), 234);
-	has(&rp.err, "nesting deeper than 64 levels", "import 65 keys");
+	assert_int_equal(ctl_run_line(&ctx, &rp, y.s, y.len, "import keys.yaml"), 234);
+	ctl_has(&rp.err, "nesting deeper than 64 levels", "import 65 keys");
 	ybuf_free(&y);
 	/* size: one byte over */
 	memset(b, ' ', CTL_YAML_MAX_BYTES + 1);
 	b[CTL_YAML_MAX_BYTES + 1] = '\0';
-	assert_int_equal(run_cmd(&ctx, &rp, b, CTL_YAML_MAX_BYTES + 1, "import big.yaml"), 234);
-	has(&rp.err, "over the limit of 4194304 bytes", "import big");
+	assert_int_equal(ctl_run_line(&ctx, &rp, b, CTL_YAML_MAX_BYTES + 1, "import big.yaml"), 234);
+	ctl_has(&rp.err, "over the limit of 4194304 bytes", "import big");
 	/* --show and --del are bounded the same way */
 	memset(b, '{', 1000);
-	assert_int_equal(run_cmd(&ctx, &rp, b, 1000, "import --show deep.yaml"), 234);
-	has(&rp.err, "nesting deeper than 64 levels", "import --show");
-	assert_int_equal(run_cmd(&ctx, &rp, b, 1000, "import --del deep.yaml"), 234);
-	has(&rp.err, "del:", "import --del");
+	assert_int_equal(ctl_run_line(&ctx, &rp, b, 1000, "import --show deep.yaml"), 234);
+	ctl_has(&rp.err, "nesting deeper than 64 levels", "import --show");
+	assert_int_equal(ctl_run_line(&ctx, &rp, b, 1000, "import --del deep.yaml"), 234);
+	ctl_has(&rp.err, "del:", "import --del");
 	/* and ulnetd --config */
 	struct ybuf err;
 
 	ybuf_init(&err);
 	assert_int_equal(ctl_apply_config(&ctx, "cfg.yaml", b, 1000, &err), -EINVAL);
-	has(&err, "cfg.yaml:1:65: nesting deeper than 64 levels", "--config");
+	ctl_has(&err, "cfg.yaml:1:65: nesting deeper than 64 levels", "--config");
 	ybuf_free(&err);
 	free(b);
 	ctl_reply_free(&rp);
@@ -610,6 +671,8 @@ int main(void)
 		cmocka_unit_test(test_peer_list),
 		cmocka_unit_test(test_stats_global),
 		cmocka_unit_test(test_export),
+		cmocka_unit_test(test_route_show),
+		cmocka_unit_test(test_export_client),
 		cmocka_unit_test(test_ping),
 		cmocka_unit_test(test_error_shapes),
 		cmocka_unit_test(test_empty_shows),

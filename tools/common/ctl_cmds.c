@@ -3,9 +3,10 @@
  * ctl_cmds.c - lnetctl's command tree over the ulnet API: the table of
  * every command and its dispatch (help, option checks, the context lock),
  * the context, the helpers the commands share, and the commands of "lnet",
- * "ping", "discover", "stats", "global", "set", "route", "routing", "udsp"
- * and "debug". "net" and "peer" are in ctl_cmds_net.c and ctl_cmds_peer.c,
- * "export" and "import" in ctl_import.c, option parsing in ctl_opts.c.
+ * "ping", "discover", "stats", "global", "set", "routing", "udsp" and
+ * "debug". "net", "peer" and "route" are in ctl_cmds_net.c,
+ * ctl_cmds_peer.c and ctl_cmds_route.c, "export" and "import" in
+ * ctl_import.c, option parsing in ctl_opts.c.
  */
 #include "ctl_cmds.h"
 
@@ -66,6 +67,7 @@ int ctl_need_ln(struct ctl_ctx *ctx, const char *op, const char *what, struct ct
 
 CTL_GET_ALL(ctl_get_nis, struct ulnet_ni_info, ulnet_ni_info)
 CTL_GET_ALL(ctl_get_peers, struct ulnet_peer_info, ulnet_peer_info)
+CTL_GET_ALL(ctl_get_routes, struct ulnet_route_info, ulnet_route_info)
 
 /* Split "a,b c" lists into NIDs. Returns count or -EINVAL (bad item in
  * `bad`). */
@@ -400,46 +402,12 @@ static int cmd_set_value(struct ctl_ctx *ctx, const struct cmd *c, const struct 
 	return ctl_global_set_one(ctx, gs, value, &rp->err);
 }
 
-/* --- route / routing / udsp / debug -------------------------------------------------------- */
-
-static const char *route_show_opt_name(int k)
-{
-	static const char *const names[] = { "net", "gateway", "hop-count", "hop", "priority" };
-
-	return k >= 0 && k < 5 ? names[k] : "?";
-}
+/* --- routing / udsp / debug -------------------------------------------------------- */
 
 static int cmd_empty_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			  const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	/* No routes, routing buffers or UDSP rules exist: lnetctl prints
-	 * nothing at all in that case. */
-	return 0;
-}
-
-static int cmd_route_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p,
-			  int argc, char **argv, const char *blob, size_t bloblen, struct ctl_reply *rp)
-{
-	/* The filters are checked; ulnet has no routes, so none matches. */
-	const char *bad = NULL, *val = NULL;
-	ulnet_net_t net;
-	ulnet_nid_t gw;
-	long v;
-
-	if (p->v[0].set && ulnet_net_parse(p->v[0].arg, &net, NULL) < 0)
-		bad = "net", val = p->v[0].arg;
-	else if (p->v[1].set && ulnet_nid_parse(p->v[1].arg, &gw, NULL) < 0)
-		bad = "gateway", val = p->v[1].arg;
-	for (int k = 2; k <= 4 && !bad; k++)
-		if (p->v[k].set && ctl_parse_int(p->v[k].arg, INT_MIN, INT_MAX, &v) < 0)
-			bad = route_show_opt_name(k), val = p->v[k].arg;
-	if (bad) {
-		char msg[200];
-
-		snprintf(msg, sizeof(msg), "invalid value for --%s: '%.64s'", bad, val);
-		y_nl_error(&rp->err, "show", "route", -EINVAL, msg);
-		return -EINVAL;
-	}
+	/* No routing buffers exist: lnetctl prints nothing at all then. */
 	return 0;
 }
 
@@ -456,14 +424,6 @@ static int cmd_udsp_show(struct ctl_ctx *ctx, const struct cmd *c, const struct 
 		return -EINVAL;
 	}
 	return 0; /* no rules: nothing to show */
-}
-
-static int cmd_route_change(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
-			    const char *blob, size_t bloblen, struct ctl_reply *rp)
-{
-	y_nl_error(&rp->err, strcmp(c->name, "add") == 0 ? "add" : "del", "route", -EOPNOTSUPP,
-		   "routing is not supported by ulnet");
-	return -EINVAL;
 }
 
 static int cmd_udsp_change(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
@@ -555,22 +515,7 @@ static const struct cmd lnet_cmds[] = {
 	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
-static const struct optspec route_show_opts[] = {
-	{ "net", 'n', ARG_REQ }, { "gateway", 'g', ARG_REQ }, { "hop-count", 'c', ARG_REQ },
-	{ "hop", 0, ARG_REQ }, { "priority", 'p', ARG_REQ }, { "verbose", 'v', ARG_NONE },
-};
 static const struct optspec udsp_show_opts[] = { { "idx", 'i', ARG_REQ } };
-
-static const struct cmd route_cmds[] = {
-	{ "add", cmd_route_change, NULL, "add a route (routing is not supported by ulnet)\n", LK_WRITE,
-	  NOOPTS, -1, true },
-	{ "del", cmd_route_change, NULL, "delete a route (routing is not supported by ulnet)\n", LK_WRITE,
-	  NOOPTS, -1, true },
-	{ "show", cmd_route_show, NULL, "show routes (ulnet has none)\n"
-	  "\t--net, --gateway, --hop|--hop-count, --priority: filters\n"
-	  "\t--verbose: detailed output\n", LK_READ, OPTS(route_show_opts), 0, false },
-	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
-};
 
 static const struct cmd routing_cmds[] = {
 	{ "show", cmd_empty_show, NULL, "show routing information\n", LK_READ, NOOPTS, 0, false },
@@ -632,7 +577,7 @@ static const struct cmd set_cmds[] = {
 #define GROUP(n, sub, h) { n, NULL, sub, h, LK_READ, NOOPTS, 0, false }
 static const struct cmd top_cmds[] = {
 	GROUP("lnet", lnet_cmds, "lnet {configure | unconfigure} [--all|--large]\n"),
-	GROUP("route", route_cmds, "route {add | del | show | help}\n"),
+	GROUP("route", ctl_route_cmds, "route {add | del | show | help}\n"),
 	GROUP("net", ctl_net_cmds, "net {add | del | show | set | help}\n"),
 	GROUP("routing", routing_cmds, "routing {show | help}\n"),
 	GROUP("set", set_cmds, "set {numa_range | max_interfaces | discovery | drop_asym_route"

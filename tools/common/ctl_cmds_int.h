@@ -4,8 +4,9 @@
  * tools/common (ctl_cmds.h is the interface): a command and its options,
  * the parsed words a handler gets, and the helpers the commands call from
  * one file to another. ctl_cmds.c holds the tables and the dispatch,
- * ctl_opts.c the option parsing, ctl_cmds_net.c and ctl_cmds_peer.c the
- * "net" and "peer" commands, ctl_import.c export and import.
+ * ctl_opts.c the option parsing, ctl_cmds_net.c, ctl_cmds_peer.c and
+ * ctl_cmds_route.c the "net", "peer" and "route" commands, ctl_import.c
+ * export and import.
  */
 #ifndef ULNET_TOOLS_CTL_CMDS_INT_H
 #define ULNET_TOOLS_CTL_CMDS_INT_H
@@ -16,6 +17,7 @@
 
 #include "ctl_cmds.h"
 #include "ctl_render.h"
+#include "ulnet/routing.h"
 
 #define PROG "ulnetctl"
 #define MAX_NIS 256
@@ -92,6 +94,7 @@ int ctl_need_ln(struct ctl_ctx *ctx, const char *op, const char *what, struct ct
 /* The first `max` NIs / peers of the instance; returns how many. */
 int ctl_get_nis(ulnet_t *ln, struct ulnet_ni_info **out);
 int ctl_get_peers(ulnet_t *ln, struct ulnet_peer_info **out);
+int ctl_get_routes(ulnet_t *ln, struct ulnet_route_info **out);
 /* Split "a,b c" lists into NIDs. Returns count or -EINVAL (bad item in
  * `bad`). */
 int ctl_parse_nid_list(char *const *words, int nwords, ulnet_nid_t *nids, int max, char *bad,
@@ -131,6 +134,32 @@ extern const struct cmd ctl_peer_cmds[];
  * the NID `nidstr`. */
 int ctl_peer_show_common(struct ctl_ctx *ctx, const char *nidstr, int verbose, bool list,
 			 struct ctl_reply *rp);
+
+/* --- route (ctl_cmds_route.c) --------------------------------------------- */
+
+extern const struct cmd ctl_route_cmds[];
+
+/* Most NIDs one gateway list may expand to. */
+#define CTL_MAX_GW_NIDS 1024
+
+/*
+ * Expand a gateway list as lnetctl does ("a@tcp,b@tcp", "10.0.0.[1-3,7]@tcp",
+ * "10.0.[1-2].[1-10/3]@tcp": each bracket a comma list of N, N-M or
+ * N-M/STEP, decimal) into at most `max` NIDs in `nids`. Returns the count,
+ * or a negative errno with `*msg` set to lnetctl's text (quotes included:
+ * "\"Unable to parse nidlist: invalid NID in nidstr\"").
+ */
+int ctl_nid_range_expand(const char *s, ulnet_nid_t *nids, int max, const char **msg);
+
+/*
+ * Add (or delete) the route to `netstr` through `gw` with the checks of the
+ * kernel's netlink handler and lnet_add_route()/lnet_del_route(), in their
+ * order. `hops` and `prio` are as lnetctl sends them: -1 is unset; del
+ * ignores them. Returns 0 (del: also when nothing matched) or a negative
+ * errno with `*descr` set to the kernel's text for it.
+ */
+int ctl_route_change(ulnet_t *ln, bool add, const char *netstr, const ulnet_nid_t *gw, int hops,
+		     int prio, const char **descr);
 
 /* --- export / import (ctl_import.c) --------------------------------------- */
 

@@ -23,19 +23,23 @@ int ctl_cmd_export(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed
 	if (!ctx->ln)
 		return ctl_down_error(rp, "net", "LNet stack down");
 	struct ulnet_ni_info *ni;
+	struct ulnet_route_info *ri;
 	struct ulnet_peer_info *pi;
 	struct ulnet_globals g;
-	int nn = ctl_get_nis(ctx->ln, &ni), np = ctl_get_peers(ctx->ln, &pi);
+	int nn = ctl_get_nis(ctx->ln, &ni), nr = ctl_get_routes(ctx->ln, &ri);
+	int np = ctl_get_peers(ctx->ln, &pi);
 
-	if (nn < 0 || np < 0) {
+	if (nn < 0 || nr < 0 || np < 0) {
 		free(ni);
+		free(ri);
 		free(pi);
 		return -ENOMEM;
 	}
 
 	ulnet_globals_get(ctx->ln, &g);
-	ctl_render_export(&rp->out, ni, nn, pi, np, &g, p->v[0].set);
+	ctl_render_export(&rp->out, ni, nn, ri, nr, pi, np, &g, p->v[0].set);
 	free(ni);
+	free(ri);
 	free(pi);
 	return 0;
 }
@@ -223,6 +227,97 @@ static void imp_peer(struct imp *im, yaml_node_t *peer)
 	rc = ulnet_peer_add(im->ctx->ln, &p, nids, n, non_mr);
 	if (rc < 0 && rc != -EEXIST)
 		imp_error(im, peer, rc, "cannot add peer %s", prim);
+}
+
+/* A route entry: net, gateway (a NID, list or range), hop, priority, as
+ * "route add" takes them, with its checks and texts; state and type (what
+ * export shows) are read back as the node's own view and change nothing.
+ * Any other key is refused. --del deletes the route (net and gateway). */
+static void imp_route(struct imp *im, yaml_node_t *rt)
+{
+	static const char *const keys[] = { "net", "gateway", "hop", "priority", "state", "type" };
+	const char *net = NULL, *gwstr = NULL, *msg = NULL;
+	yaml_node_t *gwn = NULL;
+	long v[2] = { -1, -1 };
+
+	if (!rt || rt->type != YAML_MAPPING_NODE) {
+		imp_error(im, rt, -EINVAL, "route entry must be a mapping");
+		return;
+	}
+	for (yaml_node_pair_t *p = rt->data.mapping.pairs.start; p < rt->data.mapping.pairs.top; p++) {
+		yaml_node_t *kn = ynode(im, p->key), *vn = ynode(im, p->value);
+		const char *k = yscalar(kn), *val = yscalar(vn);
+		size_t i = 0;
+
+		while (k && i < sizeof(keys) / sizeof(keys[0]) && strcmp(k, keys[i]) != 0)
+			i++;
+		if (k && strcmp(k, "health_sensitivity") == 0) {
+			imp_error(im, kn, -EOPNOTSUPP, "route key 'health_sensitivity' is not supported by ulnet");
+			return;
+		}
+		if (!k || i == sizeof(keys) / sizeof(keys[0])) {
+			imp_error(im, kn, -EINVAL, "unknown route key '%s'", k ? k : "?");
+			return;
+		}
+		if (!val) {
+			imp_error(im, vn, -EINVAL, "invalid value for '%s'", k);
+			return;
+		}
+		switch (i) {
+		case 0:
+			net = val;
+			break;
+		case 1:
+			gwstr = val;
+			gwn = vn;
+			break;
+		case 2:
+		case 3:
+			if (yint(vn, &v[i - 2]) < 0 || v[i - 2] < INT_MIN || v[i - 2] > INT_MAX) {
+				imp_error(im, vn, -EINVAL, "invalid value for '%s'", k);
+				return;
+			}
+			break;
+		case 4:
+			if (strcmp(val, "up") != 0 && strcmp(val, "down") != 0) {
+				imp_error(im, vn, -EINVAL, "invalid value for 'state' (up or down)");
+				return;
+			}
+			break;
+		default:
+			if (strcmp(val, "single-hop") != 0 && strcmp(val, "multi-hop") != 0) {
+				imp_error(im, vn, -EINVAL, "invalid value for 'type' (single-hop or multi-hop)");
+				return;
+			}
+			break;
+		}
+	}
+	if (!net || !gwstr) {
+		imp_error(im, rt, -EINVAL, "route entry without '%s'", !net ? "net" : "gateway");
+		return;
+	}
+	ulnet_nid_t *gw = malloc(CTL_MAX_GW_NIDS * sizeof(*gw));
+
+	if (!gw) {
+		imp_error(im, rt, -ENOMEM, "out of memory");
+		return;
+	}
+	int n = ctl_nid_range_expand(gwstr, gw, CTL_MAX_GW_NIDS, &msg);
+
+	if (n < 0)
+		imp_error(im, gwn, n, "bad 'gateway': %s", msg);
+	for (int i = 0; i < n; i++) {
+		char nb[ULNET_NIDSTR_SIZE];
+		int rc = ctl_route_change(im->ctx->ln, im->mode != IMP_DEL, net, &gw[i], (int)v[0],
+					  (int)v[1], &msg);
+
+		if (rc < 0) {
+			imp_error(im, rt, rc, "cannot %s route to %s through %s: %s",
+				  im->mode == IMP_DEL ? "del" : "add", net, ulnet_nid_str(&gw[i], nb), msg);
+			break;
+		}
+	}
+	free(gw);
 }
 
 static void imp_global(struct imp *im, yaml_node_t *g)
@@ -425,7 +520,7 @@ static int import_doc(struct ctl_ctx *ctx, const char *name, yaml_document_t *do
 		}
 		bool is_seq = v && v->type == YAML_SEQUENCE_NODE;
 
-		if (strcmp(k, "net") == 0 || strcmp(k, "peer") == 0) {
+		if (strcmp(k, "net") == 0 || strcmp(k, "peer") == 0 || strcmp(k, "route") == 0) {
 			if (!is_seq) {
 				imp_error(&im, v, -EINVAL, "'%s' must be a list", k);
 				continue;
@@ -434,14 +529,15 @@ static int import_doc(struct ctl_ctx *ctx, const char *name, yaml_document_t *do
 			     it < v->data.sequence.items.top; it++) {
 				if (k[0] == 'n')
 					imp_net(&im, ynode(&im, *it));
+				else if (k[0] == 'r')
+					imp_route(&im, ynode(&im, *it));
 				else
 					imp_peer(&im, ynode(&im, *it));
 			}
 		} else if (strcmp(k, "global") == 0) {
 			if (mode == IMP_ADD)
 				imp_global(&im, v);
-		} else if (strcmp(k, "route") == 0 || strcmp(k, "ip2nets") == 0 ||
-			   strcmp(k, "udsp") == 0) {
+		} else if (strcmp(k, "ip2nets") == 0 || strcmp(k, "udsp") == 0) {
 			if (is_seq && v->data.sequence.items.start < v->data.sequence.items.top)
 				imp_error(&im, v, -EOPNOTSUPP, "'%s' is not supported by ulnet", k);
 		}

@@ -299,6 +299,46 @@ void ctl_render_peer_show(struct ybuf *out, const struct ulnet_peer_info *peers,
 	yo_end(&y);
 }
 
+/* mode: 0 route show, 1 route show -v and export, 2 export --backup */
+static void render_routes(struct yout *y, const struct ulnet_route_info *r, int n, int mode)
+{
+	char nb[ULNET_NIDSTR_SIZE], nn[ULNET_NETSTR_SIZE];
+
+	yo_str(y, "route");
+	yo_seq(y);
+	for (int i = 0; i < n; i++) {
+		if (ulnet_net_format(r[i].net, nn, sizeof(nn)) < 0)
+			snprintf(nn, sizeof(nn), "unknown");
+		yo_map(y);
+		yo_kv_str(y, "net", nn);
+		yo_kv_str(y, "gateway", nid_s(&r[i].gateway, nb));
+		if (mode >= 1) {
+			yo_kv_int(y, "hop", r[i].hops);
+			yo_kv_uint(y, "priority", r[i].priority);
+		}
+		if (mode == 1) {
+			yo_kv_str(y, "state", r[i].alive ? "up" : "down");
+			yo_kv_str(y, "type", r[i].single_hop ? "single-hop" : "multi-hop");
+		}
+		yo_end_map(y);
+	}
+	yo_end_seq(y);
+}
+
+void ctl_render_route_show(struct ybuf *out, const struct ulnet_route_info *routes, int n,
+			   bool verbose)
+{
+	struct yout y;
+
+	if (n <= 0)
+		return;
+	yo_begin(&y, out, NL_INDENT, false);
+	yo_map(&y);
+	render_routes(&y, routes, n, verbose ? 1 : 0);
+	yo_end_map(&y);
+	yo_end(&y);
+}
+
 void ctl_render_peer_list(struct ybuf *out, const struct ulnet_peer_info *peers, int n)
 {
 	struct yout y;
@@ -378,21 +418,26 @@ void ctl_render_global(struct ybuf *out, const struct ulnet_globals *g)
 }
 
 void ctl_render_export(struct ybuf *out, const struct ulnet_ni_info *nis, int nni,
+		       const struct ulnet_route_info *routes, int nroute,
 		       const struct ulnet_peer_info *peers, int npeer,
 		       const struct ulnet_globals *g, bool backup)
 {
 	int mode = backup ? 2 : 1;
 	bool any_net = count_nets(nis, nni, NULL, backup) > 0;
 
-	/* lnetctl export prints net and peer through the emitter (indent 6)
-	 * and global through cYAML: one document, three printers. */
-	if (any_net || npeer > 0) {
+	/* lnetctl export prints net, route and peer through the emitter
+	 * (indent 6) and global through cYAML: one document, two printers.
+	 * The route section is "route show -v" (--backup: without state and
+	 * type), between net and peer. */
+	if (any_net || nroute > 0 || npeer > 0) {
 		struct yout y;
 
 		yo_begin(&y, out, NL_INDENT, false);
 		yo_map(&y);
 		if (any_net)
 			render_nets(&y, nis, nni, 3, NULL, mode);
+		if (nroute > 0)
+			render_routes(&y, routes, nroute, mode);
 		if (npeer > 0)
 			render_peers(&y, peers, npeer, 3, mode);
 		yo_end_map(&y);

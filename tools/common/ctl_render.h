@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "ulnet/routing.h"
 #include "ulnet/ulnet.h"
 #include "yaml_out.h"
 
@@ -23,8 +24,14 @@ void ctl_render_peer_list(struct ybuf *out, const struct ulnet_peer_info *peers,
 void ctl_render_stats(struct ybuf *out, const struct ulnet_counters *c);
 void ctl_render_global(struct ybuf *out, const struct ulnet_globals *g);
 
-/* export [--backup]. */
+/* route show [-v]: net and gateway, with `verbose` also hop, priority,
+ * state and type. Nothing is written for no routes. */
+void ctl_render_route_show(struct ybuf *out, const struct ulnet_route_info *routes, int n,
+			   bool verbose);
+
+/* export [--backup]: net, route, peer, global. */
 void ctl_render_export(struct ybuf *out, const struct ulnet_ni_info *nis, int nni,
+		       const struct ulnet_route_info *routes, int nroute,
 		       const struct ulnet_peer_info *peers, int npeer,
 		       const struct ulnet_globals *g, bool backup);
 

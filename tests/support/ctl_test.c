@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* ctl_test.c - helpers of the ulnetctl tests (ctl_test.h). */
+#include "ctl_test.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *ctl_golden(const char *name)
+{
+	char path[1024];
+	const char *src = getenv("ULNET_SRC");
+
+	snprintf(path, sizeof(path), "%s/tests/golden/%s", src ? src : ".", name);
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		fprintf(stderr, "cannot open golden %s\n", path);
+		return NULL;
+	}
+	struct ybuf b;
+	char chunk[4096];
+	size_t n;
+
+	ybuf_init(&b);
+	for (int i = 0; i < 1024 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0; i++)
+		ybuf_add(&b, chunk, n);
+	fclose(f);
+	ybuf_add(&b, "", 0);
+	return b.s ? b.s : calloc(1, 1);
+}
+
+void ctl_check_golden(const char *golden, const struct ybuf *got)
+{
+	char *want = ctl_golden(golden);
+
+	assert_non_null(want);
+	if (strcmp(want, ybuf_str(got)) != 0) {
+		fprintf(stderr, "--- %s (want)\n%s--- got\n%s---\n", golden, want, ybuf_str(got));
+		free(want);
+		fail_msg("%s differs", golden);
+	}
+	free(want);
+}
+
+int ctl_run_line(struct ctl_ctx *ctx, struct ctl_reply *rp, const char *blob, size_t bloblen,
+		 const char *line)
+{
+	static char buf[1024];
+	char *argv[40];
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && argc < 39;
+	     t = strtok_r(NULL, " ", &save))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	ctl_reply_free(rp);
+	ctl_reply_init(rp);
+	ctl_run(ctx, argc, argv, blob, bloblen, rp);
+	return rp->rc;
+}
+
+void ctl_has(const struct ybuf *b, const char *text, const char *line)
+{
+	if (!strstr(ybuf_str(b), text))
+		fail_msg("'%s': output lacks '%s': %s", line, text, ybuf_str(b));
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctl_test.h - helpers of the ulnetctl tests (cmocka): golden files of
+ * tests/golden/, one command line run in-process through ctl_run().
+ */
+#ifndef ULNET_CTL_TEST_H
+#define ULNET_CTL_TEST_H
+
+#include <stddef.h>
+
+#include "ctl_cmds.h"
+#include "yaml_out.h"
+
+/* The text of tests/golden/NAME (under $ULNET_SRC), to free; NULL if
+ * missing. */
+char *ctl_golden(const char *name);
+/* Fail the test unless `got` is exactly the golden file `golden`. */
+void ctl_check_golden(const char *golden, const struct ybuf *got);
+/* Run one command line (words split at spaces) on `ctx`; `rp` is reset
+ * first and keeps the output for checks. Returns the exit code. */
+int ctl_run_line(struct ctl_ctx *ctx, struct ctl_reply *rp, const char *blob, size_t bloblen,
+		 const char *line);
+/* Fail the test unless `b` contains `text` (`line` names the command). */
+void ctl_has(const struct ybuf *b, const char *text, const char *line);
+
+#endif
