@@ -422,6 +422,7 @@ struct lnet_peer {
 	uint8_t *lp_push_buf;          /* our ping info as pushed */
 	bool lp_removed;
 	int lp_refcount;               /* ln_peers + in-flight discovery */
+	uint64_t lp_rtrcheck_next;     /* a gateway: its next router check (route.c) */
 	/* push data received while busy: applied when the discovery ends */
 	uint8_t *lp_data;
 	unsigned lp_data_len;
@@ -488,6 +489,7 @@ struct ulnet {
 	/* routes (route.c): struct lnet_remotenet, in the order first added */
 	struct ul_list ln_remote_nets;
 	int ln_nroutes;
+	struct ul_timer ln_rtrcheck_timer; /* the router checker, while routes exist */
 	/* the router role (router.c) */
 	int ln_routing;                /* enum ulnet_routing_state */
 	bool ln_rtrpools_alloc;        /* routing was enabled once: pools exist */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/route.h"
 
 #define LNET_DC_MAX_NIS 256
 
@@ -84,6 +85,8 @@ static void lnet_peer_discovery_done_locked(ulnet_t *ln, struct lnet_peer *lp, i
 	}
 	lp->lp_dc_error = status;
 	lp->lp_dc_gen++;
+	if (ln->ln_nroutes)
+		lnet_route_gw_discovered_locked(ln, lp, status);
 	lnet_cond_broadcast(ln);
 	lnet_peer_release_pending_locked(ln, lp, status, q);
 	lnet_peer_decref_locked(ln, lp); /* the discovery's reference */
@@ -263,6 +266,10 @@ merge:
 		}
 	}
 	lp->lp_state |= LNET_PEER_NIDS_UPTODATE;
+	/* a gateway's routes follow its ping info (a push, such as a router
+	 * announcing that it forwards now, included) */
+	if (ln->ln_nroutes)
+		lnet_route_gw_discovered_locked(ln, lp, 0);
 	return 0;
 }
 

@@ -328,6 +328,7 @@ void ulnet_destroy(ulnet_t *ln)
 
 		/* forwarded messages waiting for router buffers end now */
 		lnet_router_shutdown(ln);
+		lnet_routes_shutdown(ln);
 
 		/* messages waiting for discovery or for credits end now */
 		lnet_sendq_init(&q);

@@ -12,12 +12,30 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "core/ping_info.h"
 #include "core/route.h"
+
+static void lnet_rtrcheck_timer_cb(struct ul_timer *t);
 
 void lnet_routes_init(ulnet_t *ln)
 {
 	ul_list_init(&ln->ln_remote_nets);
 	ln->ln_nroutes = 0;
+	ul_timer_init(&ln->ln_rtrcheck_timer, lnet_rtrcheck_timer_cb);
+}
+
+void lnet_routes_shutdown(ulnet_t *ln)
+{
+	if (ln->ln_loop)
+		ul_timer_stop(ln->ln_loop, &ln->ln_rtrcheck_timer);
+}
+
+/* The checker ticks each second while a route exists. */
+static void lnet_rtrcheck_arm_locked(ulnet_t *ln)
+{
+	if (ln->ln_loop && ln->ln_state == LNET_STATE_RUNNING && ln->ln_nroutes &&
+	    !ul_timer_armed(&ln->ln_rtrcheck_timer))
+		ul_timer_start(ln->ln_loop, &ln->ln_rtrcheck_timer, lnet_now(ln) + LNET_NSEC_PER_SEC);
 }
 
 static void lnet_route_free_locked(ulnet_t *ln, struct lnet_route *r)
@@ -160,10 +178,13 @@ int ulnet_route_add(ulnet_t *ln, const struct ulnet_route_conf *rc)
 	r->lr_hops = rc->hops;
 	r->lr_priority = rc->priority;
 	/* usable at once (check_routers_before_use=0); the router checker
-	 * judges it from the gateway's ping info */
+	 * judges it from the gateway's ping info, starting at its next tick */
 	r->lr_alive = true;
 	ul_list_add_tail(&r->lr_list, &have->lrn_routes);
 	ln->ln_nroutes++;
+	if (lpni->lpni_peer)
+		lpni->lpni_peer->lp_rtrcheck_next = 0;
+	lnet_rtrcheck_arm_locked(ln);
 	r = NULL;
 out:
 	lnet_unlock(ln);
@@ -237,6 +258,105 @@ int ulnet_route_info(ulnet_t *ln, int index, struct ulnet_route_info *info)
 	}
 	lnet_unlock(ln);
 	return -ENOENT;
+}
+
+/* Each gateway whose time has come is discovered again (forced ping and
+ * push, whatever the discovery setting: the kernel's router checker does
+ * the same); its routes follow from the outcome. */
+static void lnet_rtrcheck_timer_cb(struct ul_timer *t)
+{
+	ulnet_t *ln = ul_container_of(t, ulnet_t, ln_rtrcheck_timer);
+	struct lnet_sendq q;
+	struct ul_list *pos;
+	uint64_t now;
+
+	lnet_sendq_init(&q);
+	lnet_lock(ln);
+	if (ln->ln_state != LNET_STATE_RUNNING) {
+		lnet_unlock(ln);
+		return;
+	}
+	now = lnet_now(ln);
+	ul_list_for_each(pos, &ln->ln_remote_nets) {
+		struct lnet_remotenet *rn = ul_container_of(pos, struct lnet_remotenet, lrn_list);
+		struct ul_list *rp;
+
+		ul_list_for_each(rp, &rn->lrn_routes) {
+			struct lnet_route *r = ul_container_of(rp, struct lnet_route, lr_list);
+			struct lnet_peer *gp = lnet_route_gw_peer_locked(ln, r);
+
+			if (!gp || gp->lp_rtrcheck_next > now)
+				continue;
+			gp->lp_rtrcheck_next = now + LNET_RTR_CHECK_INTERVAL_S * LNET_NSEC_PER_SEC;
+			(void)lnet_peer_start_discovery_locked(ln, gp, true, &q);
+		}
+	}
+	if (ln->ln_nroutes)
+		ul_timer_start(ln->ln_loop, &ln->ln_rtrcheck_timer, now + LNET_NSEC_PER_SEC);
+	lnet_unlock(ln);
+	lnet_sendq_flush(ln, &q);
+}
+
+/* Whether route `r` through `gp` is alive, from the gateway's last ping
+ * info (the kernel's rules, with avoid_asym_router_failure on): it does not
+ * say "routing disabled"; one of its NIs on our nets is up; and a
+ * single-hop route (hops 1, or the gateway lists an NI on the remote net)
+ * also needs one of those NIs up. */
+static bool lnet_route_judge_locked(ulnet_t *ln, struct lnet_route *r, struct lnet_peer *gp)
+{
+	bool local_up = false, remote_listed = false, remote_up = false;
+	struct ul_list *pos;
+
+	ul_list_for_each(pos, &gp->lp_nis) {
+		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
+		ulnet_net_t net = ulnet_nid_net(&lpni->lpni_nid);
+		bool up = lpni->lpni_ns_status == LNET_NI_STATUS_UP;
+
+		if (lnet_net_is_local_locked(ln, net) && up)
+			local_up = true;
+		if (net == r->lr_rnet->lrn_net) {
+			remote_listed = true;
+			remote_up |= up;
+		}
+	}
+	r->lr_single_hop = remote_listed;
+	if (gp->lp_features & LNET_PING_FEAT_RTE_DISABLED)
+		return false;
+	if (!local_up)
+		return false;
+	if ((r->lr_hops == 1 || remote_listed) && !remote_up)
+		return false;
+	return true;
+}
+
+void lnet_route_gw_discovered_locked(ulnet_t *ln, struct lnet_peer *lp, int status)
+{
+	char nb[ULNET_NIDSTR_SIZE], gb[ULNET_NIDSTR_SIZE];
+	struct ul_list *pos;
+
+	ul_list_for_each(pos, &ln->ln_remote_nets) {
+		struct lnet_remotenet *rn = ul_container_of(pos, struct lnet_remotenet, lrn_list);
+		struct ul_list *rp;
+
+		ul_list_for_each(rp, &rn->lrn_routes) {
+			struct lnet_route *r = ul_container_of(rp, struct lnet_route, lr_list);
+			bool alive;
+
+			if (r->lr_gw->lpni_peer != lp)
+				continue;
+			alive = status == 0 && lnet_route_judge_locked(ln, r, lp);
+			if (alive == r->lr_alive)
+				continue;
+			ulnet_net_format(rn->lrn_net, nb, sizeof(nb));
+			lnet_log(ln, ULNET_LOG_WARN, "route to %s through %s has gone from %s to %s%s",
+				 nb, lnet_nidstr(&r->lr_nid, gb), r->lr_alive ? "up" : "down",
+				 alive ? "up" : "down",
+				 status ? " (the gateway did not answer)"
+					: (lp->lp_features & LNET_PING_FEAT_RTE_DISABLED)
+						  ? " (the gateway's routing is off)" : "");
+			r->lr_alive = alive;
+		}
+	}
 }
 
 bool lnet_route_exists_locked(ulnet_t *ln, ulnet_net_t net)

@@ -30,8 +30,19 @@ struct lnet_route {
 	bool lr_single_hop;
 };
 
+/* The router checker's period: each gateway is discovered again (ping and
+ * push) this often (the kernel's alive_router_check_interval). */
+#define LNET_RTR_CHECK_INTERVAL_S 60
+
 void lnet_routes_init(ulnet_t *ln);
 void lnet_routes_fini(ulnet_t *ln);
+/* Shutdown: the router checker stops. */
+void lnet_routes_shutdown(ulnet_t *ln);
+
+/* A discovery of `lp` ended with `status`: if it is a gateway, its routes
+ * go up or down from what its ping info says (the kernel's
+ * lnet_router_discovery_complete()). */
+void lnet_route_gw_discovered_locked(ulnet_t *ln, struct lnet_peer *lp, int status);
 
 /* The best live route to `net` and the gateway peer NI to send to: on
  * `src_ni`'s net when given, else on any of our nets, with our NI on its

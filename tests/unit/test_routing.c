@@ -18,6 +18,7 @@
 
 #include "fake_node.h"
 #include "memlnd.h"
+#include "core/route.h"
 #include "ulnet/routing.h"
 
 static const ulnet_net_t GNI = (ULNET_LND_GNI << 16) | 0, GNI1 = (ULNET_LND_GNI << 16) | 1,
@@ -439,6 +440,86 @@ static void test_forward_waits_for_buffers(void **state)
 	free(dst);
 }
 
+/* Progress the three nodes and deliver until quiet. */
+static void settle(struct three *t)
+{
+	for (int k = 0; k < 50; k++) {
+		int n = memlnd_pump(t->net);
+
+		n += ulnet_progress(t->a, 0) > 0;
+		n += ulnet_progress(t->r, 0) > 0;
+		n += ulnet_progress(t->b, 0) > 0;
+		if (n == 0 && memlnd_queued(t->net) == 0)
+			break;
+	}
+}
+
+static bool route_alive(ulnet_t *ln, bool *single_hop)
+{
+	struct ulnet_route_info ri;
+
+	assert_int_equal(ulnet_route_info(ln, 0, &ri), 0);
+	if (single_hop)
+		*single_hop = ri.single_hop;
+	return ri.alive;
+}
+
+/* The router checker: A discovers its gateway each interval. While R is
+ * starting up it says "routing disabled": the route goes down and sends
+ * fail at once. When R's start-up phase ends it pushes its ping info: the
+ * route is up again (single-hop: R lists an NI on the remote net) and
+ * traffic flows. A gateway that stops answering takes its route down at
+ * the next check. */
+static void test_router_checker(void **state)
+{
+	(void)state;
+	struct three t;
+	uint8_t src[32] = { 5 }, dst[32];
+	struct rx ra = { 0 }, rb = { 0 }, rc2 = { 0 };
+	bool single;
+
+	three_up(&t, true);
+	post_sink(t.b, dst, sizeof(dst), &rb);
+	assert_true(route_alive(t.a, NULL));            /* until checked */
+	logs[0] = '\0';
+	fake_now += 2 * 1000000000ULL;
+	settle(&t);
+	assert_false(route_alive(t.a, &single));
+	assert_true(single);
+	assert_non_null(strstr(logs, "has gone from up to down (the gateway's routing is off)"));
+	put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
+	settle(&t);
+	assert_int_equal(rb.nput, 0);
+	assert_int_equal(ra.status, -EHOSTUNREACH);
+
+	/* R's start-up phase ends: it pushes, A's route comes up */
+	fake_now += (ULNET_RTR_STARTUP_S + 1) * 1000000000ULL;
+	settle(&t);
+	assert_true(route_alive(t.a, &single));
+	assert_true(single);
+	assert_non_null(strstr(logs, "has gone from down to up"));
+	memset(&ra, 0, sizeof(ra));
+	put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
+	settle(&t);
+	assert_int_equal(rb.nput, 1);
+	assert_int_equal(ra.nack, 1);
+	assert_int_equal(ra.status, 0);
+
+	/* R stops answering: down at the next check, after its timeout */
+	memlnd_fail_nid(t.net, &t.ra, -ECONNREFUSED);
+	fake_now += (LNET_RTR_CHECK_INTERVAL_S + 1) * 1000000000ULL;
+	settle(&t);
+	fake_now += 200 * 1000000000ULL;
+	settle(&t);
+	assert_false(route_alive(t.a, NULL));
+	assert_non_null(strstr(logs, "(the gateway did not answer)"));
+	put_ack(t.a, t.nb, &rc2, src, sizeof(src), 0);
+	settle(&t);
+	assert_int_equal(rc2.status, -EHOSTUNREACH);
+	memlnd_fail_nid(t.net, &t.ra, 0);
+	three_down(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_forward_put_ack),
 		cmocka_unit_test(test_forward_off_drops),
 		cmocka_unit_test(test_forward_waits_for_buffers),
+		cmocka_unit_test(test_router_checker),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
