@@ -221,9 +221,44 @@ printf 'route:\n  - net: tcp9\n    gateway: 127.0.7.20@tcp\n    weight: 3\n' >"$
 run A 234 import "$T/route2.yaml"
 has err "unknown route key 'weight'"
 
+# --- set routing / set *_buffers / routing show, lnetctl's texts and exit codes ---
+# on a node of its own (R): it stays in the stopping phase for 110 s
+start R || fail "ulnetd R did not start"
+run R 0 routing show
+[[ -z $OUT && -z $ERR ]] || fail "routing show before set routing 1 printed something"
+run R 0 set tiny_buffers 100
+[[ -z $OUT && -z $ERR ]] || fail "set tiny_buffers printed something"
+run R 0 set routing 1
+[[ -z $OUT && -z $ERR ]] || fail "set routing 1 printed something"
+run R 0 routing show
+[[ $OUT == "routing:"$'\n'"    - cpt[0]:"$'\n'* ]] || fail "routing show: '$OUT'"
+[[ $OUT == *$'\n    - enable: 3\nbuffers:\n    tiny: 100\n    small: 16384\n    large: 1024' ]] ||
+	fail "routing show after set routing 1: '$OUT'"
+run R 0 export --backup
+[[ $OUT == *$'routing:\n    enable: 3\nbuffers:\n    tiny: 100\n'*$'\nglobal:\n'* ]] ||
+	fail "export --backup lacks routing: and buffers: before global: '$OUT'"
+run R 255 set routing 2
+[[ $ERR == $'parser:\n    - set:\n          errno: -1\n          descr: cannot parse routing value.\n                 must be 0 for disable or 1 for enable' ]] ||
+	fail "set routing 2: '$ERR'"
+run R 255 set large_buffers foo
+has err "descr: cannot parse large_buffers value"
+run R 222 set small_buffers -2
+has err "errno: -34"
+has err 'descr: "tiny, small and large must be >= 0"'
+run R 0 set routing 0
+[[ -z $OUT && -z $ERR ]] || fail "set routing 0 printed something"
+run R 240 set routing 1
+[[ $ERR == $'add:\n    - routing:\n          errno: -16\n          descr: "cannot enable routing Device or resource busy"' ]] ||
+	fail "set routing 1 while stopping: '$ERR'"
+run R 0 routing show
+has out "    - enable: 2"
+printf 'buffers:\n  tiny: 200\nrouting:\n  enable: 1\n  bogus: 1\n' >"$T/routing.yaml"
+run R 234 import "$T/routing.yaml"
+has err "unknown routing key 'bogus'"
+kill -TERM "$PID_R"; wait "$PID_R"
+
 # --- not supported by ulnet: each a clean -EOPNOTSUPP (-95), exit 234 -----------
-for cmd in "set routing 1" "set tiny_buffers 512" "set small_buffers 4096" "set large_buffers 1024" \
-	   "udsp add --src tcp --priority 1" "udsp del --idx 0" \
+for cmd in "udsp add --src tcp --priority 1" "udsp del --idx 0" \
 	   "net add --ip2net tcp(lo)" "peer add --prim_nid 127.0.0.70@tcp --ip2nets 127.0.0.[70-71]" \
 	   "net add --nid 127.0.7.9@tcp --cpt 0" "net add --nid 127.0.7.9@tcp --skip-mr-route-setup" \
 	   "net add --nid 127.0.7.9@tcp --auth-key k" "net add --nid 127.0.7.9@tcp --traffic-class 1" \
@@ -351,7 +386,7 @@ for cmd in "lnet configure" "lnet unconfigure" "net add --nid 127.0.7.8@tcp" "ne
 	   "peer del --prim_nid 127.0.7.61@tcp" "peer show" "peer list" "peer set --all --health 1000" \
 	   "ping 127.0.7.2@tcp" "discover 127.0.7.2@tcp" "stats show" "stats reset" "global show" \
 	   "export" "route show" "routing show" "udsp show" "debug peer --nid 127.0.7.2@tcp" \
-	   "debug recovery" "set retry_count 3"; do
+	   "debug recovery" "set retry_count 3" "set routing 0" "set large_buffers 10"; do
 	# shellcheck disable=SC2086
 	run A 234 $cmd --bogus
 	has err "unrecognized option '--bogus'"
@@ -410,7 +445,11 @@ done
 rm -f "$T/big.yaml"
 
 run A 0 peer add --prim_nid 127.0.7.60@tcp
+# a router in its start-up phase: routing: and buffers: round trip too
+run A 0 set tiny_buffers 100
+run A 0 set routing 1
 run A 0 export "$T/a-full.yaml"
+grep -qF -- "- enable: 3" "$T/a-full.yaml" || fail "export file lacks routing:"
 grep -qF "nid: 127.0.7.2@tcp" "$T/a-full.yaml" || fail "export file lacks the NI"
 run A 0 export --backup "$T/a-backup.yaml"
 kill -TERM "$PID_A"; wait "$PID_A"; rc=$?

@@ -222,10 +222,10 @@ static void test_export(void **state)
 	fill_peers(p);
 	fill_globals(&g);
 	ybuf_init(&b);
-	ctl_render_export(&b, ni, 2, NULL, 0, p, 2, &g, false);
+	ctl_render_export(&b, ni, 2, NULL, 0, p, 2, NULL, &g, false);
 	ctl_check_golden("export.yaml", &b);
 	ybuf_reset(&b);
-	ctl_render_export(&b, ni, 2, NULL, 0, p, 2, &g, true);
+	ctl_render_export(&b, ni, 2, NULL, 0, p, 2, NULL, &g, true);
 	ctl_check_golden("export-backup.yaml", &b);
 	ybuf_free(&b);
 }
@@ -342,13 +342,138 @@ static void test_export_client(void **state)
 	fill_globals(&g);
 
 	ybuf_init(&b);
-	ctl_render_export(&b, ni, 2, r, 1, p, 3, &g, false);
+	ctl_render_export(&b, ni, 2, r, 1, p, 3, NULL, &g, false);
 	ctl_check_golden("export-client.yaml", &b);
 	ybuf_reset(&b);
-	ctl_render_export(&b, ni, 2, r, 1, p, 3, &g, true);
+	ctl_render_export(&b, ni, 2, r, 1, p, 3, NULL, &g, true);
 	ctl_check_golden("export-backup-client.yaml", &b);
 	ybuf_free(&b);
 	free(p);
+}
+
+/* The router's pools: one CPT, `mincredits` lower by `used`. */
+static void fill_routing(struct ulnet_routing_info *ri, int state, int tiny, int small, int large,
+			 int used)
+{
+	const int n[ULNET_RTR_NPOOLS] = { tiny, small, large }, npages[] = { 0, 1, 256 };
+
+	memset(ri, 0, sizeof(*ri));
+	ri->state = (enum ulnet_routing_state)state;
+	ri->pools = true;
+	for (int i = 0; i < ULNET_RTR_NPOOLS; i++)
+		ri->pool[i] = (struct ulnet_rtr_pool_info){ npages[i], n[i], n[i], n[i] - used };
+}
+
+/* routing show in each state of the captures: nothing before routing was
+ * ever enabled, then the pools, "enable" and the buffers. */
+static void test_routing_show(void **state)
+{
+	(void)state;
+	struct ulnet_routing_info ri;
+	struct ybuf b;
+
+	ybuf_init(&b);
+	memset(&ri, 0, sizeof(ri));
+	ctl_render_routing(&b, &ri, false);
+	ctl_check_golden("routing-show.yaml", &b);
+	ctl_render_routing(&b, &ri, true);
+	ctl_render_routing(&b, NULL, false);
+	assert_string_equal(ybuf_str(&b), "");
+	fill_routing(&ri, ULNET_ROUTING_STARTING, 2048, 16384, 1024, 0);
+	ctl_render_routing(&b, &ri, false);
+	ctl_check_golden("routing-show-starting.yaml", &b);
+	ybuf_reset(&b);
+	ri.state = ULNET_ROUTING_ENABLED;
+	ctl_render_routing(&b, &ri, false);
+	ctl_check_golden("routing-show-enabled.yaml", &b);
+	ybuf_reset(&b);
+	fill_routing(&ri, ULNET_ROUTING_ENABLED, 2048, 16384, 1024, 1);
+	ctl_render_routing(&b, &ri, false);
+	ctl_check_golden("routing-show-after-lst.yaml", &b);
+	ybuf_reset(&b);
+	fill_routing(&ri, ULNET_ROUTING_STOPPING, 4096, 20000, 1100, 0);
+	ctl_render_routing(&b, &ri, false);
+	ctl_check_golden("routing-show-stopping.yaml", &b);
+	ybuf_reset(&b);
+	/* export --backup: enable and buffers only */
+	ctl_render_routing(&b, &ri, true);
+	assert_string_equal(ybuf_str(&b), "routing:\n    enable: 2\nbuffers:\n    tiny: 4096\n"
+			    "    small: 20000\n    large: 1100\n");
+	ybuf_free(&b);
+}
+
+/* The router of the captures (lnetctl-export-router.txt and
+ * lnetctl-export-backup-router.txt): routing: and buffers: after peer:,
+ * before global:; its peers show the router credits it used. */
+static void test_export_router(void **state)
+{
+	(void)state;
+	struct ulnet_ni_info ni[3];
+	struct ulnet_peer_info p[2];
+	struct ulnet_routing_info ri;
+	struct ulnet_globals g;
+	struct ybuf b;
+
+	fill_nis(ni);
+	ni[1].nid = tcp_nid(192, 168, 77, 12);
+	ni[1].send_count = 4792;
+	ni[1].recv_count = 4633;
+	ni[1].put_egress = (struct ulnet_latency){ 8, 354599, 4253921, 1386981 };
+	ni[1].get_rtt = (struct ulnet_latency){ 0, 0, 0, 0 };
+	ni[1].put_ack = (struct ulnet_latency){ 8, 3725724, 14121411, 6812337 };
+	memset(&ni[1].sent, 0, sizeof(ni[1].sent));
+	memset(&ni[1].received, 0, sizeof(ni[1].received));
+	ni[1].sent.n[ULNET_MSG_PUT] = 3621;
+	ni[1].sent.n[ULNET_MSG_GET] = 1166;
+	ni[1].sent.n[ULNET_MSG_REPLY] = 4;
+	ni[1].sent.n[ULNET_MSG_ACK] = 1;
+	ni[1].received.n[ULNET_MSG_PUT] = 3452;
+	ni[1].received.n[ULNET_MSG_GET] = 61;
+	ni[1].received.n[ULNET_MSG_REPLY] = 1111;
+	ni[1].received.n[ULNET_MSG_ACK] = 9;
+	ni[2] = ni[1];
+	ni[2].nid = tcpn_nid(140, 1);
+	strcpy(ni[2].iface, "eth1");
+	ni[2].send_count = 32;
+	ni[2].recv_count = 32;
+	ni[2].put_egress = (struct ulnet_latency){ 3, 134280, 2218627, 1340937 };
+	ni[2].put_ack = (struct ulnet_latency){ 3, 1743559, 12457264, 6706912 };
+	memset(&ni[2].sent, 0, sizeof(ni[2].sent));
+	memset(&ni[2].received, 0, sizeof(ni[2].received));
+	ni[2].sent.n[ULNET_MSG_PUT] = 16;
+	ni[2].sent.n[ULNET_MSG_GET] = 15;
+	ni[2].sent.n[ULNET_MSG_REPLY] = 1;
+	ni[2].received.n[ULNET_MSG_PUT] = 13;
+	ni[2].received.n[ULNET_MSG_GET] = 15;
+	ni[2].received.n[ULNET_MSG_REPLY] = 1;
+	ni[2].received.n[ULNET_MSG_ACK] = 3;
+
+	/* the client and the server it routes for, with the counts of the
+	 * capture (the peer NI's own, as lnetctl shows them) */
+	for (int i = 0; i < 2; i++) {
+		const struct ulnet_ni_info *n = &ni[1 + i];
+		struct ulnet_peer_ni_info *pn = &p[i].nis[0];
+
+		fill_peer(&p[i], 11, n->send_count, n->recv_count, 0, 0, 0, 0, 0, 0);
+		pn->state = 1;
+		pn->sent = n->sent;
+		pn->received = n->received;
+		pn->put_egress = n->put_egress;
+		pn->get_rtt = n->get_rtt;
+		pn->put_ack = n->put_ack;
+		pn->min_rtr_credits = i == 0 ? 6 : 7;
+	}
+	p[1].primary = p[1].nis[0].nid = tcpn_nid(141, 1);
+	fill_routing(&ri, ULNET_ROUTING_ENABLED, 2048, 16384, 1024, 1);
+	fill_globals(&g);
+
+	ybuf_init(&b);
+	ctl_render_export(&b, ni, 3, NULL, 0, p, 2, &ri, &g, false);
+	ctl_check_golden("export-router.yaml", &b);
+	ybuf_reset(&b);
+	ctl_render_export(&b, ni, 3, NULL, 0, p, 2, &ri, &g, true);
+	ctl_check_golden("export-backup-router.yaml", &b);
+	ybuf_free(&b);
 }
 
 static void test_ping(void **state)
@@ -410,18 +535,10 @@ static void test_error_shapes(void **state)
 	ybuf_reset(&b);
 	y_cy_error(&b, "add", "response_tracking", -EINVAL, "\"Valid values are: 0, 1, 2, or 3\"");
 	ctl_check_golden("err-set-range.yaml", &b);
+	ybuf_reset(&b);
+	y_cy_error(&b, "add", "routing", -EBUSY, "\"cannot enable routing Device or resource busy\"");
+	ctl_check_golden("err-set-routing-busy.yaml", &b);
 	ybuf_free(&b);
-}
-
-/* routing show prints nothing (no routing buffers exist), like lnetctl. */
-static void test_empty_shows(void **state)
-{
-	(void)state;
-	struct ybuf empty;
-
-	ybuf_init(&empty);
-	ctl_check_golden("routing-show.yaml", &empty);
-	ybuf_free(&empty);
 }
 
 /* Commands answered without a daemon: help, unknown commands. */
@@ -468,12 +585,10 @@ static void test_bogus_option_everywhere(void **state)
 		"stats show", "stats reset", "global show", "import", "export", "route show",
 		"route add --net tcp9 --gateway 127.0.0.9@tcp", "route del --net tcp9 --gateway 127.0.0.9@tcp",
 		"routing show", "udsp show", "debug peer --nid 127.0.0.9@tcp", "debug recovery",
-		"set retry_count 3", "set numa_range 0", "set discovery 1",
+		"set retry_count 3", "set numa_range 0", "set discovery 1", "set routing 1",
+		"set tiny_buffers 512", "set small_buffers 512", "set large_buffers 512",
 	};
-	static const char *const unsupported[] = {
-		"udsp add", "udsp del", "set routing 1",
-		"set tiny_buffers 512",
-	};
+	static const char *const unsupported[] = { "udsp add", "udsp del" };
 	struct ulnet_opts opts;
 	struct ctl_ctx ctx;
 	struct ctl_reply rp;
@@ -673,9 +788,10 @@ int main(void)
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_route_show),
 		cmocka_unit_test(test_export_client),
+		cmocka_unit_test(test_routing_show),
+		cmocka_unit_test(test_export_router),
 		cmocka_unit_test(test_ping),
 		cmocka_unit_test(test_error_shapes),
-		cmocka_unit_test(test_empty_shows),
 		cmocka_unit_test(test_help_and_unknown),
 		cmocka_unit_test(test_bogus_option_everywhere),
 		cmocka_unit_test(test_peer_empty_nidlist),

@@ -3,10 +3,11 @@
  * ctl_cmds.c - lnetctl's command tree over the ulnet API: the table of
  * every command and its dispatch (help, option checks, the context lock),
  * the context, the helpers the commands share, and the commands of "lnet",
- * "ping", "discover", "stats", "global", "set", "routing", "udsp" and
- * "debug". "net", "peer" and "route" are in ctl_cmds_net.c,
- * ctl_cmds_peer.c and ctl_cmds_route.c, "export" and "import" in
- * ctl_import.c, option parsing in ctl_opts.c.
+ * "ping", "discover", "stats", "global", "set" (but set routing and set
+ * *_buffers), "udsp" and "debug". "net", "peer", "route" and "routing"
+ * are in ctl_cmds_net.c, ctl_cmds_peer.c, ctl_cmds_route.c and
+ * ctl_cmds_routing.c (with set routing and set *_buffers), "export" and
+ * "import" in ctl_import.c, option parsing in ctl_opts.c.
  */
 #include "ctl_cmds.h"
 
@@ -135,6 +136,7 @@ static int cmd_lnet_configure(struct ctl_ctx *ctx, const struct cmd *c, const st
 	/* module parameters outlive an unconfigure */
 	if (ctx->saved_g_valid)
 		ulnet_globals_set(ctx->ln, &ctx->saved_g);
+	ctl_routing_restore(ctx);
 	/* --all: the networks of the "module parameters" (--config) */
 	if (p->v[0].set && ctx->modparams) {
 		rc = ctl_import_text(ctx, ctx->modparams_name, ctx->modparams, ctx->modparams_len,
@@ -354,23 +356,8 @@ int ctl_global_set_one(struct ctl_ctx *ctx, const struct gset *gs, long value, s
 	return rc;
 }
 
-static int cmd_unsupported(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
-			   const char *blob, size_t bloblen, struct ctl_reply *rp)
+int ctl_set_words(const struct cmd *c, int argc, char **argv, struct ctl_reply *rp)
 {
-	char msg[160];
-
-	snprintf(msg, sizeof(msg), "'%s' is not supported by ulnet", c->name);
-	y_nl_error(&rp->err, "set", c->name, -EOPNOTSUPP, msg);
-	return -EINVAL;
-}
-
-static int cmd_set_value(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
-			 const char *blob, size_t bloblen, struct ctl_reply *rp)
-{
-	const struct gset *gs = ctl_gset_find(c->name);
-	long value;
-	char msg[160];
-
 	if (argc < 2) {
 		ctl_print_help(&rp->out, "set", c);
 		return -EINVAL;
@@ -384,8 +371,21 @@ static int cmd_set_value(struct ctl_ctx *ctx, const struct cmd *c, const struct 
 		ctl_print_help(&rp->err, "set", c);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static int cmd_set_value(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
+			 const char *blob, size_t bloblen, struct ctl_reply *rp)
+{
+	const struct gset *gs = ctl_gset_find(c->name);
+	long value;
+	char msg[160];
+	int rc = ctl_set_words(c, argc, argv, rp);
+
+	if (rc)
+		return rc;
 	if (!gs)
-		return cmd_unsupported(ctx, c, p, argc, argv, blob, bloblen, rp);
+		return -EINVAL; /* every cmd_set_value entry is a global */
 	errno = 0;
 	char *end;
 
@@ -402,14 +402,7 @@ static int cmd_set_value(struct ctl_ctx *ctx, const struct cmd *c, const struct 
 	return ctl_global_set_one(ctx, gs, value, &rp->err);
 }
 
-/* --- routing / udsp / debug -------------------------------------------------------- */
-
-static int cmd_empty_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
-			  const char *blob, size_t bloblen, struct ctl_reply *rp)
-{
-	/* No routing buffers exist: lnetctl prints nothing at all then. */
-	return 0;
-}
+/* --- udsp / debug -------------------------------------------------------- */
 
 static int cmd_udsp_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p,
 			 int argc, char **argv, const char *blob, size_t bloblen, struct ctl_reply *rp)
@@ -517,11 +510,6 @@ static const struct cmd lnet_cmds[] = {
 
 static const struct optspec udsp_show_opts[] = { { "idx", 'i', ARG_REQ } };
 
-static const struct cmd routing_cmds[] = {
-	{ "show", cmd_empty_show, NULL, "show routing information\n", LK_READ, NOOPTS, 0, false },
-	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
-};
-
 static const struct cmd udsp_cmds[] = {
 	{ "add", cmd_udsp_change, NULL, "add a UDSP rule (not supported by ulnet)\n", LK_WRITE,
 	  NOOPTS, -1, true },
@@ -554,6 +542,9 @@ static const struct cmd debug_cmds[] = {
 /* set NAME VALUE: VALUE may be negative ("-1"), so these check their
  * words themselves (cmd_set_value). */
 #define SETCMD(n, fn, h) { n, fn, NULL, h, LK_WRITE, NOOPTS, 1, true }
+#define BUFHELP(def) "\tVALUE: buffers in the pool; 0 - the default (" def "); -1 - no change\n" \
+	"\tgrowing takes effect at once, shrinking as buffers come back; set while\n" \
+	"\trouting is disabled, the size is kept for when routing is enabled\n"
 static const struct cmd set_cmds[] = {
 	SETCMD("numa_range", cmd_set_value, "set NUMA range for NI selection\n\tVALUE must be at least 0\n"),
 	SETCMD("max_interfaces", cmd_set_value, "set the default value for max interfaces\n\tVALUE must be at least 16\n"),
@@ -567,10 +558,12 @@ static const struct cmd set_cmds[] = {
 	SETCMD("response_tracking", cmd_set_value, "response tracking\n\t0 - pings and pushes only\n\t1 - GETs\n\t2 - PUTs\n\t3 - PUTs and GETs (default)\n"),
 	SETCMD("recovery_limit", cmd_set_value, "seconds LNet keeps recovering an unhealthy interface (0: forever)\n"),
 	SETCMD("max_recovery_ping_interval", cmd_set_value, "maximum seconds between recovery pings\n"),
-	SETCMD("tiny_buffers", cmd_unsupported, "set tiny routing buffers (not supported by ulnet)\n"),
-	SETCMD("small_buffers", cmd_unsupported, "set small routing buffers (not supported by ulnet)\n"),
-	SETCMD("large_buffers", cmd_unsupported, "set large routing buffers (not supported by ulnet)\n"),
-	SETCMD("routing", cmd_unsupported, "enable/disable routing (not supported by ulnet)\n"),
+	SETCMD("tiny_buffers", ctl_cmd_set_buffers, "set tiny routing buffers\n" BUFHELP("2048")),
+	SETCMD("small_buffers", ctl_cmd_set_buffers, "set small routing buffers\n" BUFHELP("16384")),
+	SETCMD("large_buffers", ctl_cmd_set_buffers, "set large routing buffers\n" BUFHELP("1024")),
+	SETCMD("routing", ctl_cmd_set_routing, "enable/disable routing\n"
+	       "\t0 - disable routing (forwarding stops 110 s to 330 s later)\n"
+	       "\t1 - enable routing (forwarding is advertised 110 s later)\n"),
 	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
@@ -579,11 +572,12 @@ static const struct cmd top_cmds[] = {
 	GROUP("lnet", lnet_cmds, "lnet {configure | unconfigure} [--all|--large]\n"),
 	GROUP("route", ctl_route_cmds, "route {add | del | show | help}\n"),
 	GROUP("net", ctl_net_cmds, "net {add | del | show | set | help}\n"),
-	GROUP("routing", routing_cmds, "routing {show | help}\n"),
+	GROUP("routing", ctl_routing_cmds, "routing {show | help}\n"),
 	GROUP("set", set_cmds, "set {numa_range | max_interfaces | discovery | drop_asym_route"
 	      " | retry_count | transaction_timeout | health_sensitivity | recovery_interval"
 	      " | router_sensitivity | response_tracking | recovery_limit"
-	      " | max_recovery_ping_interval} VALUE\n"),
+	      " | max_recovery_ping_interval | tiny_buffers | small_buffers | large_buffers"
+	      " | routing} VALUE\n"),
 	/* import parses the file before it takes the lock (ctl_cmd_import) */
 	{ "import", ctl_cmd_import, NULL, "import [--add | --del | --show | --exec] FILE.yaml (or stdin)\n",
 	  LK_SELF, OPTS(import_opts), 1, false },
@@ -731,6 +725,8 @@ int ctl_ctx_init(struct ctl_ctx *ctx, const struct ulnet_opts *opts, bool config
 	ctx->accept_port = 0;
 	snprintf(ctx->accept, sizeof(ctx->accept), "secure");
 	ctx->max_wait_s = 120;
+	for (int i = 0; i < ULNET_RTR_NPOOLS; i++)
+		ctx->rtr_nbuffers[i] = -1;
 	pthread_rwlock_init(&ctx->lock, NULL);
 	if (configure) {
 		int rc = ulnet_create(&ctx->opts, &ctx->ln);

@@ -45,6 +45,10 @@ struct ctl_ctx {
 	/* Globals kept across unconfigure/configure, as module parameters. */
 	struct ulnet_globals saved_g;
 	bool saved_g_valid;
+	/* Router pool sizes set (set *_buffers, import), tiny, small, large,
+	 * kept across unconfigure/configure as module parameters; -1: never
+	 * set. */
+	int rtr_nbuffers[3];
 	/* The selftest agent (ulnetd --selftest): started with the instance,
 	 * stopped before it is destroyed (lnet unconfigure, fini). */
 	bool selftest;

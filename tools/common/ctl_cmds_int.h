@@ -5,8 +5,9 @@
  * the parsed words a handler gets, and the helpers the commands call from
  * one file to another. ctl_cmds.c holds the tables and the dispatch,
  * ctl_opts.c the option parsing, ctl_cmds_net.c, ctl_cmds_peer.c and
- * ctl_cmds_route.c the "net", "peer" and "route" commands, ctl_import.c
- * export and import.
+ * ctl_cmds_route.c the "net", "peer" and "route" commands,
+ * ctl_cmds_routing.c "routing show", "set routing" and "set *_buffers",
+ * ctl_import.c export and import.
  */
 #ifndef ULNET_TOOLS_CTL_CMDS_INT_H
 #define ULNET_TOOLS_CTL_CMDS_INT_H
@@ -109,6 +110,9 @@ struct gset;
 const struct gset *ctl_gset_find(const char *name);
 /* Set one global; on failure a cYAML error is appended to err. */
 int ctl_global_set_one(struct ctl_ctx *ctx, const struct gset *gs, long value, struct ybuf *err);
+/* The words of "set NAME VALUE" (argv[0] NAME): 0, or the help (no VALUE)
+ * or an error naming the extra word, and -EINVAL. */
+int ctl_set_words(const struct cmd *c, int argc, char **argv, struct ctl_reply *rp);
 
 /* --- net (ctl_cmds_net.c) ------------------------------------------------- */
 
@@ -160,6 +164,26 @@ int ctl_nid_range_expand(const char *s, ulnet_nid_t *nids, int max, const char *
  */
 int ctl_route_change(ulnet_t *ln, bool add, const char *netstr, const ulnet_nid_t *gw, int hops,
 		     int prio, const char **descr);
+
+/* --- routing, set *_buffers (ctl_cmds_routing.c) -------------------------- */
+
+extern const struct cmd ctl_routing_cmds[];
+/* set routing 0|1, set tiny_buffers|small_buffers|large_buffers N (in the
+ * "set" table of ctl_cmds.c). */
+int ctl_cmd_set_routing(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p,
+			int argc, char **argv, const char *blob, size_t bloblen, struct ctl_reply *rp);
+int ctl_cmd_set_buffers(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p,
+			int argc, char **argv, const char *blob, size_t bloblen, struct ctl_reply *rp);
+/* Routing on or off (-ENETDOWN while LNet is down). Returns 0 or a
+ * negative errno with lnetctl's descr (without its quotes) in `descr`. */
+int ctl_routing_set(struct ctl_ctx *ctx, bool on, char *descr, size_t len);
+/* Pool sizes tiny, small, large (-1: no change; 0: the default) with
+ * lnetctl's checks (all three first: -ERANGE below -1), kept in the
+ * context across unconfigure. Returns 0 or a negative errno with lnetctl's
+ * descr in `descr`. */
+int ctl_buffers_set(struct ctl_ctx *ctx, const long n[ULNET_RTR_NPOOLS], char *descr, size_t len);
+/* Give a new instance the pool sizes set before (lnet configure). */
+void ctl_routing_restore(struct ctl_ctx *ctx);
 
 /* --- export / import (ctl_import.c) --------------------------------------- */
 

@@ -36,8 +36,12 @@ int ctl_cmd_export(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed
 		return -ENOMEM;
 	}
 
+	struct ulnet_routing_info rt;
+
 	ulnet_globals_get(ctx->ln, &g);
-	ctl_render_export(&rp->out, ni, nn, ri, nr, pi, np, &g, p->v[0].set);
+	if (ulnet_routing_info(ctx->ln, &rt) < 0)
+		rt.pools = false;
+	ctl_render_export(&rp->out, ni, nn, ri, nr, pi, np, &rt, &g, p->v[0].set);
 	free(ni);
 	free(ri);
 	free(pi);
@@ -320,6 +324,149 @@ static void imp_route(struct imp *im, yaml_node_t *rt)
 	free(gw);
 }
 
+/* An integer key of a map (cpt[N] counters): refused unless a number. */
+static bool imp_int_map(struct imp *im, yaml_node_t *m, const char *what,
+			const char *const *keys, size_t nkeys)
+{
+	if (!m || m->type != YAML_MAPPING_NODE) {
+		imp_error(im, m, -EINVAL, "'%s' must be a mapping", what);
+		return false;
+	}
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *kn = ynode(im, p->key), *vn = ynode(im, p->value);
+		const char *k = yscalar(kn);
+		size_t i = 0;
+		long v;
+
+		while (k && i < nkeys && strcmp(k, keys[i]) != 0)
+			i++;
+		if (!k || i == nkeys) {
+			imp_error(im, kn, -EINVAL, "unknown %s key '%s'", what, k ? k : "?");
+			return false;
+		}
+		if (yint(vn, &v) < 0) {
+			imp_error(im, vn, -EINVAL, "invalid value for '%s'", k);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* One key of routing: "enable" (its value node in *enable) or, in the
+ * sequence that export (routing show) writes, "cpt[N]": the pools of a
+ * CPT, counters the node keeps itself, checked and ignored as a route's
+ * state and type are. */
+static bool imp_routing_key(struct imp *im, yaml_node_t *kn, yaml_node_t *vn, bool seq,
+			    yaml_node_t **enable)
+{
+	static const char *const pools[] = { "tiny", "small", "large" };
+	static const char *const counters[] = { "npages", "nbuffers", "credits", "mincredits" };
+	const char *k = yscalar(kn);
+	unsigned cpt;
+	int end = 0;
+	long v;
+
+	if (k && strcmp(k, "enable") == 0) {
+		if (yint(vn, &v) < 0 || v < ULNET_ROUTING_DISABLED || v > ULNET_ROUTING_STARTING) {
+			imp_error(im, vn, -EINVAL, "invalid value for 'enable' (0 to 3)");
+			return false;
+		}
+		*enable = vn;
+		return true;
+	}
+	if (seq && k && sscanf(k, "cpt[%u]%n", &cpt, &end) == 1 && end > 0 && !k[end]) {
+		if (!vn || vn->type != YAML_MAPPING_NODE) {
+			imp_error(im, vn, -EINVAL, "'%s' must be a mapping", k);
+			return false;
+		}
+		for (yaml_node_pair_t *p = vn->data.mapping.pairs.start; p < vn->data.mapping.pairs.top; p++) {
+			const char *pk = yscalar(ynode(im, p->key));
+			size_t i = 0;
+
+			while (pk && i < 3 && strcmp(pk, pools[i]) != 0)
+				i++;
+			if (!pk || i == 3) {
+				imp_error(im, ynode(im, p->key), -EINVAL, "unknown routing pool '%s'",
+					  pk ? pk : "?");
+				return false;
+			}
+			if (!imp_int_map(im, ynode(im, p->value), pk, counters, 4))
+				return false;
+		}
+		return true;
+	}
+	imp_error(im, kn, -EINVAL, "unknown routing key '%s'", k ? k : "?");
+	return false;
+}
+
+/* routing: as export writes it: a map with "enable" (--backup), or a list
+ * of "cpt[N]" maps and an "enable" item. enable 1 or 3 (starting) turns
+ * routing on, 0 or 2 (stopping) off; import --del turns it off. */
+static void imp_routing(struct imp *im, yaml_node_t *r)
+{
+	yaml_node_t *enable = NULL;
+	char descr[200];
+	int rc;
+
+	if (r && r->type == YAML_MAPPING_NODE) {
+		for (yaml_node_pair_t *p = r->data.mapping.pairs.start; p < r->data.mapping.pairs.top; p++)
+			if (!imp_routing_key(im, ynode(im, p->key), ynode(im, p->value), false, &enable))
+				return;
+	} else if (r && r->type == YAML_SEQUENCE_NODE) {
+		for (yaml_node_item_t *it = r->data.sequence.items.start;
+		     it < r->data.sequence.items.top; it++) {
+			yaml_node_t *e = ynode(im, *it);
+
+			if (!e || e->type != YAML_MAPPING_NODE) {
+				imp_error(im, e, -EINVAL, "routing entry must be a mapping");
+				return;
+			}
+			for (yaml_node_pair_t *p = e->data.mapping.pairs.start; p < e->data.mapping.pairs.top; p++)
+				if (!imp_routing_key(im, ynode(im, p->key), ynode(im, p->value), true, &enable))
+					return;
+		}
+	} else {
+		imp_error(im, r, -EINVAL, "'routing' must be a mapping or a list");
+		return;
+	}
+	if (im->mode == IMP_DEL) {
+		rc = ctl_routing_set(im->ctx, false, descr, sizeof(descr));
+	} else {
+		long v;
+
+		if (!enable || yint(enable, &v) < 0)
+			return; /* nothing to set */
+		rc = ctl_routing_set(im->ctx, v == ULNET_ROUTING_ENABLED || v == ULNET_ROUTING_STARTING,
+				     descr, sizeof(descr));
+	}
+	if (rc < 0)
+		imp_error(im, enable ? enable : r, rc, "%s", descr);
+}
+
+/* buffers: tiny, small, large as "set *_buffers" takes them (-1: no
+ * change, 0: the default); import --del leaves them (as lnetctl). */
+static void imp_buffers(struct imp *im, yaml_node_t *b)
+{
+	static const char *const pools[ULNET_RTR_NPOOLS] = { "tiny", "small", "large" };
+	long n[ULNET_RTR_NPOOLS] = { -1, -1, -1 };
+	char descr[200];
+	int rc;
+
+	if (!imp_int_map(im, b, "buffers", pools, ULNET_RTR_NPOOLS))
+		return;
+	for (int i = 0; i < ULNET_RTR_NPOOLS; i++) {
+		yaml_node_t *vn = ymap_get(im, b, pools[i]);
+
+		if (vn)
+			(void)yint(vn, &n[i]);
+	}
+	if (im->mode == IMP_DEL)
+		return;
+	rc = ctl_buffers_set(im->ctx, n, descr, sizeof(descr));
+	if (rc < 0)
+		imp_error(im, b, rc, "%s", descr);
+}
+
 static void imp_global(struct imp *im, yaml_node_t *g)
 {
 	if (!g || g->type != YAML_MAPPING_NODE) {
@@ -497,6 +644,7 @@ static int import_doc(struct ctl_ctx *ctx, const char *name, yaml_document_t *do
 		rc = -EINVAL;
 		goto out;
 	}
+	yaml_node_t *routing = NULL;
 	static const char *const known[] = { "net", "route", "peer", "routing", "buffers", "global",
 					      "numa", "ip2nets", "udsp", "ping", "discover",
 					      "statistics" };
@@ -534,6 +682,13 @@ static int import_doc(struct ctl_ctx *ctx, const char *name, yaml_document_t *do
 				else
 					imp_peer(&im, ynode(&im, *it));
 			}
+		} else if (strcmp(k, "routing") == 0) {
+			/* after buffers:, wherever it is: the pools start at
+			 * their size (sizes are kept while routing is off,
+			 * and a pool shrinks only as buffers come back) */
+			routing = v;
+		} else if (strcmp(k, "buffers") == 0) {
+			imp_buffers(&im, v);
 		} else if (strcmp(k, "global") == 0) {
 			if (mode == IMP_ADD)
 				imp_global(&im, v);
@@ -541,9 +696,11 @@ static int import_doc(struct ctl_ctx *ctx, const char *name, yaml_document_t *do
 			if (is_seq && v->data.sequence.items.start < v->data.sequence.items.top)
 				imp_error(&im, v, -EOPNOTSUPP, "'%s' is not supported by ulnet", k);
 		}
-		/* routing, buffers, numa, statistics, ping, discover: nothing
-		 * to configure outside --exec. */
+		/* numa, statistics, ping, discover: nothing to configure
+		 * outside --exec. */
 	}
+	if (routing)
+		imp_routing(&im, routing);
 	rc = im.nerr ? -EINVAL : 0;
 out:
 	yaml_document_delete(&im.doc);

@@ -417,16 +417,51 @@ void ctl_render_global(struct ybuf *out, const struct ulnet_globals *g)
 	cy_kv(out, 1, "max_recovery_ping_interval", "%d", g->max_recovery_ping_interval);
 }
 
+void ctl_render_routing(struct ybuf *out, const struct ulnet_routing_info *ri, bool backup)
+{
+	static const char *const pools[ULNET_RTR_NPOOLS] = { "tiny", "small", "large" };
+
+	/* no pools (routing never enabled): the kernel has no CPT to list,
+	 * and lnetctl prints nothing at all */
+	if (!ri || !ri->pools)
+		return;
+	/* cYAML: "routing" a sequence of one item per CPT (ulnet has one)
+	 * and an "enable" item; --backup: a map with "enable" only */
+	cy_key(out, 0, "routing");
+	if (backup) {
+		cy_kv(out, 1, "enable", "%d", (int)ri->state);
+	} else {
+		ybuf_puts(out, "    - cpt[0]:\n");
+		for (int i = 0; i < ULNET_RTR_NPOOLS; i++) {
+			const struct ulnet_rtr_pool_info *p = &ri->pool[i];
+
+			ybuf_printf(out, "%10s%s:\n", "", pools[i]);
+			ybuf_printf(out, "%14snpages: %d\n", "", p->npages);
+			ybuf_printf(out, "%14snbuffers: %d\n", "", p->nbuffers);
+			ybuf_printf(out, "%14scredits: %d\n", "", p->credits);
+			ybuf_printf(out, "%14smincredits: %d\n", "", p->mincredits);
+		}
+		ybuf_printf(out, "    - enable: %d\n", (int)ri->state);
+	}
+	/* the buffers each pool holds, summed over the CPTs, so that the
+	 * YAML configures a node's pools when imported */
+	cy_key(out, 0, "buffers");
+	for (int i = 0; i < ULNET_RTR_NPOOLS; i++)
+		cy_kv(out, 1, pools[i], "%d", ri->pool[i].nbuffers);
+}
+
 void ctl_render_export(struct ybuf *out, const struct ulnet_ni_info *nis, int nni,
 		       const struct ulnet_route_info *routes, int nroute,
 		       const struct ulnet_peer_info *peers, int npeer,
-		       const struct ulnet_globals *g, bool backup)
+		       const struct ulnet_routing_info *routing, const struct ulnet_globals *g,
+		       bool backup)
 {
 	int mode = backup ? 2 : 1;
 	bool any_net = count_nets(nis, nni, NULL, backup) > 0;
 
 	/* lnetctl export prints net, route and peer through the emitter
-	 * (indent 6) and global through cYAML: one document, two printers.
+	 * (indent 6), routing, buffers and global through cYAML: one
+	 * document, two printers.
 	 * The route section is "route show -v" (--backup: without state and
 	 * type), between net and peer. */
 	if (any_net || nroute > 0 || npeer > 0) {
@@ -443,6 +478,8 @@ void ctl_render_export(struct ybuf *out, const struct ulnet_ni_info *nis, int nn
 		yo_end_map(&y);
 		yo_end(&y);
 	}
+	/* routing: and buffers: (cYAML, as routing show) after peer: */
+	ctl_render_routing(out, routing, backup);
 	ctl_render_global(out, g);
 }
 

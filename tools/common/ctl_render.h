@@ -29,11 +29,19 @@ void ctl_render_global(struct ybuf *out, const struct ulnet_globals *g);
 void ctl_render_route_show(struct ybuf *out, const struct ulnet_route_info *routes, int n,
 			   bool verbose);
 
-/* export [--backup]: net, route, peer, global. */
+/* routing show: the pools (one CPT) and the state ("enable"), then
+ * buffers: (nbuffers of each pool); --backup (export): enable and buffers
+ * only. Nothing is written while the pools were never allocated (NULL or
+ * !ri->pools). */
+void ctl_render_routing(struct ybuf *out, const struct ulnet_routing_info *ri, bool backup);
+
+/* export [--backup]: net, route, peer, routing + buffers (`routing` may be
+ * NULL), global. */
 void ctl_render_export(struct ybuf *out, const struct ulnet_ni_info *nis, int nni,
 		       const struct ulnet_route_info *routes, int nroute,
 		       const struct ulnet_peer_info *peers, int npeer,
-		       const struct ulnet_globals *g, bool backup);
+		       const struct ulnet_routing_info *routing, const struct ulnet_globals *g,
+		       bool backup);
 
 /* One ping/discover result: rc 0 with `peer`, or a negative errno. */
 struct ctl_ping_result {
