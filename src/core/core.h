@@ -1051,6 +1051,8 @@ bool lnet_peer_same_locked(void *ln, const ulnet_nid_t *a, const ulnet_nid_t *b)
 /* Add a NID to a peer (moving it from another peer when needed). */
 int lnet_peer_add_nid_locked(ulnet_t *ln, struct lnet_peer *lp, const ulnet_nid_t *nid);
 void lnet_peer_decref_locked(ulnet_t *ln, struct lnet_peer *lp);
+/* An NI came up on `net`: peer NIs there created without credits get them. */
+void lnet_peer_net_added_locked(ulnet_t *ln, ulnet_net_t net);
 /* Take a peer NI out of its peer and of the table (freed when unused). */
 void lnet_peer_ni_remove_locked(ulnet_t *ln, struct lnet_peer_ni *lpni);
 /* Fail every message queued for discovery (destroy). */

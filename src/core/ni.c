@@ -223,6 +223,7 @@ int ulnet_ni_add(ulnet_t *ln, const struct ulnet_ni_conf *conf)
 	ul_list_add_tail(&ni->ni_list, &ln->ln_nis);
 	ln->ln_nnis++;
 	lnet_ni_list_changed_locked(ln);
+	lnet_peer_net_added_locked(ln, ulnet_nid_net(&ni->ni_nid));
 	if (!ln->ln_log_prefix[0]) {
 		lnet_nidstr(&ni->ni_nid, ln->ln_log_prefix);
 		ln->ln_log.prefix = ln->ln_log_prefix;

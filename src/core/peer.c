@@ -127,8 +127,11 @@ static struct lnet_peer *lnet_peer_alloc_locked(ulnet_t *ln, const ulnet_nid_t *
 }
 
 /* The peer credits of a NID's net (the first NI of ours there that sets
- * them, else 8); *rtr: its router credits (peer_buffer_credits if set,
- * else the peer credits, as the kernel's lnet_peer_buffer_credits()). */
+ * them); *rtr: its router credits (peer_buffer_credits if set, else the
+ * peer credits, as the kernel's lnet_peer_buffer_credits()). None on a net
+ * we have no NI on (a gateway's NI on a remote net, a routed peer): the
+ * kernel shows 0 there, and nothing is sent to such a peer NI directly; an
+ * NI added on its net later gives them (lnet_peer_net_added_locked()). */
 static int lnet_peer_credits_for_locked(ulnet_t *ln, const ulnet_nid_t *nid, int *rtr)
 {
 	struct ul_list *pos;
@@ -142,8 +145,26 @@ static int lnet_peer_credits_for_locked(ulnet_t *ln, const ulnet_nid_t *nid, int
 			return ni->ni_conf.tun.peer_credits;
 		}
 	}
-	*rtr = 8;
-	return 8;
+	*rtr = 0;
+	return 0;
+}
+
+void lnet_peer_net_added_locked(ulnet_t *ln, ulnet_net_t net)
+{
+	for (unsigned b = 0; b < ln->ln_pni_hash_size; b++) {
+		struct ul_list *pos;
+
+		ul_list_for_each(pos, &ln->ln_pni_hash[b]) {
+			struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_hash);
+			int credits, rtr;
+
+			if (lpni->lpni_maxtxcredits || ulnet_nid_net(&lpni->lpni_nid) != net)
+				continue;
+			credits = lnet_peer_credits_for_locked(ln, &lpni->lpni_nid, &rtr);
+			lpni->lpni_txcredits = lpni->lpni_mintxcredits = lpni->lpni_maxtxcredits = credits;
+			lpni->lpni_rtrcredits = lpni->lpni_minrtrcredits = lpni->lpni_maxrtrcredits = rtr;
+		}
+	}
 }
 
 static struct lnet_peer_ni *lnet_peer_ni_alloc_locked(ulnet_t *ln, struct lnet_peer *lp,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/move.h"
+#include "core/route.h"
 #include "core/router.h"
 
 static bool lnet_wire_handle_is_none(const lnet_wire_handle_t *wh)
@@ -276,6 +277,19 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 				msg->msg_initiator = lpni->lpni_peer->lp_primary;
 		} else {
 			lnet_peer_primary_nid_locked(ln, &hdr->src_nid, &msg->msg_initiator);
+			/* routed to us: with drop_asym_route, only through a
+			 * gateway we would use to reach its source's net */
+			if (__builtin_expect(ln->ln_g.drop_asym_route, 0) && lpni && lpni->lpni_peer &&
+			    ulnet_nid_net(&hdr->src_nid) != ulnet_nid_net(from_nid) &&
+			    !lnet_route_via_gw_locked(ln, ulnet_nid_net(&hdr->src_nid), lpni->lpni_peer)) {
+				lnet_msg_commit_locked(ln, msg, false);
+				lnet_unlock(ln);
+				lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: dropping asymmetrical route %s",
+					 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+					 lnet_msgtyp2str(type));
+				rc = -EACCES;   /* counted as a drop below */
+				goto fail;
+			}
 		}
 	}
 	lnet_msg_commit_locked(ln, msg, false);
@@ -296,6 +310,7 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 	}
 	if (rc == 0)
 		return 0;
+fail:
 	/* no match: free it (no MD, so no event), then have the LND
 	 * discard the payload */
 	LASSERT(!msg->msg_md);

@@ -359,6 +359,22 @@ void lnet_route_gw_discovered_locked(ulnet_t *ln, struct lnet_peer *lp, int stat
 	}
 }
 
+bool lnet_route_via_gw_locked(ulnet_t *ln, ulnet_net_t net, const struct lnet_peer *gp)
+{
+	struct lnet_remotenet *rn = lnet_rnet_find_locked(ln, net);
+	struct ul_list *pos;
+
+	if (!rn)
+		return false;
+	ul_list_for_each(pos, &rn->lrn_routes) {
+		struct lnet_route *r = ul_container_of(pos, struct lnet_route, lr_list);
+
+		if (r->lr_gw->lpni_peer == gp)
+			return true;
+	}
+	return false;
+}
+
 bool lnet_route_exists_locked(ulnet_t *ln, ulnet_net_t net)
 {
 	return lnet_rnet_find_locked(ln, net) != NULL;

@@ -51,6 +51,9 @@ void lnet_route_gw_discovered_locked(ulnet_t *ln, struct lnet_peer *lp, int stat
 int lnet_route_select_locked(ulnet_t *ln, ulnet_net_t net, struct lnet_ni *src_ni,
 			     struct lnet_ni **ni, struct lnet_peer_ni **gw);
 
+/* Whether a route to `net` goes through the gateway peer `gp`. */
+bool lnet_route_via_gw_locked(ulnet_t *ln, ulnet_net_t net, const struct lnet_peer *gp);
+
 /* Whether a route leads to `net`. */
 bool lnet_route_exists_locked(ulnet_t *ln, ulnet_net_t net);
 

@@ -363,6 +363,13 @@ static void test_forward_put_ack(void **state)
 	assert_int_equal(info.pool[ULNET_RTR_POOL_SMALL].mincredits, 16383); /* the PUT */
 	assert_int_equal(info.pool[ULNET_RTR_POOL_LARGE].mincredits, 1024);
 	assert_int_equal(info.pool[ULNET_RTR_POOL_LARGE].npages, 256);
+	/* A's view of R: credits on R's NI on A's net, none on the other
+	 * (A has no NI there), as the kernel shows */
+	for (int i = 0; ulnet_peer_info(t.a, i, &pi) == 0; i++)
+		if (ulnet_nid_same(&pi.primary, &t.ra))
+			for (int j = 0; j < pi.nnis; j++)
+				assert_int_equal(pi.nis[j].max_tx_credits,
+						 ulnet_nid_same(&pi.nis[j].nid, &t.ra) ? 8 : 0);
 	/* R's router credits of A: one taken, given back */
 	for (int i = 0; ulnet_peer_info(t.r, i, &pi) == 0; i++)
 		if (ulnet_nid_same(&pi.primary, &t.na)) {
@@ -498,6 +505,19 @@ static void test_router_checker(void **state)
 	assert_true(route_alive(t.a, &single));
 	assert_true(single);
 	assert_non_null(strstr(logs, "has gone from down to up"));
+	/* A knows R's NI on the remote net too: no credits there (A has no
+	 * NI on it), as the kernel shows */
+	struct ulnet_peer_info pi;
+	int seen = 0;
+
+	for (int i = 0; ulnet_peer_info(t.a, i, &pi) == 0; i++)
+		for (int j = 0; j < pi.nnis; j++)
+			if (ulnet_nid_same(&pi.nis[j].nid, &t.rb)) {
+				assert_int_equal(pi.nis[j].max_tx_credits, 0);
+				assert_int_equal(pi.nis[j].available_rtr_credits, 0);
+				seen++;
+			}
+	assert_int_equal(seen, 1);
 	memset(&ra, 0, sizeof(ra));
 	put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
 	settle(&t);
@@ -520,6 +540,56 @@ static void test_router_checker(void **state)
 	three_down(&t);
 }
 
+static void set_drop_asym(ulnet_t *ln, int on)
+{
+	struct ulnet_globals g;
+
+	ulnet_globals_get(ln, &g);
+	g.drop_asym_route = on;
+	assert_int_equal(ulnet_globals_set(ln, &g), 0);
+}
+
+/* drop_asym_route: a message routed to us through a gateway we would not
+ * use to reach its source's net is dropped (a log line, a count); through
+ * one we would use, or with the setting off, it is taken. */
+static void test_drop_asym_route(void **state)
+{
+	(void)state;
+	struct three t;
+	uint8_t src[8] = { 9 }, dst[8];
+	struct rx rb = { 0 }, ra = { 0 };
+	struct ulnet_counters c;
+	ulnet_nid_t g5 = nid_on(GNI, 5);
+
+	three_up(&t, false);
+	post_sink(t.a, dst, sizeof(dst), &ra);
+	/* A reaches gni1 through 5@gni, not R */
+	assert_int_equal(ulnet_route_del(t.a, GNI1, &t.ra), 1);
+	assert_int_equal(route_add(t.a, GNI1, g5, -1, 0), 0);
+	set_drop_asym(t.a, 1);
+	logs[0] = '\0';
+	put_ack(t.b, t.na, &rb, src, sizeof(src), 0);
+	settle(&t);
+	assert_int_equal(ra.nput, 0);
+	assert_non_null(strstr(logs, "dropping asymmetrical route PUT"));
+	ulnet_counters_get(t.a, &c);
+	assert_int_equal(c.drop_count, 1);
+	/* through R as well: symmetric, taken (and ACKed back through R) */
+	assert_int_equal(route_add(t.a, GNI1, t.ra, -1, 1), 0);
+	memset(&rb, 0, sizeof(rb));
+	put_ack(t.b, t.na, &rb, src, sizeof(src), 0);
+	settle(&t);
+	assert_int_equal(ra.nput, 1);
+	assert_int_equal(rb.nack, 1);
+	/* off: taken whatever the routes */
+	assert_int_equal(ulnet_route_del(t.a, GNI1, &t.ra), 1);
+	set_drop_asym(t.a, 0);
+	put_ack(t.b, t.na, &rb, src, sizeof(src), 0);
+	settle(&t);
+	assert_int_equal(ra.nput, 2);
+	three_down(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_forward_off_drops),
 		cmocka_unit_test(test_forward_waits_for_buffers),
 		cmocka_unit_test(test_router_checker),
+		cmocka_unit_test(test_drop_asym_route),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
