@@ -51,6 +51,18 @@ static struct {
 	int nbufs;
 } fz;
 
+/* A count or size from the input: values past 1 Mi stay as they are (the
+ * agent must refuse them), the others are kept up to `cap`, so that a test
+ * looping forever on its own node does a bounded amount of work per turn
+ * (1 MiB brw fills and checks under coverage instrumentation made single
+ * inputs take seconds, and the corpus drifted to them). */
+static uint32_t capped(struct in *in, uint32_t cap)
+{
+	uint32_t v = u32(in);
+
+	return v > (1u << 20) ? v : v % (cap + 1);
+}
+
 static uint64_t fz_clock(void *arg)
 {
 	(void)arg;
@@ -197,7 +209,7 @@ static void op_request(struct in *in)
 		t->bid = (b >> 2) & 3;
 		t->service = (c & 1) ? SRPC_SERVICE_PING : (c & 2) ? SRPC_SERVICE_BRW : c >> 2;
 		t->loop = (c & 0x40) ? UINT32_MAX : (uint32_t)(1 + ((c >> 2) & 3));
-		t->concur = (c & 0x80) ? u32(in) : (uint32_t)(1 + ((c >> 4) & 1));
+		t->concur = (c & 0x80) ? capped(in, 16) : (uint32_t)(1 + ((c >> 4) & 1));
 		t->is_client = (b >> 4) & 1;
 		t->stop_onerr = (b >> 5) & 1;
 		t->ndest = (d & 0x80) ? u32(in) : (uint32_t)(d & 3);
@@ -208,11 +220,11 @@ static void op_request(struct in *in)
 		} else if (m.ses_feats & LST_FEAT_BULK_LEN) {
 			ul_put_le16(t->param.raw, 1 + ((d >> 2) & 1));
 			ul_put_le16(t->param.raw + 2, 1 + ((d >> 3) & 3));
-			ul_put_le32(t->param.raw + 4, (d & 0x20) ? u32(in) : (uint32_t)u8(in) * 64);
+			ul_put_le32(t->param.raw + 4, (d & 0x20) ? capped(in, 65536) : (uint32_t)u8(in) * 64);
 			ul_put_le32(t->param.raw + 8, (d & 0x40) ? u32(in) : (uint32_t)(u8(in) & 3) * 8);
 		} else {
 			ul_put_le32(t->param.raw, 1 + ((d >> 2) & 1));
-			ul_put_le32(t->param.raw + 4, (d & 0x20) ? u32(in) : (uint32_t)(1 + ((d >> 4) & 1)));
+			ul_put_le32(t->param.raw + 4, (d & 0x20) ? capped(in, 16) : (uint32_t)(1 + ((d >> 4) & 1)));
 			ul_put_le32(t->param.raw + 8, 1 + ((d >> 5) & 3));
 		}
 		if (t->is_client)
