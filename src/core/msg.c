@@ -416,7 +416,11 @@ static int lnet_health_check_locked(ulnet_t *ln, struct lnet_msg *msg, int statu
 	struct lnet_peer_ni *lpni = msg->msg_txpeer;
 	struct lnet_peer *lp = lpni->lpni_peer;
 	enum lnet_hstatus hs = lnet_errno2hstatus(status);
-	bool multi = lp && lp->lp_nnis > 1 && !lnet_nid_is_local_locked(ln, &lpni->lpni_nid);
+	/* a routed message may go through another gateway: resent and the
+	 * gateway's health kept even when it has one NI (the kernel's "unless
+	 * routers are involved") */
+	bool multi = (lp && lp->lp_nnis > 1 && !lnet_nid_is_local_locked(ln, &lpni->lpni_nid)) ||
+		     msg->msg_routed;
 	char nid[ULNET_NIDSTR_SIZE], tnid[ULNET_NIDSTR_SIZE];
 	uint64_t now, deadline;
 	unsigned max_retries;

@@ -186,6 +186,12 @@ static void test_route_choice(void **state)
 	struct sent s = { 0 };
 	int n;
 
+	/* the gateways exist (they drop what they get: routing is off) */
+	ulnet_t *gw[3] = { mk(), mk(), mk() };
+
+	add_ni(net, gw[0], GNI, 3);
+	add_ni(net, gw[1], GNI, 5);
+	add_ni(net, gw[2], GNI, 6);
 	add_ni(net, a, GNI, 1);
 	set_discovery(a, 0);
 	assert_int_equal(route_add(a, GNI1, g3, 2, 1), 0);
@@ -210,8 +216,10 @@ static void test_route_choice(void **state)
 	assert_int_equal(n, 4);
 	for (int i = 1; i < n; i++)
 		assert_false(ulnet_nid_same(&tr[i].hop, &tr[i - 1].hop));
-	/* no NI of ours on the only gateway's net: no route */
+	memlnd_pump(net);
 	ulnet_destroy(a);
+	for (int i = 0; i < 3; i++)
+		ulnet_destroy(gw[i]);
 	memlnd_net_destroy(net);
 }
 
@@ -590,6 +598,67 @@ static void test_drop_asym_route(void **state)
 	three_down(&t);
 }
 
+/* A gateway that fails (its connection reset): the PUT is resent through
+ * the other gateway and arrives, its ACK comes back; with the only gateway
+ * gone, the PUT ends with an error event, nothing left waiting. */
+static void test_gateway_dies(void **state)
+{
+	(void)state;
+	struct three t;
+	ulnet_t *r2 = mk();
+	ulnet_nid_t g2a = nid_on(GNI, 5), g2b = nid_on(GNI1, 6);
+	uint8_t src[64] = { 3 }, dst[64];
+	struct rx ra = { 0 }, rb = { 0 };
+	struct ulnet_counters c;
+
+	three_up(&t, false);
+	add_ni(t.net, r2, GNI, 5);
+	add_ni(t.net, r2, GNI1, 6);
+	set_discovery(r2, 0);
+	assert_int_equal(ulnet_routing_set(r2, true), 0);
+	assert_int_equal(route_add(t.a, GNI1, g2a, -1, 0), 0);
+	assert_int_equal(route_add(t.b, GNI, g2b, -1, 0), 0);
+	post_sink(t.b, dst, sizeof(dst), &rb);
+	/* R dies: sends to it are reset; A's first choice alternates */
+	memlnd_fail_nid(t.net, &t.ra, -ECONNRESET);
+	memlnd_fail_nid(t.net, &t.rb, -ECONNRESET);
+	for (int i = 0; i < 4; i++) {
+		memset(&ra, 0, sizeof(ra));
+		put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
+		for (int k = 0; k < 20; k++) {
+			memlnd_pump(t.net);
+			ulnet_progress(t.a, 0);
+			ulnet_progress(r2, 0);
+			ulnet_progress(t.b, 0);
+		}
+		assert_int_equal(ra.nack, 1);
+		assert_int_equal(ra.status, 0);
+	}
+	assert_int_equal(rb.nput, 4);
+	ulnet_counters_get(t.a, &c);
+	assert_true(c.resend_count >= 1);
+	/* R2 dies too: no gateway left; the PUT ends with an error */
+	memlnd_fail_nid(t.net, &g2a, -ECONNRESET);
+	memset(&ra, 0, sizeof(ra));
+	put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
+	for (int k = 0; k < 20; k++) {
+		memlnd_pump(t.net);
+		ulnet_progress(t.a, 0);
+	}
+	fake_now += 200 * 1000000000ULL;   /* past the ACK's tracker */
+	ulnet_progress(t.a, 0);
+	assert_int_equal(ra.nunlink, 1);
+	assert_true(ra.status != 0);
+	ulnet_counters_get(t.a, &c);
+	assert_int_equal(c.msgs_alloc, 0);
+	assert_int_equal(c.rst_alloc, 0);
+	memlnd_fail_nid(t.net, &t.ra, 0);
+	memlnd_fail_nid(t.net, &t.rb, 0);
+	memlnd_fail_nid(t.net, &g2a, 0);
+	ulnet_destroy(r2);
+	three_down(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -601,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_forward_waits_for_buffers),
 		cmocka_unit_test(test_router_checker),
 		cmocka_unit_test(test_drop_asym_route),
+		cmocka_unit_test(test_gateway_dies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
