@@ -12,9 +12,11 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core.h"
 #include "lnd/socklnd/sock_int.h"
 
 static ulnet_nid_t tcp_nid(uint32_t ip)
@@ -602,10 +604,71 @@ static void test_tunables(void **state)
 	assert_non_null(strstr(why, "protocol"));
 }
 
+/* The peer table: 5000 peers (a router's load) are each found again, by
+ * the table, with short chains; a lookup costs the same whatever the
+ * count (the send path used to walk a list of every peer). */
+static void test_peer_table(void **state)
+{
+	(void)state;
+	struct ulnet_opts o = { .flags = ULNET_OPT_MANUAL_PROGRESS };
+	struct ulnet_ni_conf c = { 0 };
+	struct ksock_peer **made = calloc(5000, sizeof(*made));
+	struct ksock_net *net;
+	struct lnet_ni *ni;
+	ulnet_t *ln;
+	unsigned longest = 0;
+
+	assert_non_null(made);
+	assert_int_equal(ulnet_create(&o, &ln), 0);
+	assert_int_equal(ulnet_nid_parse("127.0.0.2@tcp", &c.nid, NULL), 0);
+	snprintf(c.accept, sizeof(c.accept), "none");
+	c.tun.tos = -1;
+	assert_int_equal(ulnet_ni_add(ln, &c), 0);
+	lnet_lock(ln);
+	ni = lnet_nid2ni_locked(ln, &c.nid);
+	lnet_unlock(ln);
+	assert_non_null(ni);
+	net = lnet_ni_data(ni);
+	ksock_lock(net);
+	for (int i = 0; i < 5000; i++) {
+		ulnet_nid_t n;
+
+		ulnet_nid_from_ipv4(0x0a000000u | (unsigned)i, ulnet_nid_net(&c.nid), &n);
+		made[i] = ksock_peer_find_or_create(net, &n, ULNET_PID_LUSTRE);
+		assert_non_null(made[i]);
+	}
+	assert_int_equal(net->npeers, 5000);
+	assert_true(net->peer_hash_size >= 5000);
+	for (int i = 0; i < 5000; i++) {
+		ulnet_nid_t n;
+
+		ulnet_nid_from_ipv4(0x0a000000u | (unsigned)i, ulnet_nid_net(&c.nid), &n);
+		assert_ptr_equal(ksock_peer_find(net, &n), made[i]);
+		assert_ptr_equal(ksock_peer_find_or_create(net, &n, ULNET_PID_LUSTRE), made[i]);
+	}
+	for (unsigned h = 0; h < net->peer_hash_size; h++) {
+		unsigned len = 0;
+
+		for (struct ksock_peer *p = net->peer_hash[h]; p; p = p->hnext)
+			len++;
+		if (len > longest)
+			longest = len;
+	}
+	assert_true(longest <= 12);
+	ulnet_nid_t absent;
+
+	ulnet_nid_from_ipv4(0x0b000001u, ulnet_nid_net(&c.nid), &absent);
+	assert_null(ksock_peer_find(net, &absent));
+	ksock_unlock(net);
+	ulnet_destroy(ln);
+	free(made);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_proto_tables),
+		cmocka_unit_test(test_peer_table),
 		cmocka_unit_test(test_khdr_by_order),
 		cmocka_unit_test(test_khdr_le_inline),
 		cmocka_unit_test(test_tx_alloc_msg),

@@ -368,7 +368,8 @@ struct ksock_conn {
 };
 
 struct ksock_peer {
-	struct ksock_peer *next;
+	struct ksock_peer *next;          /* net->peers: every peer */
+	struct ksock_peer *hnext;         /* its chain of net->peer_hash */
 	ulnet_nid_t nid;
 	ulnet_pid_t pid;
 	bool known;                       /* proto and incarnation agreed */
@@ -427,6 +428,12 @@ struct ksock_net {
 
 	uint32_t lock;                    /* ul_lock() (util/ul_lock.h) */
 	struct ksock_peer *peers;
+	/* Peers by NID (ksock_peer_find()): a send costs the same with 1 or
+	 * 10,000 peers (a router's case). Doubles past one peer per chain. */
+	struct ksock_peer **peer_hash;
+	unsigned peer_hash_size;          /* a power of 2, 0 before the first peer */
+	unsigned npeers;
+	struct ksock_peer *peer_last;     /* the last one found: the usual send */
 	struct ksock_conn *hs_conns;      /* handshaking conns */
 	struct ksock_tx *tx_free;
 	struct ksock_conn *cset[KSOCK_CSET_N];   /* conns on each set (conn->cset) */

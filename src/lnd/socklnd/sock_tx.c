@@ -669,10 +669,9 @@ void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		err = -ESHUTDOWN;
 		goto fail;
 	}
-	/* the lookup inline: a call per send for a short list costs more */
-	for (peer = net->peers; peer && !ksock_nid_same(&peer->nid, &target.nid); peer = peer->next)
-		;
-	if (!peer)
+	/* the last peer inline (the usual send), else the table */
+	peer = net->peer_last;
+	if (!peer || !ksock_nid_same(&peer->nid, &target.nid))
 		peer = ksock_peer_find_or_create(net, &target.nid, target.pid);
 	tx = peer ? ksock_tx_alloc_msg(net) : NULL;
 	if (!tx) {

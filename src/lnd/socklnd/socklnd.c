@@ -121,11 +121,48 @@ struct ksock_tx *ksock_tx_alloc(struct ksock_net *net)
 
 /* --- peers ---------------------------------------------------------------------- */
 
+static unsigned ksock_nid_hash(const ulnet_nid_t *nid, unsigned size)
+{
+	uint64_t h = (uint64_t)nid->type << 48 ^ (uint64_t)nid->num << 32;
+
+	for (unsigned i = 0; i < sizeof(nid->addr); i += 4)
+		h = (h ^ ((uint64_t)nid->addr[i] << 24 | (uint64_t)nid->addr[i + 1] << 16 |
+			  (uint64_t)nid->addr[i + 2] << 8 | nid->addr[i + 3])) * 0x9e3779b97f4a7c15ULL;
+	return (unsigned)(h >> 32) & (size - 1);
+}
+
+/* Grow the table to `size` chains (lock held); on no memory the old one
+ * stays (lookups only get longer). */
+static void ksock_peer_hash_resize(struct ksock_net *net, unsigned size)
+{
+	struct ksock_peer **t = calloc(size, sizeof(*t));
+
+	if (!t)
+		return;
+	for (struct ksock_peer *p = net->peers; p; p = p->next) {
+		unsigned h = ksock_nid_hash(&p->nid, size);
+
+		p->hnext = t[h];
+		t[h] = p;
+	}
+	free(net->peer_hash);
+	net->peer_hash = t;
+	net->peer_hash_size = size;
+}
+
 struct ksock_peer *ksock_peer_find(struct ksock_net *net, const ulnet_nid_t *nid)
 {
-	for (struct ksock_peer *p = net->peers; p; p = p->next)
-		if (ksock_nid_same(&p->nid, nid))
+	struct ksock_peer *p = net->peer_last;
+
+	if (p && ksock_nid_same(&p->nid, nid))
+		return p;
+	if (!net->peer_hash_size)
+		return NULL;
+	for (p = net->peer_hash[ksock_nid_hash(nid, net->peer_hash_size)]; p; p = p->hnext)
+		if (ksock_nid_same(&p->nid, nid)) {
+			net->peer_last = p;
 			return p;
+		}
 	return NULL;
 }
 
@@ -146,6 +183,26 @@ struct ksock_peer *ksock_peer_find_or_create(struct ksock_net *net, const ulnet_
 	p->last_alive = ksock_now(net);
 	p->next = net->peers;
 	net->peers = p;
+	net->npeers++;
+	unsigned before = net->peer_hash_size;
+
+	if (net->npeers > before)
+		ksock_peer_hash_resize(net, before ? before * 2 : 64);   /* rehashes p too */
+	if (net->peer_hash_size == before) {
+		if (!before) {
+			/* no table at all (no memory): no peer */
+			net->npeers--;
+			net->peers = p->next;
+			free(p);
+			return NULL;
+		}
+		/* not grown (no memory): into the table as it is */
+		unsigned h = ksock_nid_hash(nid, before);
+
+		p->hnext = net->peer_hash[h];
+		net->peer_hash[h] = p;
+	}
+	net->peer_last = p;
 	return p;
 }
 
@@ -157,9 +214,21 @@ static bool ksock_peer_idle(const struct ksock_peer *p, uint64_t now)
 
 static void ksock_peer_unlink_free(struct ksock_net *net, struct ksock_peer *peer)
 {
+	if (net->peer_last == peer)
+		net->peer_last = NULL;
+	if (net->peer_hash_size) {
+		struct ksock_peer **hp = &net->peer_hash[ksock_nid_hash(&peer->nid, net->peer_hash_size)];
+
+		for (; *hp; hp = &(*hp)->hnext)
+			if (*hp == peer) {
+				*hp = peer->hnext;
+				break;
+			}
+	}
 	for (struct ksock_peer **pp = &net->peers; *pp; pp = &(*pp)->next) {
 		if (*pp == peer) {
 			*pp = peer->next;
+			net->npeers--;
 			free(peer->acks);
 			free(peer);
 			return;
@@ -599,6 +668,11 @@ static void ksock_shutdown_now(struct ksock_net *net)
 		free(p->acks);
 		free(p);
 	}
+	free(net->peer_hash);
+	net->peer_hash = NULL;
+	net->peer_hash_size = 0;
+	net->npeers = 0;
+	net->peer_last = NULL;
 	while (net->txblocks) {
 		struct ksock_txblock *b = net->txblocks;
 
