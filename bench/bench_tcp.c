@@ -31,7 +31,11 @@
  *      BENCH_LAT_DUMP=<file> (lat: every round trip in ns, in order, one a line),
  *      BENCH_DISTINCT_BUFS=1 (bw/rate: the W MDs of the window each cover their
  *      own buffer; default: all cover one buffer, as ucx_perftest and iperf3
- *      send from one buffer; the server always receives into one)
+ *      send from one buffer; the server always receives into one),
+ *      BENCH_ROUTED=1 (a third process, the router R: 127.0.0.4@tcp and
+ *      127.0.0.5@tcp1, forwarding at once; the server is 127.0.0.3@tcp1 and
+ *      each side routes to the other's net through R. At the end R's CPU
+ *      time per GiB forwarded is printed beside one memcpy of a GiB here)
  */
 #include <errno.h>
 #include <poll.h>
@@ -41,10 +45,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ulnet/routing.h"
 #include "ulnet/ulnet.h"
 
 #define PORTAL_SINK 10
@@ -70,17 +76,59 @@ static int onebuf = 1;        /* every window MD over one buffer; BENCH_DISTINCT
 static int manual;            /* BENCH_MANUAL=1: ULNET_OPT_MANUAL_PROGRESS, callers spin */
 static int wait_ms;           /* BENCH_WAIT_MS: manual mode waits in ulnet_progress(ln, this) */
 
-static ulnet_t *make_node(uint32_t ip, uint16_t port)
+static int routed;            /* BENCH_ROUTED=1: through a router process */
+
+static void add_tcp_ni(ulnet_t *ln, uint32_t ip, unsigned netnum, uint16_t port);
+
+static void log_stderr(void *arg, enum ulnet_log_level lvl, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "[%d %d] %s\n", (int)getpid(), lvl, msg);
+}
+
+static ulnet_t *make_node_on(uint32_t ip, unsigned netnum, uint16_t port)
 {
 	ulnet_t *ln;
-	struct ulnet_ni_conf conf;
 	struct ulnet_opts opts = { .flags = node_flags };
-	int rc = ulnet_create(&opts, &ln);
+	int rc;
+
+	if (getenv("BENCH_LOG")) {   /* the nodes' log on stderr, at that level */
+		opts.log = log_stderr;
+		opts.log_level = (enum ulnet_log_level)atoi(getenv("BENCH_LOG"));
+	}
+	rc = ulnet_create(&opts, &ln);
 
 	if (rc)
 		die("ulnet_create", rc);
+	add_tcp_ni(ln, ip, netnum, port);
+	return ln;
+}
+
+static ulnet_t *make_node(uint32_t ip, uint16_t port)
+{
+	return make_node_on(ip, 0, port);
+}
+
+/* A route to tcp<netnum> through the gateway ip@tcp<gwnet>. */
+static void add_route(ulnet_t *ln, unsigned netnum, uint32_t gw, unsigned gwnet)
+{
+	struct ulnet_route_conf rc = { .net = ulnet_mknet(ULNET_LND_TCP, netnum),
+				       .hops = ULNET_ROUTE_HOPS_UNSET };
+	int rc2;
+
+	ulnet_nid_from_ipv4(gw, ulnet_mknet(ULNET_LND_TCP, gwnet), &rc.gateway);
+	rc2 = ulnet_route_add(ln, &rc);
+	if (rc2)
+		die("ulnet_route_add", rc2);
+}
+
+static void add_tcp_ni(ulnet_t *ln, uint32_t ip, unsigned netnum, uint16_t port)
+{
+	struct ulnet_ni_conf conf;
+	int rc;
+
 	memset(&conf, 0, sizeof(conf));
-	ulnet_nid_from_ipv4(ip, ulnet_mknet(ULNET_LND_TCP, 0), &conf.nid);
+	ulnet_nid_from_ipv4(ip, ulnet_mknet(ULNET_LND_TCP, netnum), &conf.nid);
 	conf.accept_port = port;
 	if (getenv("BENCH_PEER_CREDITS"))   /* default: the kernel's 8 */
 		conf.tun.peer_credits = atoi(getenv("BENCH_PEER_CREDITS"));
@@ -98,7 +146,40 @@ static ulnet_t *make_node(uint32_t ip, uint16_t port)
 	rc = ulnet_ni_add(ln, &conf);
 	if (rc)
 		die("ulnet_ni_add", rc);
-	return ln;
+}
+
+/* --- router ------------------------------------------------------------------ */
+
+static void run_router(uint16_t port, int ready_fd, int stop_fd)
+{
+	ulnet_t *ln = make_node_on(0x7f000004, 0, port);
+	struct ulnet_counters c;
+	char b;
+
+	add_tcp_ni(ln, 0x7f000005, 1, port);
+	if (ulnet_routing_enable_now(ln))
+		die("routing", -EINVAL);
+	if (write(ready_fd, "r", 1) != 1)
+		exit(1);
+	if (manual) {
+		struct pollfd pfd = { .fd = stop_fd, .events = POLLIN };
+		unsigned turn = 0;
+
+		for (;;) {
+			ulnet_progress(ln, wait_ms);
+			if ((++turn & 1023) == 0 && poll(&pfd, 1, 0) > 0 && read(stop_fd, &b, 1) <= 0)
+				break;
+		}
+	} else {
+		while (read(stop_fd, &b, 1) > 0)
+			;
+	}
+	ulnet_counters_get(ln, &c);
+	/* the forwarded bytes, for the parent's CPU per GiB */
+	if (write(ready_fd, &c.route_length, sizeof(c.route_length)) != sizeof(c.route_length))
+		exit(1);
+	ulnet_destroy(ln);
+	exit(0);
 }
 
 /* --- server ------------------------------------------------------------------ */
@@ -117,7 +198,7 @@ static void srv_handler(const struct ulnet_event *ev)
 static void run_server(uint16_t port, int ready_fd, int stop_fd)
 {
 	static char sink[1 << 20];
-	ulnet_t *ln = make_node(0x7f000003, port);
+	ulnet_t *ln = make_node_on(0x7f000003, routed ? 1 : 0, port);
 	ulnet_handle_t me, md;
 	ulnet_process_id_t any = { .nid = ULNET_NID_ANY, .pid = ULNET_PID_ANY };
 	struct ulnet_md d = { .start = sink, .length = sizeof(sink), .threshold = ULNET_MD_THRESH_INF,
@@ -135,6 +216,8 @@ static void run_server(uint16_t port, int ready_fd, int stop_fd)
 	if (ulnet_me_attach(ln, PORTAL_COUNTER, any, 0, ~0ULL, ULNET_RETAIN, ULNET_INS_AFTER, &me) ||
 	    ulnet_md_attach(ln, me, &c, ULNET_RETAIN, &md))
 		die("server counter MD", -EINVAL);
+	if (routed)
+		add_route(ln, 0, 0x7f000005, 1);
 	if (write(ready_fd, "r", 1) != 1)
 		exit(1);
 	/* Parent closes the pipe to stop us. */
@@ -507,10 +590,37 @@ int main(int argc, char **argv)
 		if (getenv("BENCH_WAIT_MS"))
 			wait_ms = atoi(getenv("BENCH_WAIT_MS"));
 	}
+	if (getenv("BENCH_ROUTED") && atoi(getenv("BENCH_ROUTED")))
+		routed = 1;
+	int rready[2] = { -1, -1 }, rstop[2] = { -1, -1 };
+	pid_t rtr = -1;
+
+	/* the router first: it must not hold the server's pipes (the server
+	 * stops when its stop pipe's last writer closes) */
+	if (routed) {
+		if (pipe(rready) || pipe(rstop))
+			return 1;
+		rtr = fork();
+		if (rtr == 0) {
+			close(rready[0]);
+			close(rstop[1]);
+			run_router(port, rready[1], rstop[0]);
+		}
+		close(rready[1]);
+		close(rstop[0]);
+		if (read(rready[0], &b, 1) != 1) {
+			fprintf(stderr, "bench_tcp: router did not start\n");
+			return 1;
+		}
+	}
 	if (pipe(ready) || pipe(stop))
 		return 1;
 	srv = fork();
 	if (srv == 0) {
+		if (routed) {
+			close(rready[0]);
+			close(rstop[1]);
+		}
 		close(ready[0]);
 		close(stop[1]);
 		run_server(port, ready[1], stop[0]);
@@ -524,7 +634,9 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&C.lock, NULL);
 	pthread_cond_init(&C.cond, NULL);
 	C.ln = make_node(0x7f000002, port);
-	ulnet_nid_from_ipv4(0x7f000003, ulnet_mknet(ULNET_LND_TCP, 0), &C.peer.nid);
+	if (routed)
+		add_route(C.ln, 1, 0x7f000004, 0);
+	ulnet_nid_from_ipv4(0x7f000003, ulnet_mknet(ULNET_LND_TCP, routed ? 1 : 0), &C.peer.nid);
 	C.peer.pid = ULNET_PID_LUSTRE;
 
 	read_server_counter(); /* connects and discovers before anything is timed */
@@ -545,5 +657,36 @@ int main(int argc, char **argv)
 	ulnet_destroy(C.ln);
 	close(stop[1]);
 	waitpid(srv, &st, 0);
+	if (routed) {
+		struct rusage ru;
+		uint64_t fwd = 0;
+
+		close(rstop[1]);
+		if (read(rready[0], &fwd, sizeof(fwd)) != sizeof(fwd))
+			fwd = 0;
+		if (wait4(rtr, &st, 0, &ru) == rtr && fwd > 0) {
+			double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+				     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+			size_t gib = (size_t)1 << 30;
+			char *x = malloc(gib), *y = malloc(gib);
+			double mc = 0;
+
+			if (x && y) {
+				memset(x, 1, gib);
+				memset(y, 2, gib);   /* both faulted in before timing */
+				uint64_t t0 = now_ns();
+
+				memcpy(y, x, gib);
+				mc = (now_ns() - t0) / 1e9;
+				if (y[gib / 2] != 1)
+					mc = 0;
+			}
+			free(x);
+			free(y);
+			printf("router_cpu_per_GiB %.3f s\n", cpu / ((double)fwd / (double)gib));
+			if (mc > 0)
+				printf("memcpy_1GiB %.3f s\n", mc);
+		}
+	}
 	return atomic_load(&C.errors) ? 1 : 0;
 }

@@ -53,10 +53,12 @@ for r in $(seq 1 "$rounds"); do
   echo "# round $r: bandwidth (anchors, then ulnet)" >&2
   anchors_for "$r" '^(tcp_stream_1MiB$|ucx_tag_bw_1MiB)'
   ulnet_for "$r" tcp bw
+  [ "${BENCH_ROUTED_TOO:-1}" = 1 ] && ulnet_for "$r" routed bw BENCH_ROUTED=1
   [ "${BENCH_MANUAL_TOO:-1}" = 1 ] && ulnet_for "$r" manual bw BENCH_MANUAL=1
   echo "# round $r: round trip (anchors, then ulnet)" >&2
   anchors_for "$r" '^(tcp_rtt_64B_avg|tcp_rtt_64B_p50|tcp_rtt_64B_spin|ucx_tag_lat_64B)'
   ulnet_for "$r" tcp lat
+  [ "${BENCH_ROUTED_TOO:-1}" = 1 ] && ulnet_for "$r" routedlat lat BENCH_ROUTED=1
   [ "${BENCH_MANUAL_TOO:-1}" = 1 ] && ulnet_for "$r" manual lat BENCH_MANUAL=1
   [ "${BENCH_BUSY_POLL_TOO:-1}" = 1 ] && ulnet_for "$r" busy lat BENCH_BUSY_POLL=1
   echo "# round $r: message rate (anchors, then ulnet)" >&2
@@ -113,6 +115,27 @@ if [ "${BENCH_MANUAL_TOO:-1}" = 1 ]; then
 fi
 if [ "${BENCH_BUSY_POLL_TOO:-1}" = 1 ]; then
   line ulnet_put_ack_rtt_8B_avg_busypoll busy ulnet_put_ack_rtt_8B_avg us tcp_rtt_64B_spin_avg ucx_tag_lat_64B_rtt_avg
+fi
+# rel <label> <file prefix> <figure> <unit> <base prefix> <base figure>:
+# a ulnet figure as a ratio to another ulnet figure of the same rounds
+rel() {
+  local label=$1 pfx=$2 fig=$3 unit=$4 bpfx=$5 bfig=$6 mine base val bv
+  mine=$(vals "$pfx" "$fig"); base=$(vals "$bpfx" "$bfig")
+  val=$(echo "$mine" | awk 'NF {print $2}' | median)
+  bv=$(echo "$base" | awk 'NF {print $2}' | median)
+  if [ -n "$val" ] && [ -n "$bv" ]; then
+    echo "$label $val $unit | $bfig ($bpfx) $bv ratio $(awk -v x="$val" -v y="$bv" 'BEGIN{printf "%.2f", x/y}') paired $(join <(echo "$mine") <(echo "$base") | awk '$3 > 0 {printf "%.4f\n", $2/$3}' | median | xargs printf '%.2f')"
+  else
+    echo "$label NA"
+  fi
+}
+# Routed: three processes on loopback, A -> router R -> B (BENCH_ROUTED=1),
+# beside A -> B direct in the same rounds; R's CPU time per GiB forwarded
+# beside one memcpy of a GiB.
+if [ "${BENCH_ROUTED_TOO:-1}" = 1 ]; then
+  rel ulnet_routed_put_bw_1MiB routed ulnet_put_bw_1MiB GB/s tcp ulnet_put_bw_1MiB
+  rel ulnet_routed_put_ack_rtt_8B_avg routedlat ulnet_put_ack_rtt_8B_avg us tcp ulnet_put_ack_rtt_8B_avg
+  rel ulnet_router_cpu_per_GiB routed router_cpu_per_GiB s routed memcpy_1GiB
 fi
 echo "# ratios: bandwidth and rate higher is better; round trip lower is better"
 echo "# paired: the median of the round-by-round ratios"

@@ -102,6 +102,10 @@ struct ulnet_routing_info {
  * change) or off (-> STOPPING, RTE_DISABLED advertised at once; DISABLED:
  * no change). Errors: -EBUSY (on while STOPPING), -ENOMEM. */
 int ulnet_routing_set(ulnet_t *ln, bool on);
+/* Forward now, with no start-up phase (the kernel's `forwarding=enabled`
+ * module parameter at start): ENABLED at once from DISABLED or STARTING.
+ * Errors: -EBUSY (STOPPING). */
+int ulnet_routing_enable_now(ulnet_t *ln);
 int ulnet_routing_info(ulnet_t *ln, struct ulnet_routing_info *info);
 /* Resize a pool to `n` buffers (0: the default), as `lnetctl set
  * tiny_buffers|small_buffers|large_buffers`: growing takes effect at once

@@ -426,6 +426,24 @@ int ulnet_routing_set(ulnet_t *ln, bool on)
 	return rc;
 }
 
+int ulnet_routing_enable_now(ulnet_t *ln)
+{
+	int rc = ulnet_routing_set(ln, true);
+	bool update = false;
+
+	if (rc)
+		return rc;
+	lnet_lock(ln);
+	if (ln->ln_routing == ULNET_ROUTING_STARTING) {
+		ln->ln_routing = ULNET_ROUTING_ENABLED;
+		update = true;
+	}
+	lnet_unlock(ln);
+	if (update)
+		(void)lnet_ping_target_update(ln);
+	return 0;
+}
+
 int ulnet_routing_info(ulnet_t *ln, struct ulnet_routing_info *info)
 {
 	if (!ln || !info)

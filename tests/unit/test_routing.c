@@ -659,6 +659,30 @@ static void test_gateway_dies(void **state)
 	three_down(&t);
 }
 
+/* Forwarding at once (the kernel's forwarding=enabled at start): no
+ * start-up phase; refused while stopping. */
+static void test_routing_enable_now(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *r = mk();
+	struct ulnet_routing_info info;
+
+	add_ni(net, r, GNI, 3);
+	assert_int_equal(ulnet_routing_info(r, &info), 0);
+	assert_false(info.pools);
+	assert_int_equal(info.state, ULNET_ROUTING_DISABLED);
+	assert_int_equal(ulnet_routing_enable_now(r), 0);
+	assert_int_equal(ulnet_routing_info(r, &info), 0);
+	assert_true(info.pools);
+	assert_int_equal(info.state, ULNET_ROUTING_ENABLED);
+	assert_int_equal(ulnet_routing_set(r, false), 0);
+	assert_int_equal(ulnet_routing_enable_now(r), -EBUSY);
+	assert_int_equal(ulnet_routing_set(r, true), -EBUSY);
+	ulnet_destroy(r);
+	memlnd_net_destroy(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -671,6 +695,7 @@ int main(void)
 		cmocka_unit_test(test_router_checker),
 		cmocka_unit_test(test_drop_asym_route),
 		cmocka_unit_test(test_gateway_dies),
+		cmocka_unit_test(test_routing_enable_now),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
