@@ -3,7 +3,8 @@
  * test_socklnd_routing.c - routing over real TCP on loopback: A
  * (127.0.0.2@tcp) reaches B (127.0.0.5@tcp1) through the router R
  * (127.0.0.3@tcp and 127.0.0.4@tcp1), each node with its own progress
- * thread:
+ * thread (R forwards at once: no start-up phase, whose RTE_DISABLED would
+ * take the routes down at the first router check, a second in):
  *  - a routed ping and a discovery of B from A (through R, both ways);
  *  - 64 PUTs of 1 MiB at once, with ACKs, through a router with 4 large
  *    buffers: the connection from A pauses while a message waits for a
@@ -47,8 +48,10 @@ static int route(struct st_node *n, const char *net, const char *gw)
 
 static void dump(struct st_node *n, const char *name)
 {
+	pthread_mutex_lock(&n->mu);
 	fprintf(stderr, "---- %s log tail ----\n%s\n", name,
 		n->log ? n->log + (n->loglen > 6000 ? n->loglen - 6000 : 0) : "");
+	pthread_mutex_unlock(&n->mu);
 }
 
 static void test_routed_traffic(void **state)
@@ -79,7 +82,7 @@ static void test_routed_traffic(void **state)
 	}
 	if (route(&a, "tcp1", "127.0.0.3@tcp") || route(&b, "tcp", "127.0.0.4@tcp1") ||
 	    ulnet_routing_buffers_set(r.ln, ULNET_RTR_POOL_LARGE, 4) ||
-	    ulnet_routing_set(r.ln, true)) {
+	    ulnet_routing_enable_now(r.ln)) {
 		line = __LINE__;
 		goto out;
 	}
