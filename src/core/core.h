@@ -347,6 +347,7 @@ struct lnet_ni {
 	int ni_refcount;               /* list + messages */
 	bool ni_up;                    /* in ln_nis and usable */
 	uint32_t ni_status;            /* LNET_NI_STATUS_* for the ping info */
+	uint64_t ni_rtr_ping_last;     /* a router: the last ping from a node on its net */
 	int ni_tx_credits, ni_tx_credits_max, ni_tx_credits_min;
 	struct ul_list ni_tx_delayed;  /* messages waiting for an NI credit */
 	unsigned ni_seq;               /* round robin among equals */

@@ -129,6 +129,7 @@ static struct lnet_ni *lnet_ni_alloc(ulnet_t *ln, const struct ulnet_ni_conf *co
 	lnet_ni_fill_defaults(&ni->ni_conf, lo);
 	ni->ni_lnd = lnd;
 	ni->ni_incarnation = lnet_now(ln);
+	ni->ni_rtr_ping_last = ni->ni_incarnation;
 	ni->ni_refcount = 1; /* the NI list */
 	ni->ni_status = LNET_NI_STATUS_UP;
 	ni->ni_tx_credits = ni->ni_tx_credits_max = ni->ni_tx_credits_min = ni->ni_conf.tun.credits;

@@ -293,6 +293,15 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 		}
 	}
 	lnet_msg_commit_locked(ln, msg, false);
+	/* a router hears a node on this net: the net is alive (a router that
+	 * had reported it down says so again, before this ping is answered) */
+	if (__builtin_expect(ln->ln_routing != ULNET_ROUTING_DISABLED, 0) &&
+	    type == ULNET_MSG_GET && hdr->msg.get.ptl_index == ULNET_RESERVED_PORTAL &&
+	    ni != ln->ln_loni && lnet_router_ping_heard_locked(ln, ni)) {
+		lnet_unlock(ln);
+		(void)lnet_ping_target_update(ln);
+		lnet_lock(ln);
+	}
 
 	switch (type) {
 	case ULNET_MSG_ACK:

@@ -345,10 +345,42 @@ static void lnet_rtrpools_empty_locked(ulnet_t *ln, struct lnet_sendq *q)
 	}
 }
 
+bool lnet_router_ping_heard_locked(ulnet_t *ln, struct lnet_ni *ni)
+{
+	ni->ni_rtr_ping_last = lnet_now(ln);
+	if (ni->ni_status != LNET_NI_STATUS_DOWN || ni->ni_health.health_value == 0)
+		return false;   /* up already, or down by hand (net set --health 0) */
+	ni->ni_status = LNET_NI_STATUS_UP;
+	return true;
+}
+
+/* A router reports down the NIs of a net no node has pinged it on for
+ * LNET_RTR_NET_DOWN_S: nodes there route through it no more (their
+ * router checker pings every 60 s), and nodes elsewhere whose single-hop
+ * routes lead there take them down. True if a status changed. */
+static bool lnet_rtr_nets_check_locked(ulnet_t *ln, uint64_t now)
+{
+	bool changed = false;
+	struct ul_list *pos;
+
+	ul_list_for_each(pos, &ln->ln_nis) {
+		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+		if (ni == ln->ln_loni || ni->ni_status != LNET_NI_STATUS_UP ||
+		    now < ni->ni_rtr_ping_last + LNET_RTR_NET_DOWN_S * LNET_NSEC_PER_SEC)
+			continue;
+		ni->ni_status = LNET_NI_STATUS_DOWN;
+		changed = true;
+		lnet_log(ln, ULNET_LOG_WARN, "%s: no router ping on its net for %ds: reported down",
+			 lnet_nidstr(&ni->ni_nid, (char[ULNET_NIDSTR_SIZE]){ 0 }), LNET_RTR_NET_DOWN_S);
+	}
+	return changed;
+}
+
 static void lnet_rtr_timer_cb(struct ul_timer *t)
 {
 	ulnet_t *ln = ul_container_of(t, ulnet_t, ln_rtr_timer);
-	bool enabled = false;
+	bool enabled = false, nets = false;
 	struct lnet_sendq q;
 	uint64_t now;
 
@@ -369,10 +401,15 @@ static void lnet_rtr_timer_cb(struct ul_timer *t)
 		lnet_rtrpools_empty_locked(ln, &q);
 		lnet_log(ln, ULNET_LOG_INFO, "message forwarding disabled");
 	}
-	if (ln->ln_routing == ULNET_ROUTING_STARTING || ln->ln_routing == ULNET_ROUTING_STOPPING)
+	if (ln->ln_routing == ULNET_ROUTING_ENABLED)
+		nets = lnet_rtr_nets_check_locked(ln, now);
+	/* ticks while routing is on: the phases, and the nets' liveness */
+	if (ln->ln_routing != ULNET_ROUTING_DISABLED)
 		ul_timer_start(ln->ln_loop, &ln->ln_rtr_timer, now + LNET_NSEC_PER_SEC);
 	lnet_unlock(ln);
 	lnet_sendq_flush(ln, &q);
+	if (nets && !enabled)
+		(void)lnet_ping_target_update(ln);
 	if (enabled) {
 		/* our ping info stops saying RTE_DISABLED, and every peer
 		 * learns it (the kernel pushes to all at this point) */
@@ -403,6 +440,15 @@ int ulnet_routing_set(ulnet_t *ln, bool on)
 			}
 			ln->ln_rtrpools_alloc = true;
 			ln->ln_routing = ULNET_ROUTING_STARTING;
+			/* the nets' liveness counts from now */
+			struct ul_list *pos;
+			uint64_t now = lnet_now(ln);
+
+			ul_list_for_each(pos, &ln->ln_nis) {
+				struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+				ni->ni_rtr_ping_last = now;
+			}
 			ln->ln_rtr_phase_min = lnet_now(ln) + ULNET_RTR_STARTUP_S * LNET_NSEC_PER_SEC;
 			lnet_rtr_timer_arm_locked(ln);
 			lnet_log(ln, ULNET_LOG_INFO, "message forwarding will be enabled in %ds",
@@ -438,6 +484,7 @@ int ulnet_routing_enable_now(ulnet_t *ln)
 		ln->ln_routing = ULNET_ROUTING_ENABLED;
 		update = true;
 	}
+	lnet_rtr_timer_arm_locked(ln);
 	lnet_unlock(ln);
 	if (update)
 		(void)lnet_ping_target_update(ln);

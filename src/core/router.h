@@ -49,6 +49,15 @@ void lnet_fwd_release_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_send
 /* A message of q->sq_recv (lnet_sendq_flush()): its LND reads it into its
  * buffer now, or, without one (out of memory), discards it. */
 void lnet_fwd_recv_ready(struct lnet_msg *msg);
+/* A router heard a ping (a GET on the reserved portal) from another node
+ * on `ni`'s net: the net is alive; if the router had reported it down,
+ * true (the caller updates the ping target, which pushes the change). */
+bool lnet_router_ping_heard_locked(ulnet_t *ln, struct lnet_ni *ni);
+/* Seconds without a router ping after which a router reports a net's NIs
+ * down in its ping info (the kernel's router_ping_timeout +
+ * alive_router_check_interval). */
+#define LNET_RTR_NET_DOWN_S 110
+
 /* Shutdown: drop what waits for buffers or credits. */
 void lnet_router_shutdown(ulnet_t *ln);
 

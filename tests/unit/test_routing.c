@@ -683,6 +683,42 @@ static void test_routing_enable_now(void **state)
 	memlnd_net_destroy(net);
 }
 
+/* A router reports a net down when no node there pinged it for 110 s; a
+ * node whose single-hop route leads to that net takes the route down when
+ * the router pushes the change, and up again once a node on the net pings
+ * the router. */
+static void test_router_net_down(void **state)
+{
+	(void)state;
+	struct three t;
+	bool single;
+
+	three_up(&t, true);
+	assert_int_equal(ulnet_routing_enable_now(t.r), 0);
+	/* B does not ping R (no route), A does (its router checker) */
+	assert_int_equal(ulnet_route_del(t.b, GNI, &t.rb), 1);
+	fake_now += 2 * 1000000000ULL;
+	settle(&t);
+	assert_true(route_alive(t.a, &single));
+	assert_true(single);
+	logs[0] = '\0';
+	for (int i = 0; i < 5; i++) {   /* 125 s, A's checks going on */
+		fake_now += 25 * 1000000000ULL;
+		settle(&t);
+	}
+	assert_non_null(strstr(logs, "4@gni1: no router ping on its net for 110s: reported down"));
+	assert_null(strstr(logs, "3@gni: no router ping"));   /* A's net: pinged */
+	assert_false(route_alive(t.a, NULL));
+	/* B pings R again: the net is up, and so is A's route */
+	assert_int_equal(route_add(t.b, GNI, t.rb, -1, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		fake_now += 1000000000ULL;
+		settle(&t);
+	}
+	assert_true(route_alive(t.a, NULL));
+	three_down(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -696,6 +732,7 @@ int main(void)
 		cmocka_unit_test(test_drop_asym_route),
 		cmocka_unit_test(test_gateway_dies),
 		cmocka_unit_test(test_routing_enable_now),
+		cmocka_unit_test(test_router_net_down),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
