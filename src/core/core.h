@@ -799,6 +799,20 @@ static inline void lnet_sendq_init(struct lnet_sendq *q)
 	ul_list_init(&q->sq_fail);
 }
 
+/* The start of a timer callback of the instance: `q` ready, the lock
+ * taken and the clock read, or false (unlocked) once the node stops. */
+static inline bool lnet_timer_enter(ulnet_t *ln, struct lnet_sendq *q, uint64_t *now)
+{
+	lnet_sendq_init(q);
+	lnet_lock(ln);
+	if (ln->ln_state != LNET_STATE_RUNNING) {
+		lnet_unlock(ln);
+		return false;
+	}
+	*now = lnet_now(ln);
+	return true;
+}
+
 /* Our best NI on `net` (more credits, then round robin), or NULL (send.c). */
 struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net);
 

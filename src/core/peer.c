@@ -640,13 +640,8 @@ static void lnet_recovery_timer_cb(struct ul_timer *t)
 	bool unhealthy = false;
 	uint64_t now;
 
-	lnet_sendq_init(&q);
-	lnet_lock(ln);
-	if (ln->ln_state != LNET_STATE_RUNNING) {
-		lnet_unlock(ln);
+	if (!lnet_timer_enter(ln, &q, &now))
 		return;
-	}
-	now = lnet_now(ln);
 	ul_list_for_each(pos, &ln->ln_peers) {
 		struct lnet_peer *lp = ul_container_of(pos, struct lnet_peer, lp_list);
 

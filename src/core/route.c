@@ -231,30 +231,22 @@ int ulnet_route_del(ulnet_t *ln, ulnet_net_t net, const ulnet_nid_t *gateway)
 
 int ulnet_route_info(ulnet_t *ln, int index, struct ulnet_route_info *info)
 {
-	struct ul_list *pos;
 	int i = 0;
 
 	if (!ln || !info || index < 0)
 		return -EINVAL;
 	lnet_lock(ln);
-	ul_list_for_each(pos, &ln->ln_remote_nets) {
-		struct lnet_remotenet *rn = ul_container_of(pos, struct lnet_remotenet, lrn_list);
-		struct ul_list *rp;
-
-		ul_list_for_each(rp, &rn->lrn_routes) {
-			struct lnet_route *r = ul_container_of(rp, struct lnet_route, lr_list);
-
-			if (i++ != index)
-				continue;
-			info->net = rn->lrn_net;
-			info->gateway = r->lr_nid;
-			info->hops = r->lr_hops;
-			info->priority = r->lr_priority;
-			info->alive = r->lr_alive;
-			info->single_hop = r->lr_single_hop;
-			lnet_unlock(ln);
-			return 0;
-		}
+	lnet_for_each_route(ln, rn, r) {
+		if (i++ != index)
+			continue;
+		info->net = rn->lrn_net;
+		info->gateway = r->lr_nid;
+		info->hops = r->lr_hops;
+		info->priority = r->lr_priority;
+		info->alive = r->lr_alive;
+		info->single_hop = r->lr_single_hop;
+		lnet_unlock(ln);
+		return 0;
 	}
 	lnet_unlock(ln);
 	return -ENOENT;
@@ -267,29 +259,17 @@ static void lnet_rtrcheck_timer_cb(struct ul_timer *t)
 {
 	ulnet_t *ln = ul_container_of(t, ulnet_t, ln_rtrcheck_timer);
 	struct lnet_sendq q;
-	struct ul_list *pos;
 	uint64_t now;
 
-	lnet_sendq_init(&q);
-	lnet_lock(ln);
-	if (ln->ln_state != LNET_STATE_RUNNING) {
-		lnet_unlock(ln);
+	if (!lnet_timer_enter(ln, &q, &now))
 		return;
-	}
-	now = lnet_now(ln);
-	ul_list_for_each(pos, &ln->ln_remote_nets) {
-		struct lnet_remotenet *rn = ul_container_of(pos, struct lnet_remotenet, lrn_list);
-		struct ul_list *rp;
+	lnet_for_each_route(ln, rn, r) {
+		struct lnet_peer *gp = lnet_route_gw_peer_locked(ln, r);
 
-		ul_list_for_each(rp, &rn->lrn_routes) {
-			struct lnet_route *r = ul_container_of(rp, struct lnet_route, lr_list);
-			struct lnet_peer *gp = lnet_route_gw_peer_locked(ln, r);
-
-			if (!gp || gp->lp_rtrcheck_next > now)
-				continue;
-			gp->lp_rtrcheck_next = now + LNET_RTR_CHECK_INTERVAL_S * LNET_NSEC_PER_SEC;
-			(void)lnet_peer_start_discovery_locked(ln, gp, true, &q);
-		}
+		if (!gp || gp->lp_rtrcheck_next > now)
+			continue;
+		gp->lp_rtrcheck_next = now + LNET_RTR_CHECK_INTERVAL_S * LNET_NSEC_PER_SEC;
+		(void)lnet_peer_start_discovery_locked(ln, gp, true, &q);
 	}
 	if (ln->ln_nroutes)
 		ul_timer_start(ln->ln_loop, &ln->ln_rtrcheck_timer, now + LNET_NSEC_PER_SEC);
@@ -332,30 +312,22 @@ static bool lnet_route_judge_locked(ulnet_t *ln, struct lnet_route *r, struct ln
 void lnet_route_gw_discovered_locked(ulnet_t *ln, struct lnet_peer *lp, int status)
 {
 	char nb[ULNET_NIDSTR_SIZE], gb[ULNET_NIDSTR_SIZE];
-	struct ul_list *pos;
 
-	ul_list_for_each(pos, &ln->ln_remote_nets) {
-		struct lnet_remotenet *rn = ul_container_of(pos, struct lnet_remotenet, lrn_list);
-		struct ul_list *rp;
+	lnet_for_each_route(ln, rn, r) {
+		bool alive;
 
-		ul_list_for_each(rp, &rn->lrn_routes) {
-			struct lnet_route *r = ul_container_of(rp, struct lnet_route, lr_list);
-			bool alive;
-
-			if (r->lr_gw->lpni_peer != lp)
-				continue;
-			alive = status == 0 && lnet_route_judge_locked(ln, r, lp);
-			if (alive == r->lr_alive)
-				continue;
-			ulnet_net_format(rn->lrn_net, nb, sizeof(nb));
-			lnet_log(ln, ULNET_LOG_WARN, "route to %s through %s has gone from %s to %s%s",
-				 nb, lnet_nidstr(&r->lr_nid, gb), r->lr_alive ? "up" : "down",
-				 alive ? "up" : "down",
-				 status ? " (the gateway did not answer)"
-					: (lp->lp_features & LNET_PING_FEAT_RTE_DISABLED)
-						  ? " (the gateway's routing is off)" : "");
-			r->lr_alive = alive;
-		}
+		if (r->lr_gw->lpni_peer != lp)
+			continue;
+		alive = status == 0 && lnet_route_judge_locked(ln, r, lp);
+		if (alive == r->lr_alive)
+			continue;
+		ulnet_net_format(rn->lrn_net, nb, sizeof(nb));
+		lnet_log(ln, ULNET_LOG_WARN, "route to %s through %s has gone from %s to %s%s", nb,
+			 lnet_nidstr(&r->lr_nid, gb), r->lr_alive ? "up" : "down", alive ? "up" : "down",
+			 status ? " (the gateway did not answer)"
+				: (lp->lp_features & LNET_PING_FEAT_RTE_DISABLED)
+					  ? " (the gateway's routing is off)" : "");
+		r->lr_alive = alive;
 	}
 }
 
@@ -382,19 +354,9 @@ bool lnet_route_exists_locked(ulnet_t *ln, ulnet_net_t net)
 
 bool lnet_peer_is_gateway_locked(ulnet_t *ln, const struct lnet_peer *lp)
 {
-	struct ul_list *pos;
-
-	ul_list_for_each(pos, &ln->ln_remote_nets) {
-		struct lnet_remotenet *rn = ul_container_of(pos, struct lnet_remotenet, lrn_list);
-		struct ul_list *rp;
-
-		ul_list_for_each(rp, &rn->lrn_routes) {
-			struct lnet_route *r = ul_container_of(rp, struct lnet_route, lr_list);
-
-			if (r->lr_gw->lpni_peer == lp)
-				return true;
-		}
-	}
+	lnet_for_each_route(ln, rn, r)
+		if (r->lr_gw->lpni_peer == lp)
+			return true;
 	return false;
 }
 

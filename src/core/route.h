@@ -34,6 +34,19 @@ struct lnet_route {
  * push) this often (the kernel's alive_router_check_interval). */
 #define LNET_RTR_CHECK_INTERVAL_S 60
 
+/* Every route `r` (of remote net `rn`), in table order; the body may
+ * return but not break out of both loops, nor delete `r`. */
+#define lnet_for_each_route(ln, rn, r)                                                         \
+	for (struct lnet_remotenet *rn = ul_list_first(&(ln)->ln_remote_nets,                 \
+						       struct lnet_remotenet, lrn_list);      \
+	     rn; rn = rn->lrn_list.next == &(ln)->ln_remote_nets                               \
+			 ? NULL : ul_container_of(rn->lrn_list.next, struct lnet_remotenet,    \
+						  lrn_list))                                   \
+		for (struct lnet_route *r = ul_list_first(&rn->lrn_routes, struct lnet_route,   \
+							  lr_list);                             \
+		     r; r = r->lr_list.next == &rn->lrn_routes                                   \
+				? NULL : ul_container_of(r->lr_list.next, struct lnet_route, lr_list))
+
 void lnet_routes_init(ulnet_t *ln);
 void lnet_routes_fini(ulnet_t *ln);
 /* Shutdown: the router checker stops. */

@@ -384,13 +384,8 @@ static void lnet_rtr_timer_cb(struct ul_timer *t)
 	struct lnet_sendq q;
 	uint64_t now;
 
-	lnet_sendq_init(&q);
-	lnet_lock(ln);
-	if (ln->ln_state != LNET_STATE_RUNNING) {
-		lnet_unlock(ln);
+	if (!lnet_timer_enter(ln, &q, &now))
 		return;
-	}
-	now = lnet_now(ln);
 	if (ln->ln_routing == ULNET_ROUTING_STARTING && now >= ln->ln_rtr_phase_min) {
 		ln->ln_routing = ULNET_ROUTING_ENABLED;
 		enabled = true;

@@ -71,3 +71,17 @@ void ctl_has(const struct ybuf *b, const char *text, const char *line)
 	if (!strstr(ybuf_str(b), text))
 		fail_msg("'%s': output lacks '%s': %s", line, text, ybuf_str(b));
 }
+
+void ctl_run_expect(struct ctl_ctx *ctx, struct ctl_reply *rp, const char *line, int rc,
+		    const char *out)
+{
+	int got = ctl_run_line(ctx, rp, NULL, 0, line);
+
+	if (got != rc)
+		fail_msg("'%s' exited %d, want %d: %s%s", line, got, rc, ybuf_str(&rp->out),
+			 ybuf_str(&rp->err));
+	if (out && strcmp(ybuf_str(&rp->out), out) != 0)
+		fail_msg("'%s' printed\n%s--- want\n%s", line, ybuf_str(&rp->out), out);
+	if (rc == 0 && rp->err.len)
+		fail_msg("'%s' wrote to stderr: %s", line, ybuf_str(&rp->err));
+}

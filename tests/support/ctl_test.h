@@ -20,6 +20,10 @@ void ctl_check_golden(const char *golden, const struct ybuf *got);
  * first and keeps the output for checks. Returns the exit code. */
 int ctl_run_line(struct ctl_ctx *ctx, struct ctl_reply *rp, const char *blob, size_t bloblen,
 		 const char *line);
+/* Run `line`: fail the test unless it exits `rc`, prints exactly `out` on
+ * stdout (NULL: not checked) and, on success, nothing on stderr. */
+void ctl_run_expect(struct ctl_ctx *ctx, struct ctl_reply *rp, const char *line, int rc,
+		    const char *out);
 /* Fail the test unless `b` contains `text` (`line` names the command). */
 void ctl_has(const struct ybuf *b, const char *text, const char *line);
 

@@ -95,15 +95,7 @@ static void pass(struct fix *f, unsigned s)
  * and stderr empty on success. */
 static void run_ok(struct fix *f, const char *line, int rc, const char *out)
 {
-	int got = ctl_run_line(&f->ctx, &f->rp, NULL, 0, line);
-
-	if (got != rc)
-		fail_msg("'%s' exited %d, want %d: %s%s", line, got, rc, ybuf_str(&f->rp.out),
-			 ybuf_str(&f->rp.err));
-	if (out && strcmp(ybuf_str(&f->rp.out), out) != 0)
-		fail_msg("'%s' printed\n%s--- want\n%s", line, ybuf_str(&f->rp.out), out);
-	if (rc == 0 && f->rp.err.len)
-		fail_msg("'%s' wrote to stderr: %s", line, ybuf_str(&f->rp.err));
+	ctl_run_expect(&f->ctx, &f->rp, line, rc, out);
 }
 
 /* Run `line`: exit 0, stdout is the golden file. */
