@@ -385,6 +385,8 @@ struct ulnet_globals {
 };
 
 void ulnet_globals_get(ulnet_t *ln, struct ulnet_globals *g);
+/* The values a new instance starts with (the kernel's module defaults). */
+void ulnet_globals_defaults(struct ulnet_globals *g);
 /* Set globals; every field is range-checked. Errors: -EINVAL (nothing set). */
 int ulnet_globals_set(ulnet_t *ln, const struct ulnet_globals *g);
 /* lnd_timeout derived from the globals: (tt - 1) / (retry + 1), at least 1. */

@@ -148,7 +148,7 @@ static uint64_t lnet_make_interface_cookie(ulnet_t *ln)
 	return c;
 }
 
-static void lnet_globals_defaults(struct ulnet_globals *g)
+void ulnet_globals_defaults(struct ulnet_globals *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->numa_range = 0;
@@ -201,7 +201,7 @@ int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 	ul_list_init(&ln->ln_rspt_list);
 	ul_timer_init(&ln->ln_rspt_timer, lnet_rspt_timer_cb);
 	lnet_handle_table_init(&ln->ln_handles);
-	lnet_globals_defaults(&ln->ln_g);
+	ulnet_globals_defaults(&ln->ln_g);
 	lnet_portals_init(ln);
 	lnet_routes_init(ln);
 	ln->ln_interface_cookie = lnet_make_interface_cookie(ln);

@@ -283,6 +283,12 @@ static void test_route_lnet_down(void **state)
 	run_err_text(f, "route del --net tcp1 --gateway " GW, "del", -100, "Network is down");
 	run_ok(f, "route add --net tcp2", 234, "missing mandatory parameters:'gateway'\n");
 	run_err(f, "route add --net tcp2 --gateway notanid", "err-route-add-badgw-nonid.yaml");
+	/* export still prints the module parameters, nothing else (the
+	 * kernel's; sanity-lnet saves it as the "global" part it expects) */
+	run_ok(f, "export --backup", 0, NULL);
+	if (strncmp(ybuf_str(&f->rp.out), "global:\n", 8) != 0 ||
+	    !strstr(ybuf_str(&f->rp.out), "    discovery: 1\n"))
+		fail_msg("export --backup while down: %s", ybuf_str(&f->rp.out));
 	/* a new instance starts without routes */
 	run_ok(f, "lnet configure", 0, "");
 	run_ok(f, "route show", 0, "");

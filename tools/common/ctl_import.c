@@ -20,8 +20,20 @@
 int ctl_cmd_export(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 		   const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
-	if (!ctx->ln)
-		return ctl_down_error(rp, "net", "LNet stack down");
+	if (!ctx->ln) {
+		/* LNet loaded but down: the kernel's export still prints the
+		 * module parameters (sanity-lnet saves it as the "global" part
+		 * of the configurations it expects) */
+		struct ulnet_routing_info none = { .pools = false };
+		struct ulnet_globals g;
+
+		if (ctx->saved_g_valid)
+			g = ctx->saved_g;
+		else
+			ulnet_globals_defaults(&g);
+		ctl_render_export(&rp->out, NULL, 0, NULL, 0, NULL, 0, &none, &g, p->v[0].set);
+		return 0;
+	}
 	struct ulnet_ni_info *ni;
 	struct ulnet_route_info *ri;
 	struct ulnet_peer_info *pi;
