@@ -7,6 +7,8 @@
  * kernel peer (tests/support/kpeer.c) that plays the other, over TCP on
  * 127.0.1.x. kpeer sends the kernel's captured messages (NIDs mapped) and
  * compares every message ulnet sends, field by field, with the captured one.
+ * routed-ping.br0 is the hop between .11 and the router .12: ulnet is .11,
+ * kpeer the router, and the far NID 192.168.77.141@tcp1 stays as captured.
  *
  * As root (CI) both sides use privileged source ports and ulnet's acceptor
  * runs with accept=secure, as the kernel. Without CAP_NET_BIND_SERVICE (or
@@ -31,12 +33,14 @@
 #include <sys/syscall.h>
 
 #include "kpeer.h"
+#include "ulnet/routing.h"
 #include "ulnet/selftest.h"
 #include "socklnd_util.h"
 #include "test_util.h"
 
 #define IP_G1 0xc0a84d0bu          /* 192.168.77.11 */
 #define IP_G2 0xc0a84d0cu          /* 192.168.77.12 */
+#define IP_G13_TCP1 0xc0a84d8du    /* 192.168.77.141, on tcp1 behind the router */
 #define IP_G1_REFUSED 0xc0a84d01u  /* 192.168.77.1: no listener */
 #define LIVE_BASE 0x7f000100u      /* 127.0.1.0 */
 #define OP_TIMEOUT_MS 10000
@@ -568,6 +572,122 @@ static void test_errors_refused(void **state)
 }
 
 /* ---------------------------------------------------------------------- */
+/* routed-ping.br0: ulnet (.11) the client of the kernel router (.12), which
+ * forwards to 192.168.77.141@tcp1 (routing-spec.md sections 4 and 6).
+ * kpeer plays the router on .12's live address; 192.168.77.141@tcp1 is a
+ * remote-net NID and stays as captured (LNet header NIDs are end to end).
+ * The capture starts after the router checker's first discovery of the
+ * gateway (the transcript's `peer show` lists it discovered): ulnet's
+ * checker, which pings the gateway about 1 s after ulnet_route_add(), is
+ * set aside by kpeer (a GET to the gateway's own NID on portal 0 with the
+ * ping match bits, any sink length but the routed ping's) and left
+ * unanswered; everything else is matched against the capture.          */
+
+struct routed_aside {
+	ulnet_nid_t gw;            /* the router's live NID */
+	uint32_t ping_sink;        /* the routed ping's sink_length (captured) */
+};
+
+static bool is_rtrcheck_ping(void *arg, int ctype, const struct lnet_hdr *h)
+{
+	const struct routed_aside *a = arg;
+
+	return ctype == SOCKLND_CONN_CONTROL && h->type == ULNET_MSG_GET &&
+	       h->msg.get.ptl_index == 0 && h->msg.get.match_bits == ULNET_PROTO_PING_MATCHBITS &&
+	       h->msg.get.sink_length != a->ping_sink && ulnet_nid_same(&h->dest_nid, &a->gw);
+}
+
+static bool is_kpeer_reply(const struct kpeer_msg *m, void *arg)
+{
+	(void)arg;
+	return m->from_kpeer && m->kind == KP_LNET && m->hdr.type == ULNET_MSG_REPLY;
+}
+
+static bool is_ulnet_get(const struct kpeer_msg *m, void *arg)
+{
+	(void)arg;
+	return !m->from_kpeer && m->kind == KP_LNET && m->hdr.type == ULNET_MSG_GET;
+}
+
+static void test_routed_ping_ulnet_client(void **state)
+{
+	static struct routed_aside aside;
+	const char *what = "routed-ping.br0.pcap, ulnet the client (.11) of the router (.12)";
+	struct kpeer *kp = &g_kp[0];
+	struct kpeer_conf c;
+	struct ulnet_route_conf route = { 0 };
+	struct ulnet_ping_peer out;
+	ulnet_process_id_t server = { .pid = ULNET_PID_LUSTRE };
+	char a[ULNET_NIDSTR_SIZE], b[ULNET_NIDSTR_SIZE];
+	struct st_node *n;
+	int gi, ri, rc, krc;
+
+	(void)state;
+	ulnet_nid_from_ipv4(IP_G13_TCP1, ulnet_mknet(ULNET_LND_TCP, 1), &server.nid);
+	kpeer_conf_init(&c, "routed-ping.br0", 18, IP_G2, IP_G1);
+	n = node_start(c.ulnet_ip, NULL);
+	memset(&aside, 0, sizeof(aside));
+	aside.gw = kpeer_tcp_nid(c.kpeer_ip);
+	c.aside = is_rtrcheck_ping;
+	c.aside_arg = &aside;
+	kp_load(kp, &c);
+	/* the ping (GET -> REPLY); the capture's lnetctl discover after it
+	 * is not played */
+	gi = kpeer_find(kp, 0, is_ulnet_get, NULL);
+	ri = gi < 0 ? -1 : kpeer_find(kp, (unsigned)gi, is_kpeer_reply, NULL);
+	if (gi < 0 || ri < 0)
+		fail_msg("%s: no GET -> REPLY in the capture", what);
+	if (!ulnet_nid_same(&kp->msgs[gi].hdr.dest_nid, &server.nid))
+		fail_msg("%s: the captured GET is for %s", what,
+			 ulnet_nid_str(&kp->msgs[gi].hdr.dest_nid, a));
+	aside.ping_sink = kp->msgs[gi].hdr.msg.get.sink_length;
+	kp->conf.limit = (unsigned)ri + 1;
+	if (kpeer_start(kp) || kpeer_run_async(kp))
+		report(kp, what, -1);
+	route.net = ulnet_mknet(ULNET_LND_TCP, 1);
+	route.gateway = aside.gw;
+	route.hops = ULNET_ROUTE_HOPS_UNSET;
+	rc = ulnet_route_add(n->ln, &route);
+	if (rc)
+		fail_msg("%s: ulnet_route_add(tcp1 via %s): %s", what, ulnet_nid_str(&aside.gw, a),
+			 ulnet_strerror(rc));
+	memset(&out, 0, sizeof(out));
+	rc = ulnet_ping(n->ln, server, NULL, 0, OP_TIMEOUT_MS, &out);
+	krc = kpeer_join(kp);
+	report(kp, what, krc);
+	if (rc)
+		fail_msg("%s: ulnet_ping(%s) returned %d (%s)", what, ulnet_nid_str(&server.nid, a),
+			 rc, ulnet_strerror(rc));
+	/* the answer is the server's ping info, which the router forwarded */
+	if (out.nnids != 1 || !ulnet_nid_same(&out.nids[0], &server.nid))
+		fail_msg("%s: ping result: %d NIDs, first %s; want 1, %s", what, out.nnids,
+			 out.nnids > 0 ? ulnet_nid_str(&out.nids[0], a) : "-",
+			 ulnet_nid_str(&server.nid, b));
+	if (out.status[0] != LNET_NI_STATUS_UP || out.features != 0x1e)
+		fail_msg("%s: ping result: status 0x%x features 0x%x, want UP, 0x1e", what,
+			 out.status[0], out.features);
+	/* ulnet's router checker pings the gateway itself (not the server) */
+	if (!kp->aside) {
+		int ctype;
+		struct lnet_hdr h;
+
+		if (kpeer_recv_msg(kp, 5000, &ctype, NULL, &h))
+			fail_msg("%s: no router checker ping of %s: %s", what,
+				 ulnet_nid_str(&aside.gw, a), kpeer_error(kp));
+		if (!is_rtrcheck_ping(&aside, ctype, &h))
+			fail_msg("%s: after the ping, ulnet sent %s to %s; want the router "
+				 "checker's ping GET to the gateway %s", what,
+				 h.type == ULNET_MSG_GET ? "a GET" : "a message",
+				 ulnet_nid_str(&h.dest_nid, a), ulnet_nid_str(&aside.gw, b));
+	}
+	print_message("[  REPLAY  ] %s: routed GET to %s and its REPLY from it matched; router "
+		      "checker ping of the gateway seen %s the script\n", what,
+		      ulnet_nid_str(&server.nid, a), kp->aside ? "during" : "after");
+	kpeer_close(kp);
+	st_node_stop(n);
+}
+
+/* ---------------------------------------------------------------------- */
 /* kpeer against kpeer: both sides of a capture scripted. Independently of
  * ulnet, this proves the script engine (order, NID mapping, handle echo,
  * comparisons) replays each capture without a difference.                 */
@@ -708,6 +828,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_lst_agent, teardown),
 		cmocka_unit_test_teardown(test_idle_keepalive, teardown),
 		cmocka_unit_test_teardown(test_errors_refused, teardown),
+		cmocka_unit_test_teardown(test_routed_ping_ulnet_client, teardown),
 	};
 	const char *u = getenv("ULNET_REPLAY_UNPRIV");
 

@@ -1313,6 +1313,13 @@ static int parse_conn(struct kpeer *kp, struct kp_conn *c)
 				kp_log(kp, "got  %s on %s (after the script)", what, ctype_name(c->ctype));
 				continue;
 			}
+			if (k.type == KSOCK_MSG_LNET && kp->conf.aside &&
+			    kp->conf.aside(kp->conf.aside_arg, c->ctype, &h)) {
+				kp->aside++;
+				kp_log(kp, "got  %s on %s (set aside: not in the script)", what,
+				       ctype_name(c->ctype));
+				continue;
+			}
 			m = match_msg(kp, c, k.type == KSOCK_MSG_LNET ? KP_LNET : KP_NOOP, &h, what);
 			if (!m) {
 				if (kp->err[0])

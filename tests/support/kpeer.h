@@ -97,6 +97,13 @@ struct kpeer_conf {
 	 * kernel's; the bytes between are leftovers of earlier RPCs in the
 	 * kernel's pages). Off: every payload is compared byte for byte. */
 	bool srpc;
+	/* Traffic outside the capture that ulnet may send at any time, such
+	 * as its router checker's ping of a gateway, which a capture made
+	 * after that phase lacks: an LNet message from ulnet for which
+	 * `aside` returns true is not matched against the script but counted
+	 * in kpeer.aside (and not answered). NULL: every message is matched. */
+	bool (*aside)(void *arg, int ctype, const struct lnet_hdr *h);
+	void *aside_arg;
 };
 
 struct kp_conn;
@@ -118,6 +125,7 @@ struct kpeer {
 	struct { lnet_wire_handle_t cap, live; } wmd[64];
 	unsigned nwmd;
 	unsigned received;         /* ulnet messages received and matched */
+	unsigned aside;            /* ulnet messages set aside (conf.aside) */
 	char err[512];             /* first difference or failure */
 	char notes[1024];          /* expected differences (user-space PIDs...) */
 	pthread_t thr;
