@@ -35,7 +35,10 @@
  *      BENCH_ROUTED=1 (a third process, the router R: 127.0.0.4@tcp and
  *      127.0.0.5@tcp1, forwarding at once; the server is 127.0.0.3@tcp1 and
  *      each side routes to the other's net through R. At the end R's CPU
- *      time per GiB forwarded is printed beside one memcpy of a GiB here)
+ *      time per GiB forwarded is printed beside one memcpy of a GiB here),
+ *      BENCH_IDLE_PEERS=n (with BENCH_ROUTED: before anything is timed, a
+ *      fourth process attaches n idle peers to R, 127.1.x.y@tcp, each having
+ *      pinged R once: three connections each, then silence)
  */
 #include <errno.h>
 #include <poll.h>
@@ -148,13 +151,76 @@ static void add_tcp_ni(ulnet_t *ln, uint32_t ip, unsigned netnum, uint16_t port)
 		die("ulnet_ni_add", rc);
 }
 
+/* --- idle peers ------------------------------------------------------------------ */
+
+/* The crowd: n nodes that each ping R once (opening their connections to
+ * it) and then stay, idle, until the stop pipe closes. */
+static void run_crowd(int n, uint16_t port, int ready_fd, int stop_fd)
+{
+	ulnet_t **lns = calloc((size_t)n, sizeof(*lns));
+	ulnet_process_id_t r = { .pid = ULNET_PID_LUSTRE };
+	struct rlimit rl;
+	int ok = 0;
+	char b;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	ulnet_nid_from_ipv4(0x7f000004, ulnet_mknet(ULNET_LND_TCP, 0), &r.nid);
+	for (int i = 0; lns && i < n; i++) {
+		struct ulnet_opts opts = { .flags = ULNET_OPT_MANUAL_PROGRESS };
+		struct ulnet_ni_conf conf;
+
+		if (ulnet_create(&opts, &lns[i]))
+			break;
+		memset(&conf, 0, sizeof(conf));
+		ulnet_nid_from_ipv4(0x7f010000u | (uint32_t)((i / 250) << 8) | (uint32_t)(i % 250 + 1),
+				    ulnet_mknet(ULNET_LND_TCP, 0), &conf.nid);
+		conf.accept_port = port;
+		strcpy(conf.accept, "none");
+		if (ulnet_ni_add(lns[i], &conf) == 0 && ulnet_ping(lns[i], r, NULL, 0, 5000, NULL) == 0)
+			ok++;
+	}
+	/* their connections finish (BULK_IN and BULK_OUT follow CONTROL) */
+	for (int k = 0; k < 20; k++)
+		for (int i = 0; lns && i < n; i++)
+			if (lns[i])
+				ulnet_progress(lns[i], 0);
+	fprintf(stderr, "bench_tcp: %d of %d idle peers attached to the router\n", ok, n);
+	if (write(ready_fd, "r", 1) != 1)
+		exit(1);
+	/* idle: a sweep a second answers keepalives, nothing else */
+	for (;;) {
+		struct pollfd pfd = { .fd = stop_fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 1000) > 0 && read(stop_fd, &b, 1) <= 0)
+			break;
+		for (int i = 0; lns && i < n; i++)
+			if (lns[i])
+				ulnet_progress(lns[i], 0);
+	}
+	for (int i = 0; lns && i < n; i++)
+		if (lns[i])
+			ulnet_destroy(lns[i]);
+	free(lns);
+	exit(0);
+}
+
 /* --- router ------------------------------------------------------------------ */
 
 static void run_router(uint16_t port, int ready_fd, int stop_fd)
 {
-	ulnet_t *ln = make_node_on(0x7f000004, 0, port);
+	ulnet_t *ln;
 	struct ulnet_counters c;
+	struct rlimit rl;
 	char b;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {   /* idle peers: 3 conns each */
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	ln = make_node_on(0x7f000004, 0, port);
 
 	add_tcp_ni(ln, 0x7f000005, 1, port);
 	if (ulnet_routing_enable_now(ln))
@@ -613,6 +679,28 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	int cready[2] = { -1, -1 }, cstop[2] = { -1, -1 };
+	pid_t crowd = -1;
+	int idle = routed && getenv("BENCH_IDLE_PEERS") ? atoi(getenv("BENCH_IDLE_PEERS")) : 0;
+
+	if (idle > 0) {
+		if (pipe(cready) || pipe(cstop))
+			return 1;
+		crowd = fork();
+		if (crowd == 0) {
+			close(rready[0]);
+			close(rstop[1]);
+			close(cready[0]);
+			close(cstop[1]);
+			run_crowd(idle, port, cready[1], cstop[0]);
+		}
+		close(cready[1]);
+		close(cstop[0]);
+		if (read(cready[0], &b, 1) != 1) {
+			fprintf(stderr, "bench_tcp: idle peers did not start\n");
+			return 1;
+		}
+	}
 	if (pipe(ready) || pipe(stop))
 		return 1;
 	srv = fork();
@@ -620,6 +708,10 @@ int main(int argc, char **argv)
 		if (routed) {
 			close(rready[0]);
 			close(rstop[1]);
+		}
+		if (idle > 0) {
+			close(cready[0]);
+			close(cstop[1]);
 		}
 		close(ready[0]);
 		close(stop[1]);
@@ -657,6 +749,10 @@ int main(int argc, char **argv)
 	ulnet_destroy(C.ln);
 	close(stop[1]);
 	waitpid(srv, &st, 0);
+	if (idle > 0) {
+		close(cstop[1]);
+		waitpid(crowd, &st, 0);
+	}
 	if (routed) {
 		struct rusage ru;
 		uint64_t fwd = 0;

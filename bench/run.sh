@@ -59,6 +59,7 @@ for r in $(seq 1 "$rounds"); do
   anchors_for "$r" '^(tcp_rtt_64B_avg|tcp_rtt_64B_p50|tcp_rtt_64B_spin|ucx_tag_lat_64B)'
   ulnet_for "$r" tcp lat
   [ "${BENCH_ROUTED_TOO:-1}" = 1 ] && ulnet_for "$r" routedlat lat BENCH_ROUTED=1
+  [ "${BENCH_ROUTED_TOO:-1}" = 1 ] && ulnet_for "$r" routedidle lat BENCH_ROUTED=1 BENCH_IDLE_PEERS=1000
   [ "${BENCH_MANUAL_TOO:-1}" = 1 ] && ulnet_for "$r" manual lat BENCH_MANUAL=1
   [ "${BENCH_BUSY_POLL_TOO:-1}" = 1 ] && ulnet_for "$r" busy lat BENCH_BUSY_POLL=1
   echo "# round $r: message rate (anchors, then ulnet)" >&2
@@ -136,6 +137,7 @@ if [ "${BENCH_ROUTED_TOO:-1}" = 1 ]; then
   rel ulnet_routed_put_bw_1MiB routed ulnet_put_bw_1MiB GB/s tcp ulnet_put_bw_1MiB
   rel ulnet_routed_put_ack_rtt_8B_avg routedlat ulnet_put_ack_rtt_8B_avg us tcp ulnet_put_ack_rtt_8B_avg
   rel ulnet_router_cpu_per_GiB routed router_cpu_per_GiB s routed memcpy_1GiB
+  rel ulnet_routed_rtt_1000_idle_peers routedidle ulnet_put_ack_rtt_8B_avg us routedlat ulnet_put_ack_rtt_8B_avg
 fi
 echo "# ratios: bandwidth and rate higher is better; round trip lower is better"
 echo "# paired: the median of the round-by-round ratios"
