@@ -719,6 +719,56 @@ static void test_router_net_down(void **state)
 	three_down(&t);
 }
 
+/* A forwarded message waiting at the router for a credit is never dropped
+ * for its age (the kernel skips the deadline of routed messages): R has one
+ * credit towards B, three PUTs come, 200 s pass with the first one still
+ * on the wire; all three arrive. */
+static void test_forward_no_deadline(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a = mk(), *r = mk(), *b = mk();
+	ulnet_nid_t nb = nid_on(GNI1, 2), ra = nid_on(GNI, 3), rb_ = nid_on(GNI1, 4);
+	struct ulnet_ni_conf c;
+	uint8_t src[3][16] = { { 1 }, { 2 }, { 3 } }, dst[64];
+	struct rx ra3[3], rb = { 0 };
+	struct ulnet_counters cn;
+
+	memset(ra3, 0, sizeof(ra3));
+	add_ni(net, a, GNI, 1);
+	add_ni(net, r, GNI, 3);
+	memset(&c, 0, sizeof(c));
+	c.nid = rb_;
+	c.tun.peer_credits = 1;   /* R -> B: one message at a time */
+	assert_int_equal(memlnd_add_ni_conf(net, r, &c), 0);
+	add_ni(net, b, GNI1, 2);
+	set_discovery(a, 0);
+	set_discovery(r, 0);
+	set_discovery(b, 0);
+	assert_int_equal(route_add(a, GNI1, ra, -1, 0), 0);
+	assert_int_equal(route_add(b, GNI, rb_, -1, 0), 0);
+	assert_int_equal(ulnet_routing_enable_now(r), 0);
+	post_sink(b, dst, sizeof(dst), &rb);
+	for (int i = 0; i < 3; i++)
+		put_ack(a, nb, &ra3[i], src[i], sizeof(src[i]), (unsigned)i * 16);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(memlnd_pump_one(net), 1);   /* A -> R: R forwards one */
+	assert_int_equal(memlnd_queued(net), 1);
+	fake_now += 200 * 1000000000ULL;
+	ulnet_progress(r, 0);
+	memlnd_pump(net);
+	assert_int_equal(rb.nput, 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(ra3[i].nack, 1);
+	ulnet_counters_get(r, &cn);
+	assert_int_equal(cn.drop_count, 0);
+	assert_int_equal(cn.route_count, 6);
+	ulnet_destroy(a);
+	ulnet_destroy(r);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -733,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_gateway_dies),
 		cmocka_unit_test(test_routing_enable_now),
 		cmocka_unit_test(test_router_net_down),
+		cmocka_unit_test(test_forward_no_deadline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
