@@ -151,6 +151,27 @@ static void add_tcp_ni(ulnet_t *ln, uint32_t ip, unsigned netnum, uint16_t port)
 		die("ulnet_ni_add", rc);
 }
 
+/* A child node serves until the parent closes its stop pipe: manual mode
+ * progresses it here, else its progress thread does. */
+static void serve_until_stopped(ulnet_t *ln, int stop_fd)
+{
+	char b;
+
+	if (manual) {
+		struct pollfd pfd = { .fd = stop_fd, .events = POLLIN };
+		unsigned turn = 0;
+
+		for (;;) {
+			ulnet_progress(ln, wait_ms);
+			if ((++turn & 1023) == 0 && poll(&pfd, 1, 0) > 0 && read(stop_fd, &b, 1) <= 0)
+				break;
+		}
+	} else {
+		while (read(stop_fd, &b, 1) > 0)
+			;
+	}
+}
+
 /* --- idle peers ------------------------------------------------------------------ */
 
 /* The crowd: n nodes that each ping R once (opening their connections to
@@ -214,7 +235,6 @@ static void run_router(uint16_t port, int ready_fd, int stop_fd)
 	ulnet_t *ln;
 	struct ulnet_counters c;
 	struct rlimit rl;
-	char b;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {   /* idle peers: 3 conns each */
 		rl.rlim_cur = rl.rlim_max;
@@ -227,19 +247,7 @@ static void run_router(uint16_t port, int ready_fd, int stop_fd)
 		die("routing", -EINVAL);
 	if (write(ready_fd, "r", 1) != 1)
 		exit(1);
-	if (manual) {
-		struct pollfd pfd = { .fd = stop_fd, .events = POLLIN };
-		unsigned turn = 0;
-
-		for (;;) {
-			ulnet_progress(ln, wait_ms);
-			if ((++turn & 1023) == 0 && poll(&pfd, 1, 0) > 0 && read(stop_fd, &b, 1) <= 0)
-				break;
-		}
-	} else {
-		while (read(stop_fd, &b, 1) > 0)
-			;
-	}
+	serve_until_stopped(ln, stop_fd);
 	ulnet_counters_get(ln, &c);
 	/* the forwarded bytes, for the parent's CPU per GiB */
 	if (write(ready_fd, &c.route_length, sizeof(c.route_length)) != sizeof(c.route_length))
@@ -274,7 +282,6 @@ static void run_server(uint16_t port, int ready_fd, int stop_fd)
 	struct ulnet_md c = { .start = &srv_counter_buf, .length = sizeof(srv_counter_buf),
 			      .threshold = ULNET_MD_THRESH_INF,
 			      .options = ULNET_MD_OP_GET | ULNET_MD_MANAGE_REMOTE };
-	char b;
 
 	if (ulnet_me_attach(ln, PORTAL_SINK, any, 0, ~0ULL, ULNET_RETAIN, ULNET_INS_AFTER, &me) ||
 	    ulnet_md_attach(ln, me, &d, ULNET_RETAIN, &md))
@@ -287,19 +294,7 @@ static void run_server(uint16_t port, int ready_fd, int stop_fd)
 	if (write(ready_fd, "r", 1) != 1)
 		exit(1);
 	/* Parent closes the pipe to stop us. */
-	if (manual) {
-		struct pollfd pfd = { .fd = stop_fd, .events = POLLIN };
-		unsigned turn = 0;
-
-		for (;;) {
-			ulnet_progress(ln, wait_ms);
-			if ((++turn & 1023) == 0 && poll(&pfd, 1, 0) > 0 && read(stop_fd, &b, 1) <= 0)
-				break;
-		}
-	} else {
-		while (read(stop_fd, &b, 1) > 0)
-			;
-	}
+	serve_until_stopped(ln, stop_fd);
 	ulnet_destroy(ln);
 	exit(0);
 }
