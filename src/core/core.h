@@ -375,6 +375,7 @@ struct lnet_ni {
 #define LNET_PEER_PUSH_FAILED    (1u << 12)
 #define LNET_PEER_FORCE_PING     (1u << 13)
 #define LNET_PEER_FORCE_PUSH     (1u << 14)
+#define LNET_PEER_RTR_DISCOVERED (1u << 17)   /* a gateway the router checker heard */
 
 struct lnet_peer;
 

@@ -161,6 +161,12 @@ static int lnet_peer_merge_locked(ulnet_t *ln, struct lnet_peer *lp, const struc
 merge:
 	lp->lp_data_nbytes = mlength;
 	lp->lp_features = pi->features;
+	/* the peer forwards (its ping info lacks RTE_DISABLED): `peer show`
+	 * shows it in the peer's state, as the kernel */
+	if (pi->features & LNET_PING_FEAT_RTE_DISABLED)
+		lp->lp_state &= ~LNET_PEER_ROUTER_ENABLED;
+	else
+		lp->lp_state |= LNET_PEER_ROUTER_ENABLED;
 	lp->lp_peer_seqno = pi->nis[0].status;
 
 	/* The kernel's two handlers differ: a ping REPLY marks the peer

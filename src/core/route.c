@@ -318,6 +318,7 @@ void lnet_route_gw_discovered_locked(ulnet_t *ln, struct lnet_peer *lp, int stat
 
 		if (r->lr_gw->lpni_peer != lp)
 			continue;
+		lp->lp_state |= LNET_PEER_RTR_DISCOVERED;
 		alive = status == 0 && lnet_route_judge_locked(ln, r, lp);
 		if (alive == r->lr_alive)
 			continue;

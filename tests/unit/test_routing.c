@@ -526,6 +526,12 @@ static void test_router_checker(void **state)
 				seen++;
 			}
 	assert_int_equal(seen, 1);
+	/* R's state as the kernel shows a discovered router: 0x20115
+	 * (RTR_DISCOVERED, NIDS_UPTODATE, DISCOVERED, ROUTER_ENABLED,
+	 * MULTI_RAIL) */
+	for (int i = 0; ulnet_peer_info(t.a, i, &pi) == 0; i++)
+		if (ulnet_nid_same(&pi.primary, &t.ra))
+			assert_int_equal(pi.state, 0x20115);
 	memset(&ra, 0, sizeof(ra));
 	put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
 	settle(&t);
