@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_socklnd_routing.c - routing over real TCP on loopback: A
- * (127.0.0.2@tcp) reaches B (127.0.0.5@tcp1) through the router R
- * (127.0.0.3@tcp and 127.0.0.4@tcp1), each node with its own progress
+ * test_socklnd_routing.c - routing over real TCP on loopback (addresses
+ * 127.0.8.x, which no other test uses, so tests running at once never
+ * share an address and port): A
+ * (127.0.8.2@tcp) reaches B (127.0.8.5@tcp1) through the router R
+ * (127.0.8.3@tcp and 127.0.8.4@tcp1), each node with its own progress
  * thread (R forwards at once: no start-up phase, whose RTE_DISABLED would
  * take the routes down at the first router check, a second in):
  *  - a routed ping and a discovery of B from A (through R, both ways);
@@ -74,13 +76,13 @@ static void test_routed_traffic(void **state)
 	st_md_init(&gm);
 	for (int i = 0; i < NPUT; i++)
 		st_md_init(&am[i]);
-	if (st_node_start(&a, "127.0.0.2@tcp", port, "all") ||
-	    st_node_start(&r, "127.0.0.3@tcp", port, "all") || add_ni(&r, "127.0.0.4@tcp1", port) ||
-	    st_node_start(&b, "127.0.0.5@tcp1", port, "all")) {
+	if (st_node_start(&a, "127.0.8.2@tcp", port, "all") ||
+	    st_node_start(&r, "127.0.8.3@tcp", port, "all") || add_ni(&r, "127.0.8.4@tcp1", port) ||
+	    st_node_start(&b, "127.0.8.5@tcp1", port, "all")) {
 		line = __LINE__;
 		goto out;
 	}
-	if (route(&a, "tcp1", "127.0.0.3@tcp") || route(&b, "tcp", "127.0.0.4@tcp1") ||
+	if (route(&a, "tcp1", "127.0.8.3@tcp") || route(&b, "tcp", "127.0.8.4@tcp1") ||
 	    ulnet_routing_buffers_set(r.ln, ULNET_RTR_POOL_LARGE, 4) ||
 	    ulnet_routing_enable_now(r.ln)) {
 		line = __LINE__;
