@@ -72,6 +72,18 @@ static void test_routed_traffic(void **state)
 	assert_non_null(src);
 	assert_non_null(dst);
 	assert_non_null(got);
+	if (!st_is_privileged()) {
+		/* without privileged ports the nodes are user-space peers, and
+		 * a receiver takes a user-space peer's connection NID as the
+		 * source of what it sends (the kernel's rule): a routed header
+		 * cannot survive that */
+		fprintf(stderr, "test_socklnd_routing: skipped: needs root (privileged ports): "
+				"routing between user-space peers cannot keep end-to-end NIDs\n");
+		free(src);
+		free(dst);
+		free(got);
+		skip();
+	}
 	st_md_init(&bm);
 	st_md_init(&gm);
 	for (int i = 0; i < NPUT; i++)
