@@ -93,6 +93,15 @@ static struct lnet_peer *lnet_route_gw_peer_locked(ulnet_t *ln, struct lnet_rout
 	return r->lr_gw->lpni_peer;
 }
 
+/* Whether route `r` goes through the gateway whose primary NID is
+ * `primary` (any NID of a gateway peer names it). */
+static bool lnet_route_gw_is_locked(ulnet_t *ln, struct lnet_route *r, const ulnet_nid_t *primary)
+{
+	struct lnet_peer *gp = lnet_route_gw_peer_locked(ln, r);
+
+	return lnet_nid_eq(gp ? &gp->lp_primary : &r->lr_nid, primary);
+}
+
 /* The primary NID of the peer that owns `nid` (itself when unknown). */
 static ulnet_nid_t lnet_gw_primary_locked(ulnet_t *ln, const ulnet_nid_t *nid)
 {
@@ -151,9 +160,8 @@ int ulnet_route_add(ulnet_t *ln, const struct ulnet_route_conf *rc)
 
 		ul_list_for_each(pos, &have->lrn_routes) {
 			struct lnet_route *o = ul_container_of(pos, struct lnet_route, lr_list);
-			struct lnet_peer *gp = lnet_route_gw_peer_locked(ln, o);
 
-			if (lnet_nid_eq(gp ? &gp->lp_primary : &o->lr_nid, &want)) {
+			if (lnet_route_gw_is_locked(ln, o, &want)) {
 				rc2 = -EEXIST;
 				goto out;
 			}
@@ -196,12 +204,15 @@ out:
 int ulnet_route_del(ulnet_t *ln, ulnet_net_t net, const ulnet_nid_t *gateway)
 {
 	struct ul_list *pos, *n;
+	ulnet_nid_t want;
 	int ndel = 0;
 	bool found = false;
 
 	if (!ln)
 		return -EINVAL;
 	lnet_lock(ln);
+	if (gateway)
+		want = lnet_gw_primary_locked(ln, gateway);
 	ul_list_for_each_safe(pos, n, &ln->ln_remote_nets) {
 		struct lnet_remotenet *rn = ul_container_of(pos, struct lnet_remotenet, lrn_list);
 		struct ul_list *rp, *rnx;
@@ -212,13 +223,8 @@ int ulnet_route_del(ulnet_t *ln, ulnet_net_t net, const ulnet_nid_t *gateway)
 		ul_list_for_each_safe(rp, rnx, &rn->lrn_routes) {
 			struct lnet_route *r = ul_container_of(rp, struct lnet_route, lr_list);
 
-			if (gateway) {
-				ulnet_nid_t want = lnet_gw_primary_locked(ln, gateway);
-				struct lnet_peer *gp = lnet_route_gw_peer_locked(ln, r);
-
-				if (!lnet_nid_eq(gp ? &gp->lp_primary : &r->lr_nid, &want))
-					continue;
-			}
+			if (gateway && !lnet_route_gw_is_locked(ln, r, &want))
+				continue;
 			lnet_route_free_locked(ln, r);
 			ndel++;
 		}

@@ -138,26 +138,32 @@ static int lnet_fwd_post_locked(ulnet_t *ln, struct lnet_msg *msg)
 
 /* A waiter whose turn came: onto q->sq_recv, ready or (no memory) to be
  * discarded there. */
-static void lnet_fwd_wake_locked(ulnet_t *ln, struct lnet_msg *msg, int rc, struct lnet_sendq *q)
+static void lnet_fwd_wake_locked(struct lnet_msg *msg, int rc, struct lnet_sendq *q)
 {
-	(void)ln;
 	if (rc == 0)
 		return;   /* now waits on its pool */
 	msg->msg_fin_status = rc < 0 ? rc : 0;
 	ul_list_add_tail(&msg->msg_list, &q->sq_recv);
 }
 
+/* A forwarded message that gets no buffer: its LND discards the payload
+ * and the message ends with `rc` (its credit goes back). */
+static void lnet_fwd_drop(struct lnet_msg *msg, bool delayed, int rc)
+{
+	char fnid[ULNET_NIDSTR_SIZE], dnid[ULNET_NIDSTR_SIZE];
+
+	lnet_log(msg->msg_ln, ULNET_LOG_ERROR, "dropping %s from %s for %s: no router buffer (%s)",
+		 lnet_msgtyp2str(msg->msg_type), lnet_nidstr(&msg->msg_from, fnid),
+		 lnet_nidstr(&msg->msg_hdr.dest_nid, dnid), ulnet_strerror(rc));
+	lnet_ni_recv(msg->msg_rxni, msg->msg_rx_private, NULL, delayed, 0, 0, msg->msg_len);
+	msg->msg_receiving = 0;
+	lnet_finalize_core(msg, rc);
+}
+
 void lnet_fwd_recv_ready(struct lnet_msg *msg)
 {
 	if (msg->msg_fin_status) {
-		char nid[ULNET_NIDSTR_SIZE];
-
-		lnet_log(msg->msg_ln, ULNET_LOG_ERROR, "dropping %s from %s for %s: %s",
-			 lnet_msgtyp2str(msg->msg_type), lnet_nidstr(&msg->msg_from, nid),
-			 "no router buffer", ulnet_strerror(msg->msg_fin_status));
-		lnet_ni_recv(msg->msg_rxni, msg->msg_rx_private, NULL, true, 0, 0, msg->msg_len);
-		msg->msg_receiving = 0;
-		lnet_finalize_core(msg, msg->msg_fin_status);
+		lnet_fwd_drop(msg, true, msg->msg_fin_status);
 		return;
 	}
 	lnet_ni_recv(msg->msg_rxni, msg->msg_rx_private, msg, true, 0, msg->msg_len, msg->msg_len);
@@ -187,7 +193,7 @@ void lnet_fwd_release_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_send
 				struct lnet_msg *w = ul_list_first(&p->rbp_msgs, struct lnet_msg, msg_list);
 
 				ul_list_del(&w->msg_list);
-				lnet_fwd_wake_locked(ln, w, lnet_rtrbuf_attach_locked(ln, w, rb->rb_pool), q);
+				lnet_fwd_wake_locked(w, lnet_rtrbuf_attach_locked(ln, w, rb->rb_pool), q);
 			}
 		}
 	}
@@ -198,7 +204,7 @@ void lnet_fwd_release_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_send
 			struct lnet_msg *w = ul_list_first(&lpni->lpni_rtrq, struct lnet_msg, msg_list);
 
 			ul_list_del(&w->msg_list);
-			lnet_fwd_wake_locked(ln, w, lnet_fwd_take_buffer_locked(ln, w), q);
+			lnet_fwd_wake_locked(w, lnet_fwd_take_buffer_locked(ln, w), q);
 		}
 	}
 }
@@ -282,13 +288,7 @@ int lnet_parse_forward(struct lnet_ni *ni, const struct lnet_hdr *hdr, const uln
 	if (rc > 0) {
 		lnet_ni_recv(ni, rx_private, msg, false, 0, plen, plen);
 	} else if (rc < 0) {
-		lnet_log(ln, ULNET_LOG_ERROR, "%s, src %s: dropping %s for %s (no router buffer: %s)",
-			 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
-			 lnet_msgtyp2str(hdr->type), lnet_nidstr(&hdr->dest_nid, dnid),
-			 ulnet_strerror(rc));
-		lnet_ni_recv(ni, rx_private, NULL, false, 0, 0, plen);
-		msg->msg_receiving = 0;
-		lnet_finalize_core(msg, rc);
+		lnet_fwd_drop(msg, false, rc);
 	}
 	/* rc == 0: it waits for a credit or a buffer; recv() comes then */
 	return 0;
@@ -532,7 +532,7 @@ int ulnet_routing_buffers_set(ulnet_t *ln, int pool, int n)
 				struct lnet_msg *w = ul_list_first(&p->rbp_msgs, struct lnet_msg, msg_list);
 
 				ul_list_del(&w->msg_list);
-				lnet_fwd_wake_locked(ln, w, lnet_rtrbuf_attach_locked(ln, w, pool), &q);
+				lnet_fwd_wake_locked(w, lnet_rtrbuf_attach_locked(ln, w, pool), &q);
 			}
 		}
 	}
