@@ -495,6 +495,9 @@ struct ulnet {
 	/* the router role (router.c) */
 	int ln_routing;                /* enum ulnet_routing_state */
 	bool ln_rtrpools_alloc;        /* routing was enabled once: pools exist */
+	bool ln_rtr_pipe_warned;       /* router.c: said once that a pipe failed */
+	size_t ln_rtr_pipe_size;       /* router.c: pipe size asked for (0: default) */
+	uint64_t ln_rtr_spliced;       /* payload bytes forwarded through pipes */
 	struct lnet_rtrbufpool *ln_rtrpools;   /* ULNET_RTR_NPOOLS */
 	int ln_rtr_nbuffers[3];        /* wanted totals (0: the default) */
 	uint64_t ln_rtr_phase_min, ln_rtr_phase_max; /* STARTING/STOPPING ends */
