@@ -923,6 +923,12 @@ static inline void lnet_ni_send(struct lnet_ni *ni, struct lnet_msg *msg)
 
 void lnet_fwd_recv_ready(struct lnet_msg *msg);   /* router.c */
 
+/* Peer aliveness (the kernel's, on routers only): while routing is not
+ * DISABLED, a peer NI on a net whose NI has a peer_timeout is alive as
+ * long as its status is UP: a receive from it sets UP, its LND reporting
+ * it failed (lnet_notify_peer_ni()) sets DOWN. */
+bool lnet_peer_aliveness_enabled_locked(ulnet_t *ln, const struct lnet_peer_ni *lpni);
+
 /* Hand the ready messages to their LNDs, fail the others (inline: a few
  * times per message). */
 static inline void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q)

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/route.h"
+#include "core/router.h"
 
 #define LNET_PNI_HASH_SIZE 256
 
@@ -182,7 +184,10 @@ static struct lnet_peer_ni *lnet_peer_ni_alloc_locked(ulnet_t *ln, struct lnet_p
 	lpni->lpni_rtrcredits = lpni->lpni_minrtrcredits = lpni->lpni_maxrtrcredits = rtr;
 	ul_list_init(&lpni->lpni_rtrq);
 	ul_list_init(&lpni->lpni_txq);
-	lpni->lpni_ns_status = LNET_NI_STATUS_INVALID;
+	/* a peer NI is taken to be alive until something says otherwise
+	 * (the kernel's default, check_routers_before_use 0): a router
+	 * forwards to it at once (lnet_peer_ni_alive_locked()) */
+	lpni->lpni_ns_status = LNET_NI_STATUS_UP;
 	lpni->lpni_health.health_value = 1000;
 	ul_list_add_tail(&lpni->lpni_hash, &ln->ln_pni_hash[lnet_nid_hash(nid, ln->ln_pni_hash_size)]);
 	lpni->lpni_peer = lp;
@@ -493,8 +498,12 @@ int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
 			break;
 		pi = &info->nis[info->nnis++];
 		pi->nid = lpni->lpni_nid;
-		/* peer aliveness is only tracked on routers: "NA" */
-		pi->state = -1;
+		/* aliveness is tracked for gateways, and on a router for
+		 * peers on nets with a peer_timeout; "NA" otherwise */
+		if (lnet_peer_is_gateway_locked(ln, lp) || lnet_peer_aliveness_enabled_locked(ln, lpni))
+			pi->state = lpni->lpni_ns_status == LNET_NI_STATUS_UP;
+		else
+			pi->state = -1;
 		pi->max_tx_credits = lpni->lpni_maxtxcredits;
 		pi->available_tx_credits = lpni->lpni_txcredits;
 		pi->min_tx_credits = lpni->lpni_mintxcredits;
@@ -515,6 +524,27 @@ int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
 	}
 	lnet_unlock(ln);
 	return 0;
+}
+
+/* --- aliveness ----------------------------------------------------------------- */
+
+bool lnet_peer_aliveness_enabled_locked(ulnet_t *ln, const struct lnet_peer_ni *lpni)
+{
+	ulnet_net_t net = ulnet_nid_net(&lpni->lpni_nid);
+	struct lnet_ni *only;
+	struct ul_list *pos;
+
+	if (ln->ln_routing == ULNET_ROUTING_DISABLED || lnet_net_nis_locked(ln, net, &only) == 0)
+		return false;
+	if (only)
+		return only->ni_conf.tun.peer_timeout > 0;
+	ul_list_for_each(pos, &ln->ln_nis) {
+		const struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+		if (ulnet_nid_net(&ni->ni_nid) == net)
+			return ni->ni_conf.tun.peer_timeout > 0;
+	}
+	return false;
 }
 
 /* --- health ------------------------------------------------------------------ */

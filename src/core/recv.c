@@ -333,12 +333,20 @@ void lnet_notify_peer_ni(struct lnet_ni *ni, const ulnet_nid_t *peer, int status
 {
 	ulnet_t *ln = ni->ni_ln;
 	char nid[ULNET_NIDSTR_SIZE];
+	struct lnet_peer_ni *lpni;
 
+	if (!status)
+		return;
 	/* Health is the messages' (lnet_health_check_locked(), msg.c): a
 	 * connection failure with messages queued fails them, and each
 	 * failed message counts, as in the kernel, whose lnet_notify()
-	 * leaves peer NI health alone. */
-	if (status)
-		lnet_log(ln, ULNET_LOG_INFO, "peer NI %s reported failed: %s",
-			 lnet_nidstr(peer, nid), ulnet_strerror(status));
+	 * leaves peer NI health alone. What it does change is aliveness:
+	 * the peer NI is down until we hear from it again. */
+	lnet_lock(ln);
+	lpni = lnet_peer_ni_find_locked(ln, peer);
+	if (lpni)
+		lpni->lpni_ns_status = LNET_NI_STATUS_DOWN;
+	lnet_unlock(ln);
+	lnet_log(ln, ULNET_LOG_INFO, "peer NI %s reported failed: %s",
+		 lnet_nidstr(peer, nid), ulnet_strerror(status));
 }

@@ -43,7 +43,7 @@ lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
 {
 	struct lnet_peer_ni *lp = msg->msg_txpeer;
 	struct lnet_ni *ni = msg->msg_txni;
-	char nid[ULNET_NIDSTR_SIZE];
+	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
 
 	if (!ni->ni_up)
 		return -ESHUTDOWN;
@@ -59,6 +59,19 @@ lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
 		lnet_log(ln, ULNET_LOG_WARN, "dropping %s for %s: exceeded message deadline",
 			 lnet_msgtyp2str(msg->msg_type), lnet_nidstr(&msg->msg_target.nid, nid));
 		return -ETIMEDOUT;
+	}
+	/* a router passes a message on only to a next hop it deems alive;
+	 * its own messages go regardless (the kernel's peer aliveness) */
+	if (__builtin_expect(msg->msg_forward, 0) && lp && lp->lpni_ns_status != LNET_NI_STATUS_UP &&
+	    !(msg->msg_target.pid & ULNET_PID_USERFLAG) && lnet_peer_aliveness_enabled_locked(ln, lp)) {
+		ln->ln_ctr.drop_count++;
+		ln->ln_ctr.drop_length += msg->msg_len;
+		ni->ni_dropped.n[msg->msg_type]++;
+		lp->lpni_dropped.n[msg->msg_type]++;
+		lnet_log(ln, ULNET_LOG_WARN, "dropping %s for %s: peer %s not alive",
+			 lnet_msgtyp2str(msg->msg_type), lnet_nidstr(&msg->msg_target.nid, nid),
+			 lnet_nidstr(&lp->lpni_nid, nid2));
+		return -EHOSTUNREACH;
 	}
 	if (msg->msg_md && (msg->msg_md->md_flags & LNET_MD_FLAG_ABORTED)) {
 		lnet_log(ln, ULNET_LOG_INFO, "aborting %s for %s: its MD was unlinked",

@@ -199,7 +199,9 @@ void ksock_conn_close_locked(struct ksock_conn *c, int err, bool siblings, struc
 		}
 	}
 	if (was_up && peer) {
-		if (err != -ESHUTDOWN && !clean)
+		/* (a user-space peer's failure is not news to LNet: the
+		 * kernel's ksocknal_peer_failed() keeps it quiet too) */
+		if (err != -ESHUTDOWN && !clean && !peer->userspace)
 			ksock_done_notify(done, &peer->nid, err);
 		if (siblings)
 			while (peer->conns)

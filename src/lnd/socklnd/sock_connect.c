@@ -203,7 +203,8 @@ void ksock_connect_failed_locked(struct ksock_net *net, struct ksock_peer *peer,
 	if (!peer->conns) {
 		/* nothing can carry them: fail now, the core may resend */
 		ksock_fail_peer_txs_locked(net, peer, err, done);
-		ksock_done_notify(done, &peer->nid, err);
+		if (!peer->userspace)
+			ksock_done_notify(done, &peer->nid, err);
 	}
 }
 

@@ -195,6 +195,8 @@ static int ksock_rx_payload_pipe(struct ksock_conn *c)
 			return 1;
 		}
 	}
+	bool had_bytes = false;
+
 	while (c->rx_mlen_left) {
 		ssize_t got = splice(c->fd, NULL, c->rx_pipe, NULL, c->rx_mlen_left,
 				     SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
@@ -203,6 +205,7 @@ static int ksock_rx_payload_pipe(struct ksock_conn *c)
 		if (got == 0)
 			return -ECONNRESET;
 		if (got > 0) {
+			had_bytes = false;
 			c->rx_reads++;
 			c->rx_last_progress = ksock_stamp_now(c->net);
 			c->peer->last_alive = c->rx_last_progress;
@@ -214,16 +217,20 @@ static int ksock_rx_payload_pipe(struct ksock_conn *c)
 			continue;
 		if (errno != EAGAIN)
 			return -errno;
-		/* EAGAIN: no bytes, or no room in the pipe; bytes waiting in
-		 * the socket say which */
+		/* EAGAIN: no bytes, or no room in the pipe. Bytes that were
+		 * waiting in the socket before the call say which; bytes seen
+		 * after it may have come since: try once more. */
+		if (had_bytes) {
+			c->rx_pipe = -1;
+			return 1;
+		}
 		if (ioctl(c->fd, FIONREAD, &inq) < 0)
 			return -errno;
 		if (inq == 0) {
 			c->rx_ready = false;
 			return 0;
 		}
-		c->rx_pipe = -1;
-		return 1;
+		had_bytes = true;
 	}
 	return 1;
 }
