@@ -9,6 +9,10 @@
  * compares every message ulnet sends, field by field, with the captured one.
  * routed-ping.br0 is the hop between .11 and the router .12: ulnet is .11,
  * kpeer the router, and the far NID 192.168.77.141@tcp1 stays as captured.
+ * The router tests take both hops of a routed capture pair (br0: .11 <->
+ * .12@tcp, br1: 192.168.77.140@tcp1 <-> .141@tcp1): ulnet is the router
+ * with an NI on each net, and two kpeers play .11 and .13 at once; there
+ * the far ends' NIDs are mapped too, as ulnet must reach them.
  *
  * As root (CI) both sides use privileged source ports and ulnet's acceptor
  * runs with accept=secure, as the kernel. Without CAP_NET_BIND_SERVICE (or
@@ -41,6 +45,7 @@
 #define IP_G1 0xc0a84d0bu          /* 192.168.77.11 */
 #define IP_G2 0xc0a84d0cu          /* 192.168.77.12 */
 #define IP_G13_TCP1 0xc0a84d8du    /* 192.168.77.141, on tcp1 behind the router */
+#define IP_G12_TCP1 0xc0a84d8cu    /* 192.168.77.140: the router's NI on tcp1 */
 #define IP_G1_REFUSED 0xc0a84d01u  /* 192.168.77.1: no listener */
 #define LIVE_BASE 0x7f000100u      /* 127.0.1.0 */
 #define OP_TIMEOUT_MS 10000
@@ -688,6 +693,477 @@ static void test_routed_ping_ulnet_client(void **state)
 }
 
 /* ---------------------------------------------------------------------- */
+/* ulnet the router (.12: 192.168.77.12@tcp and 192.168.77.140@tcp1)
+ * between two kpeers, one per hop of a routed capture pair: on br0 kpeer
+ * plays .11 (tcp), on br1 .13 (192.168.77.141@tcp1). Both kernel peers
+ * dial the router, as in the captures. The four capture addresses map to
+ * four live ones, in LNet headers and ping infos on both hops alike
+ * (kpeer_conf.map): ulnet must reach each far end through the other
+ * hop's kpeer, so the end-to-end NIDs cannot stay as captured here.
+ *
+ * Forwarding needs privileged ports: a user-space peer's connection NID
+ * replaces the source of what it sends (docs/routing.md, "Privileged
+ * ports"), so a routed header cannot survive between user-space peers.
+ * Unprivileged, the routed-ping router test skips, saying so, as
+ * test_socklnd_routing does. router-up forwards nothing (every message is
+ * to or from the router) and runs in both modes.                          */
+
+struct rtr_live {
+	uint32_t g11, g12, g140, g141;   /* live addresses of the capture's NIDs */
+};
+
+/* Router test k uses 127.0.1.(2k+1 .. 2k+4) (two test slots). */
+static struct rtr_live rtr_live(unsigned k)
+{
+	uint32_t b = LIVE_BASE + 2 * k;
+	struct rtr_live l = { .g11 = b + 1, .g12 = b + 2, .g141 = b + 3, .g140 = b + 4 };
+
+	return l;
+}
+
+static bool rtr_skip_unpriv(const char *what)
+{
+	if (g_priv)
+		return false;
+	print_message("[  SKIPPED ] %s: needs privileged ports: without them ulnet and kpeer are "
+		      "user-space peers, whose connection NID replaces a message's source (the "
+		      "kernel's rule, docs/routing.md), so routed headers cannot keep their "
+		      "end-to-end NIDs\n", what);
+	return true;
+}
+
+/* The router node: g_node on tcp (.12's live address), plus an NI on tcp1
+ * (.140's), each with its acceptor on g_port. */
+static struct st_node *router_start(const struct rtr_live *l, uint64_t *skew)
+{
+	struct st_node *n = node_start(l->g12, skew);
+	struct ulnet_ni_conf c = { 0 };
+	char a[ULNET_NIDSTR_SIZE];
+	int rc;
+
+	ulnet_nid_from_ipv4(l->g140, ulnet_mknet(ULNET_LND_TCP, 1), &c.nid);
+	c.accept_port = g_port;
+	c.tun.tos = -1;
+	snprintf(c.accept, sizeof(c.accept), "%s", g_priv ? "secure" : "all");
+	rc = ulnet_ni_add(n->ln, &c);
+	if (rc)
+		fail_msg("router NI %s: %s", ulnet_nid_str(&c.nid, a), ulnet_strerror(rc));
+	return n;
+}
+
+/* kpeer confs of the two hops: br0 (kpeer .11, ulnet .12) and br1 (kpeer
+ * .13 at 192.168.77.141, ulnet .140), each mapping the other hop's NIDs. */
+static void rtr_confs(const char *cap, const struct rtr_live *l, struct kpeer_conf *c0,
+		      struct kpeer_conf *c1)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s.br0", cap);
+	kpeer_conf_init(c0, name, 0, IP_G1, IP_G2);
+	c0->kpeer_ip = l->g11;
+	c0->ulnet_ip = l->g12;
+	c0->map[0].cap_ip = IP_G13_TCP1;
+	c0->map[0].live_ip = l->g141;
+	c0->map[1].cap_ip = IP_G12_TCP1;
+	c0->map[1].live_ip = l->g140;
+	c0->nmap = 2;
+	snprintf(name, sizeof(name), "%s.br1", cap);
+	kpeer_conf_init(c1, name, 0, IP_G13_TCP1, IP_G12_TCP1);
+	c1->kpeer_ip = l->g141;
+	c1->ulnet_ip = l->g140;
+	c1->map[0].cap_ip = IP_G1;
+	c1->map[0].live_ip = l->g11;
+	c1->map[1].cap_ip = IP_G2;
+	c1->map[1].live_ip = l->g12;
+	c1->nmap = 2;
+}
+
+/* Both hops' results: each error is printed (the first difference may be
+ * on either hop, and the other hop then only misses a message), then the
+ * test fails if either differs. */
+static void report_hops(struct kpeer *kp[2], const char *cap, int rc[2])
+{
+	char what[2][128];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(what[i], sizeof(what[i]), "%s.br%d.pcap, kpeer %s against the router", cap,
+			 i, i ? ".13" : ".11");
+		if (kpeer_notes(kp[i])[0])
+			print_message("[   NOTE   ] %s: %s", what[i], kpeer_notes(kp[i]));
+		if (rc[i])
+			print_error("%s: %s\n", what[i], kpeer_error(kp[i]));
+	}
+	if (rc[0] || rc[1])
+		fail_msg("%s: ulnet, the router, differs from the kernel (see above)", cap);
+	for (int i = 0; i < 2; i++)
+		print_message("[  REPLAY  ] %s: %u messages from ulnet matched the capture\n",
+			      what[i], kp[i]->received);
+}
+
+static bool is_handshake(const struct kpeer_msg *m, void *arg)
+{
+	(void)arg;
+	return m->kind == KP_CONNREQ || m->kind == KP_HELLO;
+}
+
+static bool is_not_handshake(const struct kpeer_msg *m, void *arg)
+{
+	return !is_handshake(m, arg);
+}
+
+/* ulnet's LNet messages in a script (as played). */
+static unsigned ulnet_lnet_msgs(const struct kpeer *kp)
+{
+	unsigned c = 0;
+
+	for (unsigned i = 0; i < kp->conf.limit; i++)
+		c += !kp->msgs[i].from_kpeer && kp->msgs[i].kind == KP_LNET;
+	return c;
+}
+
+/* The peer of `nid` in the node's peer table, or fail. */
+static void rtr_peer(struct st_node *n, const char *what, const ulnet_nid_t *nid,
+		     struct ulnet_peer_ni_info *out)
+{
+	struct ulnet_peer_info pi;
+	char a[ULNET_NIDSTR_SIZE];
+
+	for (int i = 0; ulnet_peer_info(n->ln, i, &pi) == 0; i++)
+		for (int j = 0; j < pi.nnis && j < 16; j++)
+			if (ulnet_nid_same(&pi.nis[j].nid, nid)) {
+				*out = pi.nis[j];
+				return;
+			}
+	fail_msg("%s: the router has no peer %s", what, ulnet_nid_str(nid, a));
+}
+
+/*
+ * routed-ping.br0 + .br1: `lnetctl ping 192.168.77.141@tcp1` on .11 (GET
+ * -> REPLY), then `lnetctl discover` of it (GET -> REPLY, each side's push
+ * PUT -> ACK), all through the router, which ulnet plays with forwarding
+ * enabled (the capture starts long after `set routing 1`). Both captures
+ * start after the router checkers' connections were made: kpeer makes up
+ * their handshakes (each peer dials CONTROL, BULK_IN, BULK_OUT), .13's
+ * first, so that the router has a connection to forward on; the router
+ * never dials (kpeer has no listener, and a dial would be logged).
+ * kpeer_conf.forwarded: every message ulnet sends on either hop must carry
+ * the LNet header that the other hop's kpeer sent, as captured (NIDs,
+ * PIDs, match bits, handles, lengths), and the same payload; and nothing
+ * else may come (ulnet answers nothing that is not addressed to it).
+ */
+static void test_routed_ping_ulnet_router(void **state)
+{
+	const char *what = "routed-ping.br0+br1.pcap, ulnet the router (.12/.140)";
+	struct rtr_live l = rtr_live(19);
+	struct kpeer *k0 = &g_kp[0], *k1 = &g_kp[1], *kp[2] = { k0, k1 };
+	struct kpeer_conf c0, c1;
+	struct st_node *n;
+	struct ulnet_counters ctr;
+	struct ulnet_routing_info ri;
+	struct ulnet_peer_ni_info p11, p13;
+	ulnet_nid_t nid11, nid13;
+	unsigned fwd;
+	int hs, rc[2];
+
+	(void)state;
+	if (rtr_skip_unpriv(what))
+		skip();
+	rtr_confs("routed-ping", &l, &c0, &c1);
+	c0.forwarded = c1.forwarded = true;
+	n = router_start(&l, NULL);
+	if (ulnet_routing_enable_now(n->ln))
+		fail_msg("%s: ulnet_routing_enable_now failed", what);
+	kp_load(k0, &c0);
+	kp_load(k1, &c1);
+	/* .13's connections first (the router forwards to 141@tcp1 on them) */
+	hs = kpeer_find(k1, 0, is_not_handshake, NULL);
+	if (hs < 0)
+		fail_msg("%s: br1 has no message after the handshakes", what);
+	if (kpeer_start(k1) || kpeer_run_to(k1, (unsigned)hs))
+		report(k1, "routed-ping.br1.pcap: .13's connections to the router", -1);
+	if (kpeer_start(k0) || kpeer_run_async(k0))
+		report(k0, what, -1);
+	if (kpeer_run_async(k1))
+		report(k1, what, -1);
+	rc[0] = kpeer_join(k0);
+	rc[1] = kpeer_join(k1);
+	report_hops(kp, "routed-ping", rc);
+
+	/* everything ulnet sent was forwarded; it sent and dropped nothing
+	 * of its own */
+	fwd = ulnet_lnet_msgs(k0) + ulnet_lnet_msgs(k1);
+	ulnet_counters_get(n->ln, &ctr);
+	if (ctr.route_count != fwd || ctr.drop_count || ctr.send_count || ctr.recv_count)
+		fail_msg("%s: counters route %llu drop %llu send %llu recv %llu; want route %u "
+			 "(the LNet messages of both captures), the rest 0", what,
+			 (unsigned long long)ctr.route_count, (unsigned long long)ctr.drop_count,
+			 (unsigned long long)ctr.send_count, (unsigned long long)ctr.recv_count, fwd);
+	if (log_count(n, "connect failed") || log_count(n, ": connect: "))
+		fail_msg("%s: the router dialled a peer (the kernel's reused the peers' "
+			 "connections)", what);
+	/* The kernel router after this: mincredits tiny 2047 (the GETs and
+	 * ACKs), small 16383 (the 48-byte REPLYs and PUTs), large untouched:
+	 * one buffer at a time (ulnet forwards on its one progress thread,
+	 * and gives a buffer back as its send ends, before it reads the
+	 * next message). Every buffer back. */
+	assert_int_equal(ulnet_routing_info(n->ln, &ri), 0);
+	for (int p = 0; p < ULNET_RTR_NPOOLS; p++) {
+		const struct ulnet_rtr_pool_info *pi = &ri.pool[p];
+		int want = p == ULNET_RTR_POOL_LARGE ? pi->nbuffers : pi->nbuffers - 1;
+
+		if (pi->credits != pi->nbuffers || pi->mincredits != want)
+			fail_msg("%s: router pool %d: credits %d mincredits %d of %d buffers; "
+				 "want %d, mincredits %d", what, p, pi->credits, pi->mincredits,
+				 pi->nbuffers, pi->nbuffers, want);
+	}
+	/* both end nodes are the router's peers, each router credit back
+	 * (peer_credits, 8: peer_buffer_credits is 0) after one in use at a
+	 * time. The kernel's `peer show` on the router says `state: up` for
+	 * both; ulnet has no peer aliveness yet (docs/routing.md) and says
+	 * NA, which is not checked here. */
+	ulnet_nid_from_ipv4(l.g11, ulnet_mknet(ULNET_LND_TCP, 0), &nid11);
+	ulnet_nid_from_ipv4(l.g141, ulnet_mknet(ULNET_LND_TCP, 1), &nid13);
+	rtr_peer(n, what, &nid11, &p11);
+	rtr_peer(n, what, &nid13, &p13);
+	if (p11.available_rtr_credits != 8 || p11.min_rtr_credits != 7 ||
+	    p13.available_rtr_credits != 8 || p13.min_rtr_credits != 7)
+		fail_msg("%s: router peers: .11 rtr credits %d (min %d), .13 %d (min %d); "
+			 "want 8 (min 7)", what, p11.available_rtr_credits, p11.min_rtr_credits,
+			 p13.available_rtr_credits, p13.min_rtr_credits);
+	print_message("[  REPLAY  ] %s: %u messages forwarded with the captured headers "
+		      "(route_count %llu), none dropped, none of its own; pool mincredits tiny %d "
+		      "small %d (the kernel's 2047, 16383)\n", what, fwd, (unsigned long long)ctr.route_count,
+		      ri.pool[ULNET_RTR_POOL_TINY].mincredits, ri.pool[ULNET_RTR_POOL_SMALL].mincredits);
+	kpeer_close(k0);
+	kpeer_close(k1);
+	st_node_stop(n);
+}
+
+/*
+ * router-up.br0 + .br1: the router's cold start. ulnet gets its two NIs
+ * and `set routing 1` (ulnet_routing_set: STARTING); then each kernel
+ * peer's router checker dials it (CONTROL, BULK_IN, BULK_OUT) and
+ * discovers it: GET -> REPLY with the router's ping info, features 0x1e
+ * (RTE_DISABLED) and 0@lo plus both NIs UP; the peer's push -> ACK, and
+ * the router's push back -> ACK. 60 s later, the second check (GET ->
+ * REPLY still 0x1e, the peer's push -> ACK; the router pushes nothing).
+ * 111.6 s after `set routing 1` STARTING ends and the router pushes its
+ * ping info with features 0x1a to both peers (PUT portal 0, ACK
+ * requested), which ACK.
+ *
+ * ulnet's clock (the instance's clock hook, st_skewed_clock) follows the
+ * captures' time of day: before kpeer sends a message or waits for one of
+ * ulnet's, it is moved (forward only) to that message's capture time,
+ * counted from `set routing 1` (08:51:40.115 UTC in router-up.transcript.txt)
+ * = the moment of ulnet_routing_set(); the two hops keep in step
+ * (rtr_sync_locked). Two minutes of capture play in about three seconds.
+ * Before the push is awaited the clock stands at 108 s for 1.2 s (running
+ * on to about 109.2 s), and the router must still be STARTING; then it is
+ * moved to the push's 111.6 s, and the router must be ENABLED within
+ * 2.5 s and push on its own. Keepalives are set aside (kpeer_conf), as
+ * their timing in these jumps is not the capture's.
+ *
+ * Unprivileged (ULNET_REPLAY_UNPRIV) ulnet is a user-space peer: its PID
+ * on the wire has 0x80000000 and kpeer's is its port | 0x80000000 (as the
+ * other passive tests expect); its ping infos keep 12345.
+ */
+#define ROUTER_UP_SET_ROUTING 1795683100.115   /* 2026-11-26 08:51:40.115 UTC */
+#define ROUTER_UP_PUSH_S 111.6                 /* the captures' push, after that */
+
+struct rtr_clock {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t skew;             /* ulnet's clock: CLOCK_MONOTONIC + skew (ns) */
+	uint64_t anchor;           /* ulnet's clock at ulnet_routing_set(1) */
+	ulnet_t *ln;
+	double pos[2];             /* each hop's capture time so far (s after set routing) */
+	double last[2];            /* ... and that of its last script message */
+	bool checked_109;
+	int state_109;             /* routing state with the clock at 109 s */
+	int enabled_ms;            /* then ENABLED this long after the clock reached
+				    * the capture's push; -1: not within 4 s */
+};
+
+struct rtr_hop {
+	struct rtr_clock *clk;
+	const struct kpeer *kp;
+	int i;                     /* 0: br0, 1: br1 */
+};
+
+/* Move ulnet's clock (forward only) to `secs` after `set routing 1`. */
+static void rtr_clock_set(struct rtr_clock *c, double secs)
+{
+	uint64_t target = c->anchor + (uint64_t)(secs * 1e9);
+	uint64_t mono = st_skewed_clock(&(uint64_t){ 0 });
+	uint64_t want = target > mono ? target - mono : 0;
+	uint64_t cur = __atomic_load_n(&c->skew, __ATOMIC_ACQUIRE);
+
+	while (want > cur && !__atomic_compare_exchange_n(&c->skew, &cur, want, false,
+							  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+}
+
+static double rtr_cap_secs(const struct rtr_hop *h, const struct kpeer_msg *m)
+{
+	return h->kp->cap_t0 + m->t - ROUTER_UP_SET_ROUTING;
+}
+
+/* The two hops keep in step on the captures' common clock: a hop goes on
+ * to capture time t (and moves ulnet's clock there) only once the other
+ * hop got there too, or to its own last message. Otherwise one kpeer
+ * could push ulnet's clock past a moment the other has not played yet
+ * (the router would see a net silent for too long, for one). Bounded:
+ * after 5 s it goes on anyway (the other hop failed), and the kpeer's
+ * wait then fails. Called with c->mu held. */
+static void rtr_sync_locked(struct rtr_hop *h, double t)
+{
+	struct rtr_clock *c = h->clk;
+	uint64_t end = st_now_ms() + 5000;
+
+	if (t > c->pos[h->i])
+		c->pos[h->i] = t;
+	pthread_cond_broadcast(&c->cv);
+	while (c->pos[!h->i] < t && c->pos[!h->i] < c->last[!h->i] && st_now_ms() < end)
+		st_cond_tick(&c->cv, &c->mu);
+}
+
+static void rtr_on_send(void *arg, const struct kpeer_msg *m)
+{
+	struct rtr_hop *h = arg;
+	double t = rtr_cap_secs(h, m);
+
+	pthread_mutex_lock(&h->clk->mu);
+	rtr_sync_locked(h, t);
+	if (t > 0)
+		rtr_clock_set(h->clk, t);
+	pthread_mutex_unlock(&h->clk->mu);
+}
+
+static void rtr_on_wait(void *arg, const struct kpeer_msg *m)
+{
+	struct rtr_hop *h = arg;
+	struct rtr_clock *c = h->clk;
+	double t = rtr_cap_secs(h, m);
+
+	pthread_mutex_lock(&c->mu);
+	rtr_sync_locked(h, t);
+	if (m->has_pi && !(m->pi.features & LNET_PING_FEAT_RTE_DISABLED) && !c->checked_109) {
+		/* the push that ends STARTING: not before 110 s ... */
+		struct ulnet_routing_info ri;
+		uint64_t t0;
+
+		rtr_clock_set(c, ULNET_RTR_STARTUP_S - 2);
+		/* the router's timer ticks every second; the clock runs on
+		 * meanwhile, to about 109.2 s */
+		usleep(1200 * 1000);
+		c->state_109 = ulnet_routing_info(c->ln, &ri) ? -1 : (int)ri.state;
+		c->checked_109 = true;
+		/* ... and soon after: ENABLED within 2.5 s of the clock
+		 * reaching the capture's push (by ~114 s; the timer's tick
+		 * takes up to 1 s, a loaded machine some more) */
+		rtr_clock_set(c, t);
+		t0 = st_now_ms();
+		c->enabled_ms = -1;
+		while (st_now_ms() - t0 <= 4000) {
+			if (!ulnet_routing_info(c->ln, &ri) && ri.state == ULNET_ROUTING_ENABLED) {
+				c->enabled_ms = (int)(st_now_ms() - t0);
+				break;
+			}
+			usleep(10 * 1000);
+		}
+	}
+	if (t > 0)
+		rtr_clock_set(c, t);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static bool is_push_0x1a(const struct kpeer_msg *m, void *arg)
+{
+	(void)arg;
+	return !m->from_kpeer && m->kind == KP_LNET && m->hdr.type == ULNET_MSG_PUT && m->has_pi &&
+	       m->pi.features == 0x1a;
+}
+
+static void test_router_up_ulnet_router(void **state)
+{
+	const char *what = "router-up.br0+br1.pcap, ulnet the router (.12/.140)";
+	static struct rtr_clock clk;
+	static struct rtr_hop hop[2];
+	struct rtr_live l = rtr_live(21);
+	struct kpeer *kp[2] = { &g_kp[0], &g_kp[1] };
+	struct kpeer_conf c[2];
+	struct ulnet_routing_info ri;
+	struct ulnet_counters ctr;
+	struct st_node *n;
+	int rc[2];
+
+	(void)state;
+	memset(&clk, 0, sizeof(clk));
+	pthread_mutex_init(&clk.mu, NULL);
+	pthread_cond_init(&clk.cv, NULL);
+	rtr_confs("router-up", &l, &c[0], &c[1]);
+	n = router_start(&l, &clk.skew);
+	clk.ln = n->ln;
+	for (int i = 0; i < 2; i++) {
+		hop[i].clk = &clk;
+		hop[i].kp = kp[i];
+		hop[i].i = i;
+		c[i].on_send = rtr_on_send;
+		c[i].on_wait = rtr_on_wait;
+		c[i].arg = &hop[i];
+		c[i].aside_keepalive = true;
+		c[i].timeout_ms = 8000;
+		kp_load(kp[i], &c[i]);
+		if (kpeer_find(kp[i], 0, is_push_0x1a, NULL) < 0)
+			fail_msg("%s: %s has no push with features 0x1a", what, c[i].pcap);
+		clk.pos[i] = -1e9;
+		clk.last[i] = rtr_cap_secs(&hop[i], &kp[i]->msgs[kp[i]->nmsgs - 1]);
+	}
+	clk.anchor = st_skewed_clock(&clk.skew);
+	if (ulnet_routing_set(n->ln, true))
+		fail_msg("%s: ulnet_routing_set(1) failed", what);
+	assert_int_equal(ulnet_routing_info(n->ln, &ri), 0);
+	if (ri.state != ULNET_ROUTING_STARTING)
+		fail_msg("%s: routing state %d after ulnet_routing_set(1), want STARTING (3)", what,
+			 ri.state);
+	for (int i = 0; i < 2; i++)
+		if (kpeer_start(kp[i]) || kpeer_run_async(kp[i])) {
+			/* the other hop's hooks call the node: its thread ends
+			 * before teardown stops the node */
+			kpeer_close(kp[!i]);
+			report(kp[i], what, -1);
+		}
+	rc[0] = kpeer_join(kp[0]);
+	rc[1] = kpeer_join(kp[1]);
+	report_hops(kp, "router-up", rc);
+	if (!clk.checked_109 || clk.state_109 != ULNET_ROUTING_STARTING)
+		fail_msg("%s: with the clock 109 s after ulnet_routing_set(1) the routing state "
+			 "was %d, want STARTING (3) until 110 s", what, clk.state_109);
+	if (clk.enabled_ms < 0 || clk.enabled_ms > 2500)
+		fail_msg("%s: the router was ENABLED %d ms after its clock reached %.1f s (-1: not "
+			 "within 4 s); the kernel's forwarding starts after 110 s", what,
+			 clk.enabled_ms, ROUTER_UP_PUSH_S);
+	assert_int_equal(ulnet_routing_info(n->ln, &ri), 0);
+	if (ri.state != ULNET_ROUTING_ENABLED)
+		fail_msg("%s: routing state %d after the push, want ENABLED (1)", what, ri.state);
+	/* the router forwarded nothing: everything was addressed to it */
+	ulnet_counters_get(n->ln, &ctr);
+	if (ctr.route_count || ctr.drop_count)
+		fail_msg("%s: route_count %llu drop_count %llu, want 0", what,
+			 (unsigned long long)ctr.route_count, (unsigned long long)ctr.drop_count);
+	print_message("[  REPLAY  ] %s: discovery answered with 0x1e while STARTING (still so at "
+		      "109 s), ENABLED %d ms after the clock reached %.1f s, then the push with "
+		      "0x1a to both peers, ACKed; keepalives set aside: %u and %u\n", what,
+		      clk.enabled_ms, ROUTER_UP_PUSH_S, kp[0]->aside_keepalives,
+		      kp[1]->aside_keepalives);
+	kpeer_close(kp[0]);
+	kpeer_close(kp[1]);
+	st_node_stop(n);
+	pthread_mutex_destroy(&clk.mu);
+	pthread_cond_destroy(&clk.cv);
+}
+
+/* ---------------------------------------------------------------------- */
 /* kpeer against kpeer: both sides of a capture scripted. Independently of
  * ulnet, this proves the script engine (order, NID mapping, handle echo,
  * comparisons) replays each capture without a difference.                 */
@@ -829,6 +1305,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_idle_keepalive, teardown),
 		cmocka_unit_test_teardown(test_errors_refused, teardown),
 		cmocka_unit_test_teardown(test_routed_ping_ulnet_client, teardown),
+		cmocka_unit_test_teardown(test_routed_ping_ulnet_router, teardown),
+		cmocka_unit_test_teardown(test_router_up_ulnet_router, teardown),
 	};
 	const char *u = getenv("ULNET_REPLAY_UNPRIV");
 

@@ -126,19 +126,47 @@ static bool nid_ipv4(const ulnet_nid_t *nid, uint32_t *ip)
 	return true;
 }
 
-/* Capture NID -> live NID: the two nodes' tcp NIDs are mapped, the rest
- * (0@lo) is kept. */
+/* Capture IPv4 -> live IPv4: the two nodes', then conf.map's. */
+static bool map_ip(const struct kpeer *kp, uint32_t cap, uint32_t *live)
+{
+	if (cap == kp->conf.cap_kpeer_ip) {
+		*live = kp->conf.kpeer_ip;
+		return true;
+	}
+	if (cap == kp->conf.cap_ulnet_ip) {
+		*live = kp->conf.ulnet_ip;
+		return true;
+	}
+	for (unsigned i = 0; i < kp->conf.nmap && i < KPEER_MAX_MAP; i++)
+		if (cap == kp->conf.map[i].cap_ip) {
+			*live = kp->conf.map[i].live_ip;
+			return true;
+		}
+	return false;
+}
+
+/* Capture NID -> live NID: the tcp NIDs of the nodes mapped (map_ip), on
+ * their captured net; the rest (0@lo, nodes not mapped) is kept. */
 static ulnet_nid_t map_nid(const struct kpeer *kp, const ulnet_nid_t *cap)
 {
-	uint32_t ip;
+	uint32_t ip, live;
 
-	if (nid_ipv4(cap, &ip)) {
-		if (ip == kp->conf.cap_kpeer_ip)
-			return kpeer_tcp_nid(kp->conf.kpeer_ip);
-		if (ip == kp->conf.cap_ulnet_ip)
-			return kpeer_tcp_nid(kp->conf.ulnet_ip);
+	if (nid_ipv4(cap, &ip) && map_ip(kp, ip, &live)) {
+		ulnet_nid_t nid;
+
+		ulnet_nid_from_ipv4(live, ulnet_nid_net(cap), &nid);
+		return nid;
 	}
 	return *cap;
+}
+
+/* A node's NID on the hop's net (kpeer.net), capture address. */
+static ulnet_nid_t hop_nid(const struct kpeer *kp, uint32_t ip)
+{
+	ulnet_nid_t nid;
+
+	ulnet_nid_from_ipv4(ip, kp->net, &nid);
+	return nid;
 }
 
 static const char *nidstr(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE])
@@ -462,14 +490,14 @@ static int synth_handshake(struct kpeer *kp, unsigned cap_conn, int ctype, uint3
 	}
 	m[0]->kind = KP_CONNREQ;
 	m[0]->acr.version = 1;
-	m[0]->acr.target = kpeer_tcp_nid(lis_ip);
+	m[0]->acr.target = hop_nid(kp, lis_ip);
 	for (int i = 1; i < 3; i++) {
 		struct ksock_hello *h = &m[i]->hello;
 
 		m[i]->kind = KP_HELLO;
 		h->version = KSOCK_PROTO_V3;
-		h->src_nid = kpeer_tcp_nid(i == 1 ? conn_ip : lis_ip);
-		h->dst_nid = kpeer_tcp_nid(i == 1 ? lis_ip : conn_ip);
+		h->src_nid = hop_nid(kp, i == 1 ? conn_ip : lis_ip);
+		h->dst_nid = hop_nid(kp, i == 1 ? lis_ip : conn_ip);
 		h->src_pid = ULNET_PID_LUSTRE;
 		h->dst_pid = 0;
 		h->src_incarnation = 1;
@@ -478,6 +506,33 @@ static int synth_handshake(struct kpeer *kp, unsigned cap_conn, int ctype, uint3
 					     ctype);
 	}
 	return 0;
+}
+
+/* The hop's net: that of the first NID of kpeer's node in the script
+ * (a HELLO, an acceptor request's target or an LNet header; routed-ping.br1
+ * is on tcp1), else tcp. Made-up handshakes use it. */
+static ulnet_net_t find_hop_net(const struct kpeer *kp)
+{
+	for (unsigned i = 0; i < kp->nmsgs; i++) {
+		const struct kpeer_msg *m = &kp->msgs[i];
+		const ulnet_nid_t *n[2] = { NULL, NULL };
+		uint32_t ip;
+
+		if (m->kind == KP_HELLO) {
+			n[0] = &m->hello.src_nid;
+			n[1] = &m->hello.dst_nid;
+		} else if (m->kind == KP_CONNREQ) {
+			n[0] = &m->acr.target;
+		} else if (m->kind == KP_LNET) {
+			n[0] = &m->hdr.src_nid;
+			n[1] = &m->hdr.dest_nid;
+		}
+		for (int j = 0; j < 2; j++)
+			if (n[j] && nid_ipv4(n[j], &ip) &&
+			    (ip == kp->conf.cap_kpeer_ip || ip == kp->conf.cap_ulnet_ip))
+				return ulnet_nid_net(n[j]);
+	}
+	return ulnet_mknet(ULNET_LND_TCP, 0);
 }
 
 /* A user-space ulnet dials CONTROL alone (docs/socklnd.md): the other
@@ -502,6 +557,29 @@ static void userspace_control_only(struct kpeer *kp)
 			m->cap_conn = ctl;
 			m->ctype = SOCKLND_CONN_CONTROL;
 		}
+		if (n != i)
+			kp->msgs[n] = *m;   /* pi.nis is set again after the sort */
+		n++;
+	}
+	kp->nmsgs = n;
+}
+
+static bool is_keepalive(const struct ksock_msg_hdr *k)
+{
+	return k->type == KSOCK_MSG_NOOP && k->zc_cookies[0] == 0 &&
+	       k->zc_cookies[1] == KSOCK_KEEPALIVE_COOKIE;
+}
+
+/* conf.aside_keepalive: ulnet's side's keepalives leave the script. */
+static void drop_ulnet_keepalives(struct kpeer *kp)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < kp->nmsgs; i++) {
+		struct kpeer_msg *m = &kp->msgs[i];
+
+		if (!m->from_kpeer && m->kind == KP_NOOP && is_keepalive(&m->ksm))
+			continue;
 		if (n != i)
 			kp->msgs[n] = *m;   /* pi.nis is set again after the sort */
 		n++;
@@ -547,6 +625,7 @@ int kpeer_load(struct kpeer *kp, const struct kpeer_conf *conf)
 		goto out;
 	}
 	kp->cap_nconns = (unsigned)kp->cap.nconns;
+	kp->cap_t0 = sc.t0;
 	for (unsigned ci = 0; ci < kp->cap.nconns; ci++) {
 		const struct pcap_conn *c = &kp->cap.conns[ci];
 		int conn = c->connector >= 0 ? c->connector : (c->port[0] == KP_ACCEPT_PORT);
@@ -569,6 +648,7 @@ int kpeer_load(struct kpeer *kp, const struct kpeer_conf *conf)
 			goto out;
 		}
 	}
+	kp->net = find_hop_net(kp);
 	if (midstream) {
 		/* The kernel's three connections: made-up handshakes for the
 		 * types the capture caught mid-stream or did not see at all. */
@@ -607,6 +687,8 @@ int kpeer_load(struct kpeer *kp, const struct kpeer_conf *conf)
 	}
 	if (kp->conf.ulnet_userspace)
 		userspace_control_only(kp);
+	if (kp->conf.aside_keepalive)
+		drop_ulnet_keepalives(kp);
 	qsort(kp->msgs, kp->nmsgs, sizeof(*kp->msgs), order_cmp);
 	for (unsigned i = 0; i < kp->nmsgs; i++) {
 		kp->msgs[i].idx = i;
@@ -852,11 +934,11 @@ static void cmp_u64(struct cmp *x, const char *field, uint64_t live, uint64_t ca
 static void cmp_nid(struct cmp *x, const char *field, const ulnet_nid_t *live, const ulnet_nid_t *cap)
 {
 	ulnet_nid_t want = map_nid(x->kp, cap);
-	char a[ULNET_NIDSTR_SIZE], b[ULNET_NIDSTR_SIZE];
+	char a[ULNET_NIDSTR_SIZE], b[ULNET_NIDSTR_SIZE], c[ULNET_NIDSTR_SIZE];
 
 	if (!ulnet_nid_same(live, &want))
 		cmp_fail(x, "%s %s != %s (capture %s)", field, nidstr(live, a), nidstr(&want, b),
-			 nidstr(cap, b));
+			 nidstr(cap, c));
 }
 
 /* ulnet's own PID: the capture's, with the user-space flag when ulnet has
@@ -893,6 +975,19 @@ static void cmp_wmd(struct cmp *x, const char *field, const lnet_wire_handle_t *
 {
 	const lnet_wire_handle_t *want = wmd_lookup(x->kp, cap);
 
+	if (x->kp->conf.forwarded) {
+		/* the handle is the far end's, as the other hop's kpeer sent it */
+		if (!wmd_eq(live, cap))
+			cmp_fail(x, "%s 0x%llx:0x%llx != 0x%llx:0x%llx (forwarded: the sender's "
+				    "handle, as captured)", field,
+				 (unsigned long long)live->wh_interface_cookie,
+				 (unsigned long long)live->wh_object_cookie,
+				 (unsigned long long)cap->wh_interface_cookie,
+				 (unsigned long long)cap->wh_object_cookie);
+		else if (!wmd_none(cap))
+			wmd_learn(x->kp, cap, live);
+		return;
+	}
 	if (wmd_none(cap)) {
 		if (!wmd_none(live))
 			cmp_fail(x, "%s 0x%llx:0x%llx != none (all-ones)", field,
@@ -946,7 +1041,9 @@ static void cmp_ping_info(struct cmp *x, const uint8_t *payload, size_t len)
 
 		snprintf(f, sizeof(f), "ping info ni[%u] nid", i);
 		cmp_nid(x, f, &pi.nis[i].nid, &m->pi.nis[i].nid);
-		if (i > 0) {   /* ni[0] (0@lo) carries a sequence number */
+		if (i > 0 || x->kp->conf.forwarded) {
+			/* ni[0] (0@lo) carries a sequence number: the node's
+			 * own, compared only in a ping info ulnet forwards */
 			snprintf(f, sizeof(f), "ping info ni[%u] status", i);
 			cmp_u64(x, f, pi.nis[i].status, m->pi.nis[i].status);
 		} else if (!pi.nis[0].status) {
@@ -1313,6 +1410,12 @@ static int parse_conn(struct kpeer *kp, struct kp_conn *c)
 				kp_log(kp, "got  %s on %s (after the script)", what, ctype_name(c->ctype));
 				continue;
 			}
+			if (kp->conf.aside_keepalive && is_keepalive(&k)) {
+				kp->aside_keepalives++;
+				kp_log(kp, "got  %s on %s (a keepalive: set aside)", what,
+				       ctype_name(c->ctype));
+				continue;
+			}
 			if (k.type == KSOCK_MSG_LNET && kp->conf.aside &&
 			    kp->conf.aside(kp->conf.aside_arg, c->ctype, &h)) {
 				kp->aside++;
@@ -1544,9 +1647,10 @@ static int wait_for(struct kpeer *kp, unsigned upto, int ctype)
 	while ((e = first_missing(kp, upto, ctype))) {
 		if (e != waited) {
 			waited = e;
-			end = now_ms() + (uint64_t)kp->conf.timeout_ms;
 			if (kp->conf.on_wait)
 				kp->conf.on_wait(kp->conf.arg, e);
+			/* the wait starts once on_wait (which may block) is done */
+			end = now_ms() + (uint64_t)kp->conf.timeout_ms;
 		}
 		if (kp->err[0])
 			return -1;
@@ -1589,13 +1693,11 @@ int kpeer_start(struct kpeer *kp)
 	return 0;
 }
 
-int kpeer_run(struct kpeer *kp)
+/* Play script[kp->pos .. upto) and wait for ulnet's messages before upto. */
+static int play(struct kpeer *kp, unsigned upto)
 {
-	uint64_t end;
-
-	if (kp->err[0])
-		return -1;
-	for (unsigned i = 0; i < kp->conf.limit; i++) {
+	for (; kp->pos < upto; kp->pos++) {
+		unsigned i = kp->pos;
 		struct kpeer_msg *m = &kp->msgs[i];
 
 		if (!m->from_kpeer)
@@ -1612,13 +1714,40 @@ int kpeer_run(struct kpeer *kp)
 			if (j >= 0 && wait_for(kp, (unsigned)j + 1, kp->msgs[j].ctype))
 				return -1;
 		}
+		if (kp->conf.on_send)
+			kp->conf.on_send(kp->conf.arg, m);
 		if (send_msg(kp, m))
 			return -1;
 		/* take what already came before the next step */
 		if (pump(kp, 0))
 			return -1;
 	}
-	if (wait_for(kp, kp->conf.limit, SOCKLND_CONN_NONE))
+	return wait_for(kp, upto, SOCKLND_CONN_NONE);
+}
+
+int kpeer_run_to(struct kpeer *kp, unsigned upto)
+{
+	unsigned limit = kp->conf.limit;
+	int rc;
+
+	if (kp->err[0])
+		return -1;
+	if (upto > limit)
+		upto = limit;
+	/* until then, ulnet's messages after `upto` are not expected yet */
+	kp->conf.limit = upto;
+	rc = play(kp, upto);
+	kp->conf.limit = limit;
+	return rc;
+}
+
+int kpeer_run(struct kpeer *kp)
+{
+	uint64_t end;
+
+	if (kp->err[0])
+		return -1;
+	if (play(kp, kp->conf.limit))
 		return -1;
 	end = now_ms() + (uint64_t)kp->conf.quiet_ms;
 	while (now_ms() < end)

@@ -26,6 +26,11 @@
  * with the same match bits is taken first (two RPCs served at once may
  * answer in either order); otherwise the first.
  *
+ * Two kpeers can play the two hops of a router at once (one thread each):
+ * conf.map maps the far ends' NIDs as well, conf.forwarded makes every
+ * handle exact, kpeer_run_to() orders their starts, and on_send/on_wait
+ * let the test keep them in step on a common clock.
+ *
  * Bounded: every wait has a deadline (conf.timeout_ms), every buffer and
  * loop a limit. Not thread-safe: one thread drives one kpeer (the test may
  * run kpeer_run() on a thread of its own with kpeer_run_async()).
@@ -48,6 +53,7 @@
 #define KPEER_PI_MAX 16
 #define KPEER_RBUF (64u << 10)
 #define KPEER_SBUF_PAYLOAD (1u << 20)  /* largest payload kpeer sends */
+#define KPEER_MAX_MAP 4
 
 enum kpeer_kind { KP_CONNREQ, KP_HELLO, KP_NOOP, KP_LNET };
 
@@ -85,7 +91,8 @@ struct kpeer_conf {
 	int quiet_ms;              /* after the script, nothing more may come; 0: 300 */
 	unsigned limit;            /* play script[0 .. limit); 0: all */
 	/* Called once before kpeer starts waiting for ulnet's message `m`
-	 * (for example to move ulnet's clock forward). */
+	 * (for example to move ulnet's clock forward); timeout_ms counts from
+	 * its return. */
 	void (*on_wait)(void *arg, const struct kpeer_msg *m);
 	void *arg;
 	bool verbose;              /* transcript on stderr (also env KPEER_VERBOSE) */
@@ -104,6 +111,32 @@ struct kpeer_conf {
 	 * in kpeer.aside (and not answered). NULL: every message is matched. */
 	bool (*aside)(void *arg, int ctype, const struct lnet_hdr *h);
 	void *aside_arg;
+	/* More nodes of the capture whose NIDs are mapped (capture IPv4 ->
+	 * live IPv4, host order), beside the two above. A router test needs
+	 * them: ulnet, the router, must reach each hop's far end, which the
+	 * kpeer of the other hop plays at its live address, so the end-to-end
+	 * NIDs in LNet headers and ping infos are mapped on both hops alike.
+	 * NIDs of nodes not listed stay as captured. Every mapped NID keeps
+	 * its captured net (192.168.77.141@tcp1 -> 127.0.1.x@tcp1). */
+	struct { uint32_t cap_ip, live_ip; } map[KPEER_MAX_MAP];
+	unsigned nmap;
+	/* ulnet is the router and forwards everything it sends on this hop:
+	 * the wire handles and ping infos are the other hop's kpeer's, which
+	 * sends them as captured, so each handle must be the captured one
+	 * (not just echoed consistently) and a ping info's 0@lo sequence
+	 * number is compared too. */
+	bool forwarded;
+	/* Called once before kpeer sends script message `m`, after what it
+	 * waited for came (for example to move ulnet's clock to the
+	 * capture's time of `m`); `arg` as for on_wait. */
+	void (*on_send)(void *arg, const struct kpeer_msg *m);
+	/* Keepalives are not compared: the capture's keepalive NOOPs [0,1]
+	 * from ulnet's side leave the script, and ulnet's are set aside
+	 * (counted in kpeer.aside_keepalives). For a test that moves ulnet's
+	 * clock in big steps (minutes of a capture in a second), where when
+	 * a keepalive falls due is not the capture's; test_idle_keepalive
+	 * checks keepalives. kpeer's own keepalives are still sent. */
+	bool aside_keepalive;
 };
 
 struct kp_conn;
@@ -113,7 +146,11 @@ struct kpeer {
 	struct pcap_capture cap;
 	struct kpeer_msg *msgs;    /* the script */
 	unsigned nmsgs;
+	unsigned pos;              /* next script message to play (kpeer_run_to) */
 	unsigned cap_nconns;
+	double cap_t0;             /* capture time of its first record (kpeer_msg.t is
+				    * relative to it): s since the epoch */
+	ulnet_net_t net;           /* the hop's net: that of kpeer's node in the capture */
 	int lfd;                   /* listener (passive) */
 	struct kp_conn *conns;
 	unsigned nconns;
@@ -126,6 +163,7 @@ struct kpeer {
 	unsigned nwmd;
 	unsigned received;         /* ulnet messages received and matched */
 	unsigned aside;            /* ulnet messages set aside (conf.aside) */
+	unsigned aside_keepalives; /* ulnet keepalives set aside (conf.aside_keepalive) */
 	char err[512];             /* first difference or failure */
 	char notes[1024];          /* expected differences (user-space PIDs...) */
 	pthread_t thr;
@@ -141,6 +179,13 @@ int kpeer_start(struct kpeer *kp);
  * every message of ulnet's side has come and quiet_ms more.
  * Returns 0, or -1 with kpeer_error() set. */
 int kpeer_run(struct kpeer *kp);
+/* Play the script up to (not including) message `upto` and wait for
+ * ulnet's messages before it, then return (no quiet wait): a later
+ * kpeer_run() or kpeer_run_to() goes on from there. Two kpeers that play
+ * the two hops of a router use it to order their starts (the far end's
+ * connections up before the first message that ulnet forwards to it).
+ * 0, or -1 with kpeer_error() set. */
+int kpeer_run_to(struct kpeer *kp, unsigned upto);
 /* kpeer_run() on a thread; kpeer_join() returns its result. */
 int kpeer_run_async(struct kpeer *kp);
 int kpeer_join(struct kpeer *kp);
