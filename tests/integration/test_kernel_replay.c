@@ -20,11 +20,14 @@
  * its PID on the wire is 12345 | 0x80000000 (its ping info keeps 12345,
  * docs/interop.md) and it dials CONTROL alone: kpeer expects both
  * (kpeer.c, userspace_control_only()). CTest runs this mode too
- * (integration/test_kernel_replay_unpriv).
+ * (integration/test_kernel_replay_unpriv). The one exception: the router's
+ * routed-ping test skips there, saying why (forwarding between user-space
+ * peers cannot keep a header's source: docs/routing.md).
  *
  * Every test drives ulnet's real paths: its ping target and push target on
  * portal 0 (passive tests), ulnet_ping() and ulnet_discover() (active
- * tests). Nothing is stood in for and nothing is skipped: a difference from
+ * tests), its forwarding and routing state machine (router tests). Nothing
+ * is stood in for and no message is skipped: a difference from
  * the capture, or an error from ulnet, fails the test with a message naming
  * the message and field (or the errno), and the next test still runs.
  */
