@@ -64,8 +64,7 @@ lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
 	 * its own messages go regardless (the kernel's peer aliveness) */
 	if (__builtin_expect(msg->msg_forward, 0) && lp && lp->lpni_ns_status != LNET_NI_STATUS_UP &&
 	    !(msg->msg_target.pid & ULNET_PID_USERFLAG) && lnet_peer_aliveness_enabled_locked(ln, lp)) {
-		ln->ln_ctr.drop_count++;
-		ln->ln_ctr.drop_length += msg->msg_len;
+		/* (drop_count: when the failed forward completes, msg.c) */
 		ni->ni_dropped.n[msg->msg_type]++;
 		lp->lpni_dropped.n[msg->msg_type]++;
 		lnet_log(ln, ULNET_LOG_WARN, "dropping %s for %s: peer %s not alive",

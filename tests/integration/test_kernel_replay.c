@@ -921,9 +921,8 @@ static void test_routed_ping_ulnet_router(void **state)
 	}
 	/* both end nodes are the router's peers, each router credit back
 	 * (peer_credits, 8: peer_buffer_credits is 0) after one in use at a
-	 * time. The kernel's `peer show` on the router says `state: up` for
-	 * both; ulnet has no peer aliveness yet (docs/routing.md) and says
-	 * NA, which is not checked here. */
+	 * time; and alive (`state: up`), as the kernel's `peer show` on the
+	 * router has them (docs/routing.md, "Peer aliveness"). */
 	ulnet_nid_from_ipv4(l.g11, ulnet_mknet(ULNET_LND_TCP, 0), &nid11);
 	ulnet_nid_from_ipv4(l.g141, ulnet_mknet(ULNET_LND_TCP, 1), &nid13);
 	rtr_peer(n, what, &nid11, &p11);
@@ -933,6 +932,9 @@ static void test_routed_ping_ulnet_router(void **state)
 		fail_msg("%s: router peers: .11 rtr credits %d (min %d), .13 %d (min %d); "
 			 "want 8 (min 7)", what, p11.available_rtr_credits, p11.min_rtr_credits,
 			 p13.available_rtr_credits, p13.min_rtr_credits);
+	if (p11.state != 1 || p13.state != 1)
+		fail_msg("%s: router peers: .11 state %d, .13 state %d; want 1 (up), as the "
+			 "kernel router", what, p11.state, p13.state);
 	print_message("[  REPLAY  ] %s: %u messages forwarded with the captured headers "
 		      "(route_count %llu), none dropped, none of its own; pool mincredits tiny %d "
 		      "small %d (the kernel's 2047, 16383)\n", what, fwd, (unsigned long long)ctr.route_count,

@@ -18,6 +18,7 @@
 
 #include "fake_node.h"
 #include "memlnd.h"
+#include "core/lnd.h"
 #include "core/route.h"
 #include "ulnet/routing.h"
 
@@ -665,6 +666,70 @@ static void test_gateway_dies(void **state)
 	three_down(&t);
 }
 
+/* R's state of the peer NI `nid` in its peer list (1 up, 0 down, -1 NA),
+ * or -2 when it has none. */
+static int peer_ni_state(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	struct ulnet_peer_info info;
+
+	for (int i = 0; ulnet_peer_info(ln, i, &info) == 0; i++)
+		for (int k = 0; k < info.nnis; k++)
+			if (ulnet_nid_same(&info.nis[k].nid, nid))
+				return info.nis[k].state;
+	return -2;
+}
+
+/* Peer aliveness on a router: B's LND reports it failed, and R drops what
+ * it would forward to B (a log line, drop_count) while A's PUT ends; a
+ * message from B brings it back up, and forwarding resumes. A node that
+ * is no router shows a state for its gateways only, NA for other peers. */
+static void test_forward_peer_not_alive(void **state)
+{
+	(void)state;
+	struct three t;
+	uint8_t src[16] = { 9 }, dst[16];
+	struct rx ra = { 0 }, rb = { 0 }, rr = { 0 };
+	struct ulnet_counters c;
+	struct lnet_ni *rni;
+
+	three_up(&t, false);
+	post_sink(t.b, dst, sizeof(dst), &rb);
+	put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
+	memlnd_pump(t.net);
+	assert_int_equal(rb.nput, 1);
+	assert_int_equal(peer_ni_state(t.r, &t.nb), 1);
+	/* B is no router: its gateway has a state, the peer behind it NA */
+	assert_int_equal(peer_ni_state(t.b, &t.rb), 1);
+	assert_int_equal(peer_ni_state(t.b, &t.na), -1);
+
+	lnet_lock(t.r);
+	rni = lnet_nid2ni_walk_locked(t.r, &t.rb);
+	lnet_unlock(t.r);
+	assert_non_null(rni);
+	lnet_notify_peer_ni(rni, &t.nb, -ECONNRESET);
+	assert_int_equal(peer_ni_state(t.r, &t.nb), 0);
+	logs[0] = '\0';
+	memset(&ra, 0, sizeof(ra));
+	put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
+	memlnd_pump(t.net);
+	assert_int_equal(rb.nput, 1);
+	assert_non_null(strstr(logs, "not alive"));
+	ulnet_counters_get(t.r, &c);
+	assert_int_equal(c.drop_count, 1);
+
+	/* B speaks to R (a PUT to A through it): alive again */
+	post_sink(t.a, dst, sizeof(dst), &rr);
+	put_ack(t.b, t.na, &rr, src, sizeof(src), 0);
+	memlnd_pump(t.net);
+	assert_int_equal(peer_ni_state(t.r, &t.nb), 1);
+	memset(&ra, 0, sizeof(ra));
+	put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
+	memlnd_pump(t.net);
+	assert_int_equal(rb.nput, 2);
+	assert_int_equal(ra.nack, 1);
+	three_down(&t);
+}
+
 /* Forwarding at once (the kernel's forwarding=enabled at start): no
  * start-up phase; refused while stopping. */
 static void test_routing_enable_now(void **state)
@@ -790,6 +855,7 @@ int main(void)
 		cmocka_unit_test(test_routing_enable_now),
 		cmocka_unit_test(test_router_net_down),
 		cmocka_unit_test(test_forward_no_deadline),
+		cmocka_unit_test(test_forward_peer_not_alive),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
