@@ -78,12 +78,37 @@ enum { ULNET_RTR_POOL_TINY, ULNET_RTR_POOL_SMALL, ULNET_RTR_POOL_LARGE, ULNET_RT
 #define ULNET_RTR_LARGE_DEFAULT 1024
 
 /* Seconds from `set routing 1` to forwarding advertised (the kernel's
- * alive_router_check_interval + router_ping_timeout, 60 + 50). */
+ * alive_router_check_interval + router_ping_timeout, 60 + 50, with the
+ * default ulnet_router_params). */
 #define ULNET_RTR_STARTUP_S 110
 /* STOPPING ends once no buffer is in use after this many seconds, or
- * after the second figure regardless. */
+ * after the second figure regardless (default ulnet_router_params). */
 #define ULNET_RTR_STOP_MIN_S 110
 #define ULNET_RTR_STOP_MAX_S 330
+
+/* The router checker's and the router's timing, and how routes are
+ * judged: the kernel's lnet module parameters of the same names. */
+struct ulnet_router_params {
+	/* s between router checks of a gateway (forced discovery), 60; <= 0:
+	 * none (a gateway is checked once, when its first route is added) */
+	int alive_router_check_interval;
+	/* s, 50, >= 0. With the interval: how long a router stays STARTING
+	 * and at least STOPPING (3 times that at most), and how long a net of
+	 * a router may hear no router ping before it is reported down. */
+	int router_ping_timeout;
+	/* Routes, and peer NIs, start down until the router checker (or a
+	 * message from the peer NI) says otherwise; false: up. Applies to
+	 * routes and peers added after it is set. */
+	bool check_routers_before_use;
+	/* A single-hop route also needs the gateway's NI on the remote net
+	 * up; true (the kernel's default). */
+	bool avoid_asym_router_failure;
+};
+
+/* Errors: -EINVAL (router_ping_timeout < 0, NULL). Takes effect at the
+ * next check, phase or route. */
+int ulnet_router_params_get(ulnet_t *ln, struct ulnet_router_params *p);
+int ulnet_router_params_set(ulnet_t *ln, const struct ulnet_router_params *p);
 
 struct ulnet_rtr_pool_info {
 	int npages;                  /* 0, 1, 256 */

@@ -23,6 +23,7 @@
 #include "core/lnet_hdr.h"
 #include "core/ping_info.h"
 #include "util/ul_lock.h"
+#include "ulnet/routing.h"
 #include "ulnet/ulnet.h"
 #include "util/evloop.h"
 #include "util/log.h"
@@ -394,6 +395,7 @@ struct lnet_peer_ni {
 	uint32_t lpni_ns_status;       /* as the peer's ping info said */
 	bool lpni_recovering;          /* a recovery ping is out (peer.c) */
 	uint64_t lpni_next_ping;       /* instance clock: next recovery ping no sooner */
+	uint64_t lpni_last_alive;      /* instance clock: last message from it; 0 never */
 	unsigned lpni_seq;
 	/* a non-Multi-Rail peer hears from one NI of ours (send.c) */
 	bool lpni_pref_set;
@@ -495,6 +497,7 @@ struct ulnet {
 	/* the router role (router.c) */
 	int ln_routing;                /* enum ulnet_routing_state */
 	bool ln_rtrpools_alloc;        /* routing was enabled once: pools exist */
+	struct ulnet_router_params ln_rtr_params;
 	bool ln_rtr_pipe_warned;       /* router.c: said once that a pipe failed */
 	size_t ln_rtr_pipe_size;       /* router.c: pipe size asked for (0: default) */
 	uint64_t ln_rtr_spliced;       /* payload bytes forwarded through pipes */

@@ -185,9 +185,10 @@ static struct lnet_peer_ni *lnet_peer_ni_alloc_locked(ulnet_t *ln, struct lnet_p
 	ul_list_init(&lpni->lpni_rtrq);
 	ul_list_init(&lpni->lpni_txq);
 	/* a peer NI is taken to be alive until something says otherwise
-	 * (the kernel's default, check_routers_before_use 0): a router
-	 * forwards to it at once (lnet_peer_ni_alive_locked()) */
-	lpni->lpni_ns_status = LNET_NI_STATUS_UP;
+	 * (unless check_routers_before_use): a router forwards to it at once
+	 * (peer aliveness, send.c) */
+	lpni->lpni_ns_status = ln->ln_rtr_params.check_routers_before_use ? LNET_NI_STATUS_DOWN
+									   : LNET_NI_STATUS_UP;
 	lpni->lpni_health.health_value = 1000;
 	ul_list_add_tail(&lpni->lpni_hash, &ln->ln_pni_hash[lnet_nid_hash(nid, ln->ln_pni_hash_size)]);
 	lpni->lpni_peer = lp;
@@ -681,6 +682,19 @@ static void lnet_recovery_timer_cb(struct ul_timer *t)
 
 			if (lpni->lpni_health.health_value >= ULNET_MAX_HEALTH)
 				continue;
+			/* as the kernel: only a peer NI we have heard from
+			 * (a gateway's NI on another net never speaks to us:
+			 * pinging it would go through that gateway, which
+			 * drops a message for its own NID on another net),
+			 * and not once recovery_limit has passed since */
+			if (!lpni->lpni_last_alive)
+				continue;
+			if (ln->ln_g.recovery_limit &&
+			    now > lpni->lpni_last_alive +
+					  (uint64_t)ln->ln_g.recovery_limit * LNET_NSEC_PER_SEC) {
+				lpni->lpni_health.ping_count = 0;
+				continue;
+			}
 			unhealthy = true;
 			if (lpni->lpni_recovering || now < lpni->lpni_next_ping)
 				continue;

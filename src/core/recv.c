@@ -267,6 +267,7 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 
 		if (lpni) {
 			lpni->lpni_ns_status = LNET_NI_STATUS_UP;
+			lpni->lpni_last_alive = lnet_now(ln);
 			msg->msg_rxpeer = lpni;
 			lnet_peer_ni_addref_locked(lpni);
 		}

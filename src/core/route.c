@@ -185,9 +185,10 @@ int ulnet_route_add(ulnet_t *ln, const struct ulnet_route_conf *rc)
 	r->lr_gw = lpni;
 	r->lr_hops = rc->hops;
 	r->lr_priority = rc->priority;
-	/* usable at once (check_routers_before_use=0); the router checker
-	 * judges it from the gateway's ping info, starting at its next tick */
-	r->lr_alive = true;
+	/* usable at once, unless check_routers_before_use; the router
+	 * checker judges it from the gateway's ping info, starting at its
+	 * next tick */
+	r->lr_alive = !ln->ln_rtr_params.check_routers_before_use;
 	ul_list_add_tail(&r->lr_list, &have->lrn_routes);
 	ln->ln_nroutes++;
 	if (lpni->lpni_peer)
@@ -274,7 +275,11 @@ static void lnet_rtrcheck_timer_cb(struct ul_timer *t)
 
 		if (!gp || gp->lp_rtrcheck_next > now)
 			continue;
-		gp->lp_rtrcheck_next = now + LNET_RTR_CHECK_INTERVAL_S * LNET_NSEC_PER_SEC;
+		/* alive_router_check_interval <= 0: this first check only */
+		gp->lp_rtrcheck_next = ln->ln_rtr_params.alive_router_check_interval > 0
+			? now + (uint64_t)ln->ln_rtr_params.alive_router_check_interval *
+				      LNET_NSEC_PER_SEC
+			: UINT64_MAX;
 		(void)lnet_peer_start_discovery_locked(ln, gp, true, &q);
 	}
 	if (ln->ln_nroutes)
@@ -284,8 +289,8 @@ static void lnet_rtrcheck_timer_cb(struct ul_timer *t)
 }
 
 /* Whether route `r` through `gp` is alive, from the gateway's last ping
- * info (the kernel's rules, with avoid_asym_router_failure on): it does not
- * say "routing disabled"; one of its NIs on our nets is up; and a
+ * info (the kernel's rules): it does not say "routing disabled"; one of
+ * its NIs on our nets is up; and, with avoid_asym_router_failure, a
  * single-hop route (hops 1, or the gateway lists an NI on the remote net)
  * also needs one of those NIs up. */
 static bool lnet_route_judge_locked(ulnet_t *ln, struct lnet_route *r, struct lnet_peer *gp)
@@ -310,7 +315,8 @@ static bool lnet_route_judge_locked(ulnet_t *ln, struct lnet_route *r, struct ln
 		return false;
 	if (!local_up)
 		return false;
-	if ((r->lr_hops == 1 || remote_listed) && !remote_up)
+	if (ln->ln_rtr_params.avoid_asym_router_failure && (r->lr_hops == 1 || remote_listed) &&
+	    !remote_up)
 		return false;
 	return true;
 }

@@ -30,8 +30,8 @@ struct lnet_route {
 	bool lr_single_hop;
 };
 
-/* The router checker's period: each gateway is discovered again (ping and
- * push) this often (the kernel's alive_router_check_interval). */
+/* The router checker's default period (ulnet_router_params): each gateway
+ * is discovered again (ping and push) this often. */
 #define LNET_RTR_CHECK_INTERVAL_S 60
 
 /* Every route `r` (of remote net `rn`), in table order; the body may

@@ -58,7 +58,33 @@ int lnet_router_init(ulnet_t *ln)
 		ul_list_init(&p->rbp_msgs);
 	}
 	ln->ln_routing = ULNET_ROUTING_DISABLED;
+	ln->ln_rtr_params = (struct ulnet_router_params){
+		.alive_router_check_interval = 60,
+		.router_ping_timeout = 50,
+		.check_routers_before_use = false,
+		.avoid_asym_router_failure = true,
+	};
 	ul_timer_init(&ln->ln_rtr_timer, lnet_rtr_timer_cb);
+	return 0;
+}
+
+int ulnet_router_params_get(ulnet_t *ln, struct ulnet_router_params *p)
+{
+	if (!ln || !p)
+		return -EINVAL;
+	lnet_lock(ln);
+	*p = ln->ln_rtr_params;
+	lnet_unlock(ln);
+	return 0;
+}
+
+int ulnet_router_params_set(ulnet_t *ln, const struct ulnet_router_params *p)
+{
+	if (!ln || !p || p->router_ping_timeout < 0)
+		return -EINVAL;
+	lnet_lock(ln);
+	ln->ln_rtr_params = *p;
+	lnet_unlock(ln);
 	return 0;
 }
 
@@ -384,6 +410,7 @@ int lnet_parse_forward(struct lnet_ni *ni, const struct lnet_hdr *hdr, const uln
 	lpni = lnet_peer_ni_get_locked(ln, from_nid);
 	if (lpni) {
 		lpni->lpni_ns_status = LNET_NI_STATUS_UP;
+		lpni->lpni_last_alive = lnet_now(ln);
 		msg->msg_rxpeer = lpni;
 		lnet_peer_ni_addref_locked(lpni);
 	}
@@ -477,7 +504,7 @@ bool lnet_router_ping_heard_locked(ulnet_t *ln, struct lnet_ni *ni)
 }
 
 /* A router reports down the NIs of a net no node has pinged it on for
- * LNET_RTR_NET_DOWN_S: nodes there route through it no more (their
+ * lnet_rtr_timeout_s(): nodes there route through it no more (their
  * router checker pings every 60 s), and nodes elsewhere whose single-hop
  * routes lead there take them down. True if a status changed. */
 static bool lnet_rtr_nets_check_locked(ulnet_t *ln, uint64_t now)
@@ -489,12 +516,12 @@ static bool lnet_rtr_nets_check_locked(ulnet_t *ln, uint64_t now)
 		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
 
 		if (ni == ln->ln_loni || ni->ni_status != LNET_NI_STATUS_UP ||
-		    now < ni->ni_rtr_ping_last + LNET_RTR_NET_DOWN_S * LNET_NSEC_PER_SEC)
+		    now < ni->ni_rtr_ping_last + (uint64_t)lnet_rtr_timeout_s(ln) * LNET_NSEC_PER_SEC)
 			continue;
 		ni->ni_status = LNET_NI_STATUS_DOWN;
 		changed = true;
 		lnet_log(ln, ULNET_LOG_WARN, "%s: no router ping on its net for %ds: reported down",
-			 lnet_nidstr(&ni->ni_nid, (char[ULNET_NIDSTR_SIZE]){ 0 }), LNET_RTR_NET_DOWN_S);
+			 lnet_nidstr(&ni->ni_nid, (char[ULNET_NIDSTR_SIZE]){ 0 }), lnet_rtr_timeout_s(ln));
 	}
 	return changed;
 }
@@ -566,21 +593,22 @@ int ulnet_routing_set(ulnet_t *ln, bool on)
 
 				ni->ni_rtr_ping_last = now;
 			}
-			ln->ln_rtr_phase_min = lnet_now(ln) + ULNET_RTR_STARTUP_S * LNET_NSEC_PER_SEC;
+			ln->ln_rtr_phase_min = lnet_now(ln) +
+					       (uint64_t)lnet_rtr_timeout_s(ln) * LNET_NSEC_PER_SEC;
 			lnet_rtr_timer_arm_locked(ln);
 			lnet_log(ln, ULNET_LOG_INFO, "message forwarding will be enabled in %ds",
-				 ULNET_RTR_STARTUP_S);
+				 lnet_rtr_timeout_s(ln));
 		}
 	} else if (ln->ln_routing != ULNET_ROUTING_DISABLED) {
 		uint64_t now = lnet_now(ln);
 
 		update = ln->ln_routing == ULNET_ROUTING_ENABLED;
 		ln->ln_routing = ULNET_ROUTING_STOPPING;
-		ln->ln_rtr_phase_min = now + ULNET_RTR_STOP_MIN_S * LNET_NSEC_PER_SEC;
-		ln->ln_rtr_phase_max = now + ULNET_RTR_STOP_MAX_S * LNET_NSEC_PER_SEC;
+		ln->ln_rtr_phase_min = now + (uint64_t)lnet_rtr_timeout_s(ln) * LNET_NSEC_PER_SEC;
+		ln->ln_rtr_phase_max = now + 3ull * lnet_rtr_timeout_s(ln) * LNET_NSEC_PER_SEC;
 		lnet_rtr_timer_arm_locked(ln);
 		lnet_log(ln, ULNET_LOG_INFO, "message forwarding will stop in %ds to %ds",
-			 ULNET_RTR_STOP_MIN_S, ULNET_RTR_STOP_MAX_S);
+			 lnet_rtr_timeout_s(ln), 3 * lnet_rtr_timeout_s(ln));
 	}
 	lnet_unlock(ln);
 	/* RTE_DISABLED at once, as the kernel */

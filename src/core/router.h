@@ -62,10 +62,16 @@ void lnet_fwd_recv_ready(struct lnet_msg *msg);
  * on `ni`'s net: the net is alive; if the router had reported it down,
  * true (the caller updates the ping target, which pushes the change). */
 bool lnet_router_ping_heard_locked(ulnet_t *ln, struct lnet_ni *ni);
-/* Seconds without a router ping after which a router reports a net's NIs
- * down in its ping info (the kernel's router_ping_timeout +
- * alive_router_check_interval). */
-#define LNET_RTR_NET_DOWN_S 110
+/* alive_router_check_interval + router_ping_timeout (110 s by default):
+ * how long a router stays STARTING, and at least STOPPING; and how long
+ * one of its nets may hear no router ping before it reports that net's
+ * NIs down in its ping info. */
+static inline int lnet_rtr_timeout_s(const ulnet_t *ln)
+{
+	int iv = ln->ln_rtr_params.alive_router_check_interval;
+
+	return (iv > 0 ? iv : 0) + ln->ln_rtr_params.router_ping_timeout;
+}
 
 /* Spliced forwarding, for tests and diagnostics: the size of the pipes
  * made from now on (0: the default, 4 MiB where allowed, else 1 MiB), and

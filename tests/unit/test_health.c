@@ -210,15 +210,18 @@ static void test_reported_down_ni_avoided(void **state)
 }
 
 /* B sends A one PUT from its .13 NI: A hears from that peer NI. */
+/* (the ME stays posted on A: its log outlives the call) */
 static void put_from_nb2(struct pair *p)
 {
-	struct recvlog ra = { 0 };
+	static struct recvlog ra;
+
 	struct sendlog sb = { 0 };
 	ulnet_process_id_t t = { .nid = p->na, .pid = 12345 };
 	struct ulnet_md md = { .start = payload, .length = sizeof(payload), .threshold = 1,
 			       .user_ptr = &sb, .handler = send_handler };
 	ulnet_handle_t mdh;
 
+	memset(&ra, 0, sizeof(ra));
 	post_service(p->a, &ra);
 	assert_int_equal(ulnet_md_bind(p->b, &md, ULNET_UNLINK, &mdh), 0);
 	assert_int_equal(ulnet_put(p->b, &p->nb2, mdh, ULNET_NOACK_REQ, t, PORTAL, 1, 0, 0), 0);
@@ -370,6 +373,8 @@ static void test_recovery_pings(void **state)
 	const uint64_t sec = 1000000000ULL;
 
 	pair_up(&p, false);
+	put_from_nb2(&p);   /* heard from: recovery applies to it (not before) */
+	memlnd_trace_clear(p.net);
 	memlnd_fail_nid(p.net, &p.nb2, -ECONNREFUSED);
 	put(p.a, &p.nb1, &s[0], ULNET_NOACK_REQ);
 	put(p.a, &p.nb1, &s[1], ULNET_NOACK_REQ);
@@ -425,6 +430,8 @@ static void test_receive_resets_ping_count(void **state)
 	const uint64_t sec = 1000000000ULL;
 
 	pair_up(&p, false);
+	put_from_nb2(&p);   /* heard from: recovery applies to it (not before) */
+	memlnd_trace_clear(p.net);
 	memlnd_fail_nid(p.net, &p.nb2, -ECONNREFUSED);
 	put(p.a, &p.nb1, &s[0], ULNET_NOACK_REQ);
 	put(p.a, &p.nb1, &s[1], ULNET_NOACK_REQ);
@@ -436,6 +443,49 @@ static void test_receive_resets_ping_count(void **state)
 	memlnd_fail_nid(p.net, &p.nb2, 0);
 	put_from_nb2(&p);
 	assert_int_equal(peer_ni(p.a, &p.nb2).health.ping_count, 0);
+	pair_down(&p);
+}
+
+/* Recovery pings only go to peer NIs we have heard from (the kernel's
+ * rule): .13 never sent anything, its failure lowers its health, and no
+ * ping follows. With recovery_limit, pings stop that long after .13 was
+ * last heard from. */
+static void test_recovery_needs_heard_from(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct sendlog s[4] = { 0 };
+	struct ulnet_globals g;
+	const uint64_t sec = 1000000000ULL;
+
+	pair_up(&p, false);
+	memlnd_fail_nid(p.net, &p.nb2, -ECONNREFUSED);
+	put(p.a, &p.nb1, &s[0], ULNET_NOACK_REQ);
+	put(p.a, &p.nb1, &s[1], ULNET_NOACK_REQ);
+	memlnd_pump(p.net);
+	assert_int_equal(peer_ni(p.a, &p.nb2).health.health_value, 900);
+	for (int i = 0; i < 5; i++)
+		tick(&p, sec);
+	assert_int_equal(gets_to(p.net, &p.nb2), 0);
+	pair_down(&p);
+
+	pair_up(&p, false);
+	ulnet_globals_get(p.a, &g);
+	g.recovery_limit = 10;
+	assert_int_equal(ulnet_globals_set(p.a, &g), 0);
+	put_from_nb2(&p);
+	memlnd_trace_clear(p.net);
+	memlnd_fail_nid(p.net, &p.nb2, -ECONNREFUSED);
+	put(p.a, &p.nb1, &s[2], ULNET_NOACK_REQ);
+	put(p.a, &p.nb1, &s[3], ULNET_NOACK_REQ);
+	memlnd_pump(p.net);
+	tick(&p, sec);
+	assert_int_equal(gets_to(p.net, &p.nb2), 1);
+	memlnd_trace_clear(p.net);
+	for (int i = 0; i < 40; i++)
+		tick(&p, sec);
+	/* pings at 3 and 7 s (back-off 2, 4 s), none after 10 s */
+	assert_int_equal(gets_to(p.net, &p.nb2), 2);
 	pair_down(&p);
 }
 
@@ -455,6 +505,8 @@ static void test_recovery_ping_unanswered(void **state)
 	const uint64_t sec = 1000000000ULL;
 
 	pair_up(&p, false);
+	put_from_nb2(&p);   /* heard from: recovery applies to it (not before) */
+	memlnd_trace_clear(p.net);
 	assert_int_equal(ulnet_peer_ni_set_health(p.a, &p.nb2, 900), 0);
 	memlnd_set_filter(p.net, drop_pings, NULL);
 	tick(&p, sec);
@@ -667,6 +719,7 @@ int main(void)
 		cmocka_unit_test(test_recovery_pings),
 		cmocka_unit_test(test_receive_resets_ping_count),
 		cmocka_unit_test(test_recovery_ping_unanswered),
+		cmocka_unit_test(test_recovery_needs_heard_from),
 		cmocka_unit_test(test_local_error_not_resent),
 		cmocka_unit_test(test_retry_count_exhausted),
 		cmocka_unit_test(test_resend_respects_transaction_timeout),

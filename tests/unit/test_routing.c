@@ -790,6 +790,120 @@ static void test_router_net_down(void **state)
 	three_down(&t);
 }
 
+/* GETs `ln` has sent to the peer NI `nid` */
+static uint64_t gets_to(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	struct ulnet_peer_info info;
+
+	for (int i = 0; ulnet_peer_info(ln, i, &info) == 0; i++)
+		for (int k = 0; k < info.nnis; k++)
+			if (ulnet_nid_same(&info.nis[k].nid, nid))
+				return info.nis[k].sent.n[ULNET_MSG_GET];
+	return 0;
+}
+
+static void params_set(ulnet_t *ln, int interval, int timeout, bool before_use, bool asym)
+{
+	struct ulnet_router_params p;
+
+	assert_int_equal(ulnet_router_params_get(ln, &p), 0);
+	p.alive_router_check_interval = interval;
+	p.router_ping_timeout = timeout;
+	p.check_routers_before_use = before_use;
+	p.avoid_asym_router_failure = asym;
+	assert_int_equal(ulnet_router_params_set(ln, &p), 0);
+}
+
+/* The router parameters (the kernel's module parameters) take effect:
+ * the phases last alive_router_check_interval + router_ping_timeout; with
+ * check_routers_before_use a new route is down until its first check;
+ * without avoid_asym_router_failure a single-hop route stays up when the
+ * gateway's NI on the remote net is down. */
+static void test_router_params(void **state)
+{
+	(void)state;
+	struct three t;
+	struct ulnet_router_params p;
+	struct ulnet_routing_info ri;
+	bool single;
+
+	three_up(&t, true);
+	assert_int_equal(ulnet_router_params_get(t.a, &p), 0);
+	assert_int_equal(p.alive_router_check_interval, 60);
+	assert_int_equal(p.router_ping_timeout, 50);
+	assert_false(p.check_routers_before_use);
+	assert_true(p.avoid_asym_router_failure);
+	p.router_ping_timeout = -1;
+	assert_int_equal(ulnet_router_params_set(t.a, &p), -EINVAL);
+
+	/* R: 20 + 10 s phases */
+	params_set(t.r, 20, 10, false, true);
+	logs[0] = '\0';
+	assert_int_equal(ulnet_routing_set(t.r, false), 0);
+	fake_now += 29 * 1000000000ULL;
+	settle(&t);
+	assert_int_equal(ulnet_routing_info(t.r, &ri), 0);
+	assert_int_equal(ri.state, ULNET_ROUTING_STOPPING);
+	fake_now += 2 * 1000000000ULL;
+	settle(&t);
+	assert_int_equal(ulnet_routing_info(t.r, &ri), 0);
+	assert_int_equal(ri.state, ULNET_ROUTING_DISABLED);
+	assert_int_equal(ulnet_routing_set(t.r, true), 0);
+	fake_now += 29 * 1000000000ULL;
+	settle(&t);
+	assert_int_equal(ulnet_routing_info(t.r, &ri), 0);
+	assert_int_equal(ri.state, ULNET_ROUTING_STARTING);
+	fake_now += 2 * 1000000000ULL;
+	settle(&t);
+	assert_int_equal(ulnet_routing_info(t.r, &ri), 0);
+	assert_int_equal(ri.state, ULNET_ROUTING_ENABLED);
+
+	/* B pings R no more: R reports B's net down after 30 s; A's
+	 * single-hop route stays up without avoid_asym_router_failure */
+	params_set(t.a, 5, 50, false, false);
+	assert_int_equal(ulnet_route_del(t.b, GNI, &t.rb), 1);
+	logs[0] = '\0';
+	for (int i = 0; i < 8; i++) {
+		fake_now += 5 * 1000000000ULL;
+		settle(&t);
+	}
+	assert_non_null(strstr(logs, "4@gni1: no router ping on its net for 30s: reported down"));
+	assert_true(route_alive(t.a, NULL));
+	/* with it, the same ping info takes the route down at the next check
+	 * (within the interval in force at the last one, 60 s) */
+	params_set(t.a, 5, 50, false, true);
+	for (int i = 0; i < 13; i++) {
+		fake_now += 5 * 1000000000ULL;
+		settle(&t);
+	}
+	assert_false(route_alive(t.a, NULL));
+	/* and from then on A checks R every 5 s: 4 pings in 20 s */
+	uint64_t gets0 = gets_to(t.a, &t.ra);
+
+	for (int i = 0; i < 4; i++) {
+		fake_now += 5 * 1000000000ULL;
+		settle(&t);
+	}
+	assert_int_equal(gets_to(t.a, &t.ra) - gets0, 4);
+
+	/* B's net back; A checks routers before use: a new route is down
+	 * until its first check */
+	assert_int_equal(route_add(t.b, GNI, t.rb, -1, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		fake_now += 1000000000ULL;
+		settle(&t);
+	}
+	params_set(t.a, 60, 50, true, true);
+	assert_int_equal(ulnet_route_del(t.a, GNI1, &t.ra), 1);
+	assert_int_equal(route_add(t.a, GNI1, t.ra, -1, 0), 0);
+	assert_false(route_alive(t.a, NULL));
+	fake_now += 2 * 1000000000ULL;
+	settle(&t);
+	assert_true(route_alive(t.a, &single));
+	assert_true(single);
+	three_down(&t);
+}
+
 /* A forwarded message waiting at the router for a credit is never dropped
  * for its age (the kernel skips the deadline of routed messages): R has one
  * credit towards B, three PUTs come, 200 s pass with the first one still
@@ -856,6 +970,7 @@ int main(void)
 		cmocka_unit_test(test_router_net_down),
 		cmocka_unit_test(test_forward_no_deadline),
 		cmocka_unit_test(test_forward_peer_not_alive),
+		cmocka_unit_test(test_router_params),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
