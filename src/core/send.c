@@ -345,29 +345,91 @@ lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
 	return *best_ni ? 0 : -EHOSTUNREACH;
 }
 
+/* The best health of `lp`'s NIs on `net` (the kernel's lpn_healthv). */
+static int lnet_peer_net_health_locked(const struct lnet_peer *lp, ulnet_net_t net)
+{
+	const struct ul_list *pos;
+	int best = 0;
+
+	ul_list_for_each(pos, &lp->lp_nis) {
+		const struct lnet_peer_ni *p = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
+
+		if (ulnet_nid_net(&p->lpni_nid) == net && p->lpni_health.health_value > best)
+			best = p->lpni_health.health_value;
+	}
+	return best;
+}
+
+/* Multi-Rail across routers (the kernel's lnet_handle_find_routed_path()
+ * for a message of our own, no source NID given): among the peer's NIs on
+ * nets a route leads to, those on the healthiest net, then the healthiest
+ * NI, then the most credits, round robin among equals. NULL: none. */
+static struct lnet_peer_ni *lnet_select_remote_dst_locked(ulnet_t *ln, struct lnet_peer *lp)
+{
+	struct lnet_peer_ni *best = NULL;
+	int best_nh = -1;
+	struct ul_list *pos;
+
+	ul_list_for_each(pos, &lp->lp_nis) {
+		struct lnet_peer_ni *p = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
+		ulnet_net_t net = ulnet_nid_net(&p->lpni_nid);
+		int nh;
+
+		if (lnet_net_is_local_locked(ln, net) || !lnet_route_exists_locked(ln, net))
+			continue;
+		nh = lnet_peer_net_health_locked(lp, net);
+		if (best && nh != best_nh) {
+			if (nh < best_nh)
+				continue;
+		} else if (best && p->lpni_health.health_value != best->lpni_health.health_value) {
+			if (p->lpni_health.health_value < best->lpni_health.health_value)
+				continue;
+		} else if (best && (p->lpni_txcredits < best->lpni_txcredits ||
+				    (p->lpni_txcredits == best->lpni_txcredits &&
+				     p->lpni_seq >= best->lpni_seq))) {
+			continue;
+		}
+		best = p;
+		best_nh = nh;
+	}
+	if (best)
+		best->lpni_seq++;
+	return best;
+}
+
 /*
  * A message for `lpni`, a NID on a net we have no NI on (or not from
  * `src_ni`'s net): the gateway peer NI to hand it to and our NI. A
  * Multi-Rail destination that also has an NI on one of our nets is
- * reached there directly (*routed false). A response goes back through
- * the gateway its request came from, as the kernel sends it to the last
- * hop, without a route lookup; anything else takes the best live route.
+ * reached there directly (*routed false); otherwise the message goes to
+ * the destination NI *final (lpni, or for a Multi-Rail peer of our own
+ * message its best NI on a routed net). A response goes back through the
+ * gateway its request came from, as the kernel sends it to the last hop,
+ * without a route lookup; anything else takes the best live route.
  */
 static int lnet_select_routed_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_peer_ni *lpni,
 				     struct lnet_ni *src_ni, struct lnet_ni **best_ni,
-				     struct lnet_peer_ni **best_lpni, bool *routed)
+				     struct lnet_peer_ni **best_lpni, struct lnet_peer_ni **final,
+				     bool *routed)
 {
 	struct lnet_peer *lp = lpni->lpni_peer;
 	bool response = lnet_msg_is_response(msg);
+	bool mr = !src_ni && lp && (lp->lp_state & LNET_PEER_MULTI_RAIL) && !response &&
+		  !msg->msg_recovery && !msg->msg_forward;
 	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
 	int rc;
 
 	*routed = false;
-	if (!src_ni && lp && (lp->lp_state & LNET_PEER_MULTI_RAIL) && !response &&
-	    !msg->msg_recovery && !msg->msg_forward &&
-	    lnet_select_mr_locked(ln, lp, NULL, best_ni, best_lpni) == 0)
+	*final = lpni;
+	if (mr && lnet_select_mr_locked(ln, lp, NULL, best_ni, best_lpni) == 0)
 		return 0;
 	*routed = true;
+	if (mr && lp->lp_nnis > 1) {
+		struct lnet_peer_ni *d = lnet_select_remote_dst_locked(ln, lp);
+
+		if (d)
+			*final = lpni = d;
+	}
 	if (response && !lnet_nid_is_any(&msg->msg_from)) {
 		struct lnet_peer_ni *hop = lnet_peer_ni_find_locked(ln, &msg->msg_from);
 		ulnet_net_t hn = hop ? ulnet_nid_net(&hop->lpni_nid) : ULNET_NET_ANY;
@@ -461,7 +523,8 @@ remote:
 	}
 
 	if (__builtin_expect(offnet, 0)) {
-		rc = lnet_select_routed_locked(ln, msg, lpni, src_ni, &best_ni, &best_lpni, &routed);
+		rc = lnet_select_routed_locked(ln, msg, lpni, src_ni, &best_ni, &best_lpni, &lpni,
+					       &routed);
 		if (rc)
 			return rc;
 	} else if (lpni->lpni_peer && (lpni->lpni_peer->lp_state & LNET_PEER_MULTI_RAIL) &&

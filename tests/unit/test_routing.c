@@ -802,6 +802,81 @@ static uint64_t gets_to(ulnet_t *ln, const ulnet_nid_t *nid)
 	return 0;
 }
 
+/* PUTs from A whose header names `to` as their destination, in the
+ * trace (each counted on its first hop, to R). */
+static int puts_for(struct memlnd_net *net, const ulnet_nid_t *gw, const ulnet_nid_t *to)
+{
+	struct memlnd_trace_ent tr[64];
+	int n = memlnd_trace(net, tr, 64), k = 0;
+
+	for (int i = 0; i < n && i < 64; i++)
+		if (tr[i].hdr.type == ULNET_MSG_PUT && ulnet_nid_same(&tr[i].hop, gw) &&
+		    ulnet_nid_same(&tr[i].hdr.dest_nid, to))
+			k++;
+	return k;
+}
+
+/* Multi-Rail across routers: B has NIs on two nets that R leads to; A's
+ * PUTs to B alternate between them (the header's destination is the NI
+ * chosen), and go to the healthier one only once the other's health
+ * drops. */
+static void test_routed_multi_rail(void **state)
+{
+	(void)state;
+	struct three t;
+	ulnet_nid_t rc2 = nid_on(GNI2, 5), nb2 = nid_on(GNI2, 6);
+	uint8_t src[16] = { 4 }, dst[16];
+	struct rx ra = { 0 }, rb = { 0 };
+	struct ulnet_peer_info pi;
+
+	three_up(&t, true);
+	add_ni(t.net, t.r, GNI2, 5);
+	add_ni(t.net, t.b, GNI2, 6);
+	assert_int_equal(ulnet_routing_enable_now(t.r), 0);
+	assert_int_equal(route_add(t.a, GNI2, t.ra, -1, 0), 0);
+	assert_int_equal(route_add(t.b, GNI, rc2, -1, 0), 0);
+	post_sink(t.b, dst, sizeof(dst), &rb);
+	fake_now += 2 * 1000000000ULL;
+	settle(&t);
+	/* A discovers B through R: Multi-Rail, both NIs */
+	put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
+	settle(&t);
+	assert_int_equal(rb.nput, 1);
+	{
+		int found = 0;
+
+		for (int i = 0; ulnet_peer_info(t.a, i, &pi) == 0; i++)
+			for (int k = 0; k < pi.nnis; k++)
+				if (ulnet_nid_same(&pi.nis[k].nid, &nb2)) {
+					assert_true(pi.multi_rail);
+					found = 1;
+				}
+		assert_int_equal(found, 1);
+	}
+	memlnd_trace_clear(t.net);
+	for (int i = 0; i < 4; i++) {
+		memset(&ra, 0, sizeof(ra));
+		put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
+		settle(&t);
+		assert_int_equal(ra.nack, 1);
+	}
+	assert_int_equal(rb.nput, 5);
+	assert_int_equal(puts_for(t.net, &t.ra, &t.nb), 2);
+	assert_int_equal(puts_for(t.net, &t.ra, &nb2), 2);
+	/* B's NI on gni2 less healthy: all to gni1 */
+	assert_int_equal(ulnet_peer_ni_set_health(t.a, &nb2, 500), 0);
+	memlnd_trace_clear(t.net);
+	for (int i = 0; i < 4; i++) {
+		memset(&ra, 0, sizeof(ra));
+		put_ack(t.a, nb2, &ra, src, sizeof(src), 0);
+		settle(&t);
+		assert_int_equal(ra.nack, 1);
+	}
+	assert_int_equal(puts_for(t.net, &t.ra, &t.nb), 4);
+	assert_int_equal(puts_for(t.net, &t.ra, &nb2), 0);
+	three_down(&t);
+}
+
 static void params_set(ulnet_t *ln, int interval, int timeout, bool before_use, bool asym)
 {
 	struct ulnet_router_params p;
@@ -971,6 +1046,7 @@ int main(void)
 		cmocka_unit_test(test_forward_no_deadline),
 		cmocka_unit_test(test_forward_peer_not_alive),
 		cmocka_unit_test(test_router_params),
+		cmocka_unit_test(test_routed_multi_rail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
