@@ -296,6 +296,7 @@ struct lnet_msg {
 	uint64_t msg_resend_deadline;  /* no resend after it; valid once msg_retries > 0 */
 	void *msg_lnd_slot;
 	struct lnet_rtrbuf *msg_rtrbuf; /* a forwarded message's router buffer */
+	uint64_t msg_fault_release;    /* held by a delay rule until (fault.c) */
 	struct ulnet_event msg_ev;
 };
 
@@ -498,6 +499,11 @@ struct ulnet {
 	int ln_routing;                /* enum ulnet_routing_state */
 	bool ln_rtrpools_alloc;        /* routing was enabled once: pools exist */
 	struct ulnet_router_params ln_rtr_params;
+	/* fault injection (fault.c): rules by kind, drop and delay */
+	struct ul_list ln_fault_rules[2];
+	int ln_fault_n[2];             /* rules of each kind (lock-free hint) */
+	int ln_fault_nhealth;          /* drop rules acting on the send path */
+	struct ul_timer ln_fault_timer;  /* releases held messages */
 	bool ln_rtr_pipe_warned;       /* router.c: said once that a pipe failed */
 	size_t ln_rtr_pipe_size;       /* router.c: pipe size asked for (0: default) */
 	uint64_t ln_rtr_spliced;       /* payload bytes forwarded through pipes */
@@ -932,15 +938,24 @@ void lnet_fwd_recv_ready(struct lnet_msg *msg);   /* router.c */
  * it failed (lnet_notify_peer_ni()) sets DOWN. */
 bool lnet_peer_aliveness_enabled_locked(ulnet_t *ln, const struct lnet_peer_ni *lpni);
 
+bool lnet_fault_send_error(ulnet_t *ln, struct lnet_msg *msg, int *status);   /* fault.c */
+
 /* Hand the ready messages to their LNDs, fail the others (inline: a few
- * times per message). */
+ * times per message). A drop rule with health errors fails a message
+ * here, as its LND would (the kernel's lnet_send_error_simulation()). */
 static inline void lnet_sendq_flush(ulnet_t *ln, struct lnet_sendq *q)
 {
 	struct lnet_msg *msg;
 
-	(void)ln;
 	while ((msg = ul_list_first(&q->sq_send, struct lnet_msg, msg_list))) {
+		int status;
+
 		ul_list_del(&msg->msg_list);
+		if (__builtin_expect(__atomic_load_n(&ln->ln_fault_nhealth, __ATOMIC_RELAXED) != 0, 0) &&
+		    lnet_fault_send_error(ln, msg, &status)) {
+			lnet_finalize(msg, status);
+			continue;
+		}
 		lnet_ni_send(msg->msg_txni, msg);
 	}
 	while ((msg = ul_list_first(&q->sq_fail, struct lnet_msg, msg_list))) {

@@ -12,6 +12,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "core/fault.h"
 #include "core/core.h"
 #include "core/route.h"
 #include "core/router.h"
@@ -220,6 +221,7 @@ int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 	rc = lnet_router_init(ln);
 	if (rc)
 		goto out_free;
+	lnet_fault_init(ln);
 	for (i = 0; i < sizeof(lnet_builtin_lnds) / sizeof(lnet_builtin_lnds[0]); i++) {
 		rc = ulnet_lnd_register(ln, lnet_builtin_lnds[i]);
 		if (rc)
@@ -326,6 +328,8 @@ void ulnet_destroy(ulnet_t *ln)
 		lnet_unlock(ln);
 		lnet_drop_delayed_msg_list(ln, &delayed, "shutting down");
 
+		/* messages held by delay rules end now */
+		lnet_fault_shutdown(ln);
 		/* forwarded messages waiting for router buffers end now */
 		lnet_router_shutdown(ln);
 		lnet_routes_shutdown(ln);
@@ -351,6 +355,7 @@ void ulnet_destroy(ulnet_t *ln)
 	lnet_unlock(ln);
 	lnet_peer_tables_fini(ln);
 	lnet_router_fini(ln);
+	lnet_fault_fini(ln);
 	lnet_portals_fini(ln);
 	lnet_msg_pool_fini(ln);
 	lnet_handle_table_fini(&ln->ln_handles);

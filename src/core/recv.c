@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/fault.h"
 #include "core/move.h"
 #include "core/route.h"
 #include "core/router.h"
@@ -33,7 +34,7 @@ void lnet_recv_put(struct lnet_ni *ni, struct lnet_msg *msg, bool delayed)
 }
 
 /* Called locked; returns unlocked. 0: handled; -ENOENT: drop. */
-static int lnet_parse_put(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
+static int lnet_parse_put(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg, bool delayed)
 {
 	struct lnet_match_info info = lnet_put_match_info(msg);
 	char nid[ULNET_NIDSTR_SIZE];
@@ -43,7 +44,7 @@ static int lnet_parse_put(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
 	lnet_unlock(ln);
 	switch (rc) {
 	case LNET_MATCHMD_OK:
-		lnet_recv_put(ni, msg, false);
+		lnet_recv_put(ni, msg, delayed);
 		return 0;
 	case LNET_MATCHMD_NONE:
 		/* parked on a lazy portal: recv comes with the MD */
@@ -57,7 +58,7 @@ static int lnet_parse_put(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
 	}
 }
 
-static int lnet_parse_get(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
+static int lnet_parse_get(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg, bool delayed)
 {
 	struct lnet_hdr *hdr = &msg->msg_hdr;
 	struct lnet_match_info info = {
@@ -91,7 +92,7 @@ static int lnet_parse_get(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
 	lnet_unlock(ln);
 
 	/* the GET carries no payload: the LND is done with it */
-	lnet_ni_recv(ni, msg->msg_rx_private, NULL, false, 0, 0, 0);
+	lnet_ni_recv(ni, msg->msg_rx_private, NULL, delayed, 0, 0, 0);
 	msg->msg_receiving = 0;
 	msg->msg_rx_private = NULL;
 
@@ -105,7 +106,7 @@ static int lnet_parse_get(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
 	return 0;
 }
 
-static int lnet_parse_reply(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
+static int lnet_parse_reply(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg, bool delayed)
 {
 	const struct lnet_hdr *hdr = &msg->msg_hdr;
 	struct lnet_libmd *md;
@@ -137,11 +138,11 @@ static int lnet_parse_reply(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *ms
 		lnet_setpayloadbuffer(msg);
 	lnet_build_msg_event(msg, ULNET_EVENT_REPLY);
 	lnet_unlock(ln);
-	lnet_ni_recv(ni, msg->msg_rx_private, msg, false, 0, mlength, rlength);
+	lnet_ni_recv(ni, msg->msg_rx_private, msg, delayed, 0, mlength, rlength);
 	return 0;
 }
 
-static int lnet_parse_ack(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
+static int lnet_parse_ack(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg, bool delayed)
 {
 	const struct lnet_hdr *hdr = &msg->msg_hdr;
 	struct lnet_libmd *md;
@@ -161,12 +162,12 @@ static int lnet_parse_ack(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg)
 	lnet_msg_attach_md(msg, md, 0, 0);
 	lnet_build_msg_event(msg, ULNET_EVENT_ACK);
 	lnet_unlock(ln);
-	lnet_ni_recv(ni, msg->msg_rx_private, msg, false, 0, 0, msg->msg_len);
+	lnet_ni_recv(ni, msg->msg_rx_private, msg, delayed, 0, 0, msg->msg_len);
 	return 0;
 }
 
 static void lnet_drop_message(ulnet_t *ln, struct lnet_ni *ni, void *priv, uint32_t nob,
-			      uint32_t type)
+			      uint32_t type, bool delayed)
 {
 	lnet_lock(ln);
 	ln->ln_ctr.drop_count++;
@@ -174,7 +175,63 @@ static void lnet_drop_message(ulnet_t *ln, struct lnet_ni *ni, void *priv, uint3
 	ni->ni_dropped.n[type <= ULNET_MSG_HELLO ? type : 0]++;
 	lnet_unlock(ln);
 	/* the LND still reads and discards the payload */
-	lnet_ni_recv(ni, priv, NULL, false, 0, 0, nob);
+	lnet_ni_recv(ni, priv, NULL, delayed, 0, 0, nob);
+}
+
+/* A committed message for us, by type (called locked, returns unlocked);
+ * `delayed`: a delay rule held it, recv() comes late. A failure frees it
+ * and has the LND discard its payload. */
+static void lnet_parse_local(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg, bool delayed)
+{
+	void *rx_private = msg->msg_rx_private;
+	uint32_t plen = msg->msg_len, type = msg->msg_type;
+	int rc;
+
+	switch (type) {
+	case ULNET_MSG_ACK:
+		rc = lnet_parse_ack(ln, ni, msg, delayed);
+		break;
+	case ULNET_MSG_PUT:
+		rc = lnet_parse_put(ln, ni, msg, delayed);
+		break;
+	case ULNET_MSG_GET:
+		rc = lnet_parse_get(ln, ni, msg, delayed);
+		break;
+	default:
+		rc = lnet_parse_reply(ln, ni, msg, delayed);
+		break;
+	}
+	if (rc == 0)
+		return;
+	/* no match: free it (no MD, so no event), then have the LND
+	 * discard the payload */
+	LASSERT(!msg->msg_md);
+	lnet_finalize_core(msg, rc);
+	lnet_drop_message(ln, ni, rx_private, plen, type, delayed);
+}
+
+void lnet_parse_resume(struct lnet_msg *msg)
+{
+	ulnet_t *ln = msg->msg_ln;
+
+	lnet_lock(ln);
+	lnet_parse_local(ln, msg->msg_rxni, msg, true);
+}
+
+/* A drop rule drops what arrives (simulated silent loss): before anything
+ * is allocated, as the kernel. */
+static bool lnet_parse_fault_drop(ulnet_t *ln, struct lnet_ni *ni, const struct lnet_hdr *hdr,
+				  const ulnet_nid_t *from_nid)
+{
+	char fnid[ULNET_NIDSTR_SIZE], snid[ULNET_NIDSTR_SIZE], dnid[ULNET_NIDSTR_SIZE];
+
+	if (__builtin_expect(!lnet_fault_any(ln, ULNET_FAULT_DROP), 1) ||
+	    !lnet_fault_drop_recv(ln, hdr, &ni->ni_nid))
+		return false;
+	lnet_log(ln, ULNET_LOG_DEBUG, "%s, src %s, dst %s: dropping %s to simulate silent message loss",
+		 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+		 lnet_nidstr(&hdr->dest_nid, dnid), lnet_msgtyp2str(hdr->type));
+	return true;
 }
 
 int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t *from_nid,
@@ -232,10 +289,14 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 				 lnet_nidstr(&hdr->dest_nid, dnid));
 			return -EPROTO;
 		}
+		if (lnet_parse_fault_drop(ln, ni, hdr, from_nid))
+			goto drop;
 		if (lnet_parse_forward(ni, hdr, from_nid, rx_private) == 0)
 			return 0;
 		goto drop;
 	}
+	if (lnet_parse_fault_drop(ln, ni, hdr, from_nid))
+		goto drop;
 
 	/* from here on the LND's recv() is called, come what may */
 	lnet_lock(ln);
@@ -304,29 +365,19 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 		lnet_lock(ln);
 	}
 
-	switch (type) {
-	case ULNET_MSG_ACK:
-		rc = lnet_parse_ack(ln, ni, msg);
-		break;
-	case ULNET_MSG_PUT:
-		rc = lnet_parse_put(ln, ni, msg);
-		break;
-	case ULNET_MSG_GET:
-		rc = lnet_parse_get(ln, ni, msg);
-		break;
-	default:
-		rc = lnet_parse_reply(ln, ni, msg);
-		break;
-	}
-	if (rc == 0)
+	/* a delay rule holds it: lnet_parse_resume() goes on later */
+	if (__builtin_expect(lnet_fault_any(ln, ULNET_FAULT_DELAY), 0) &&
+	    lnet_fault_delay_locked(ln, msg)) {
+		lnet_unlock(ln);
 		return 0;
+	}
+	lnet_parse_local(ln, ni, msg, false);
+	return 0;
 fail:
-	/* no match: free it (no MD, so no event), then have the LND
-	 * discard the payload */
 	LASSERT(!msg->msg_md);
 	lnet_finalize_core(msg, rc);
 drop:
-	lnet_drop_message(ln, ni, rx_private, plen, type);
+	lnet_drop_message(ln, ni, rx_private, plen, type, false);
 	return 0;
 }
 

@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 
+#include "core/fault.h"
 #include "core/move.h"
 #include "core/router.h"
 
@@ -415,6 +416,12 @@ int lnet_parse_forward(struct lnet_ni *ni, const struct lnet_hdr *hdr, const uln
 		lnet_peer_ni_addref_locked(lpni);
 	}
 	lnet_msg_commit_locked(ln, msg, false);
+	/* a delay rule holds it: lnet_fwd_resume() goes on later */
+	if (__builtin_expect(lnet_fault_any(ln, ULNET_FAULT_DELAY), 0) &&
+	    lnet_fault_delay_locked(ln, msg)) {
+		lnet_unlock(ln);
+		return 0;
+	}
 	rc = lnet_fwd_post_locked(ln, msg);
 	lnet_unlock(ln);
 	if (rc > 0) {
@@ -424,6 +431,21 @@ int lnet_parse_forward(struct lnet_ni *ni, const struct lnet_hdr *hdr, const uln
 	}
 	/* rc == 0: it waits for a credit or a buffer; recv() comes then */
 	return 0;
+}
+
+void lnet_fwd_resume(struct lnet_msg *msg)
+{
+	ulnet_t *ln = msg->msg_ln;
+	int rc;
+
+	lnet_lock(ln);
+	rc = lnet_fwd_post_locked(ln, msg);
+	lnet_unlock(ln);
+	if (rc > 0)
+		lnet_ni_recv(msg->msg_rxni, msg->msg_rx_private, msg, true, 0, msg->msg_len,
+			     msg->msg_len);
+	else if (rc < 0)
+		lnet_fwd_drop(msg, true, rc);
 }
 
 void lnet_router_pipe_size_set(ulnet_t *ln, size_t bytes)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/fault.h"
 #include "core/move.h"
 #include "core/route.h"
 
@@ -103,6 +104,13 @@ lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
 			lnet_tx_waiting_add_locked(ln, 1);
 			return LNET_CREDIT_WAIT;
 		}
+	}
+	/* a delay rule holds it, credits taken: the fault timer hands it to
+	 * its LND (fault.c) */
+	if (__builtin_expect(lnet_fault_any(ln, ULNET_FAULT_DELAY), 0) &&
+	    lnet_fault_delay_locked(ln, msg)) {
+		msg->msg_tx_delayed = 1;
+		return LNET_CREDIT_WAIT;
 	}
 	msg->msg_tx_delayed = 0;
 	return LNET_CREDIT_OK;

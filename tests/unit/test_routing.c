@@ -20,6 +20,7 @@
 #include "memlnd.h"
 #include "core/lnd.h"
 #include "core/route.h"
+#include "ulnet/fault.h"
 #include "ulnet/routing.h"
 
 static const ulnet_net_t GNI = (ULNET_LND_GNI << 16) | 0, GNI1 = (ULNET_LND_GNI << 16) | 1,
@@ -877,6 +878,56 @@ static void test_routed_multi_rail(void **state)
 	three_down(&t);
 }
 
+/* Fault rules on a router act on what it forwards: a drop rule loses the
+ * first PUT there (B never sees it, nor A its ACK), a delay rule holds the
+ * next one for its latency as it arrives and as it leaves, then it goes on
+ * to B. */
+static void test_fault_on_router(void **state)
+{
+	(void)state;
+	struct three t;
+	uint8_t src[16] = { 6 }, dst[16];
+	struct rx ra = { 0 }, rb = { 0 };
+	struct ulnet_fault_rule r;
+	struct ulnet_fault_stats st;
+
+	three_up(&t, false);
+	assert_int_equal(ulnet_routing_enable_now(t.r), 0);
+	post_sink(t.b, dst, sizeof(dst), &rb);
+	memset(&r, 0, sizeof(r));
+	r.src = r.dst = r.local = ULNET_NID_ANY;
+	r.rate = 2;
+	r.msg_mask = ULNET_FAULT_MSG_BIT(ULNET_MSG_PUT);
+	assert_int_equal(ulnet_fault_add(t.r, ULNET_FAULT_DROP, &r), 0);
+	put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
+	settle(&t);
+	assert_int_equal(rb.nput, 0);
+	assert_int_equal(ra.nack, 0);
+	assert_int_equal(ulnet_fault_list(t.r, ULNET_FAULT_DROP, 0, NULL, &st), 0);
+	assert_int_equal(st.dropped, 1);
+	assert_int_equal(ulnet_fault_del(t.r, ULNET_FAULT_DROP, NULL, NULL), 1);
+
+	r.rate = 1;
+	r.latency = 2;
+	assert_int_equal(ulnet_fault_add(t.r, ULNET_FAULT_DELAY, &r), 0);
+	memset(&ra, 0, sizeof(ra));
+	put_ack(t.a, t.nb, &ra, src, sizeof(src), 0);
+	settle(&t);
+	assert_int_equal(rb.nput, 0);
+	/* held as it arrives, then again as it is sent on (the kernel
+	 * matches delay rules at both points): 2 s each */
+	fake_now += 2 * 1000000000ULL;
+	settle(&t);
+	assert_int_equal(rb.nput, 0);
+	fake_now += 2 * 1000000000ULL;
+	settle(&t);
+	assert_int_equal(rb.nput, 1);
+	assert_int_equal(ra.nack, 1);
+	assert_int_equal(ulnet_fault_list(t.r, ULNET_FAULT_DELAY, 0, NULL, &st), 0);
+	assert_int_equal(st.delayed, 2);
+	three_down(&t);
+}
+
 static void params_set(ulnet_t *ln, int interval, int timeout, bool before_use, bool asym)
 {
 	struct ulnet_router_params p;
@@ -1047,6 +1098,7 @@ int main(void)
 		cmocka_unit_test(test_forward_peer_not_alive),
 		cmocka_unit_test(test_router_params),
 		cmocka_unit_test(test_routed_multi_rail),
+		cmocka_unit_test(test_fault_on_router),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
