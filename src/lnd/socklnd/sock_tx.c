@@ -342,6 +342,16 @@ static void ksock_uncork_all_locked(struct ksock_net *net)
 	}
 }
 
+/* Bytes went out: with MSG_MORE (`more`) they may wait in the kernel, the
+ * conn is corked until a write without it; else it is not. */
+static inline void ksock_conn_corked_if_locked(struct ksock_conn *c, bool more)
+{
+	if (!more)
+		ksock_conn_uncork_locked(c);
+	else
+		ksock_cset_add(c, KSOCK_CSET_CORKED);
+}
+
 /* The bytes `w` of the queue's head tx went out. */
 static inline void ksock_conn_wrote(struct ksock_conn *c, struct ksock_tx *tx, size_t w)
 {
@@ -435,10 +445,7 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 		KSOCK_PEEKED_SET(c->txq_head, NULL);
 		c->txq_tail = NULL;
 		ksock_tx_sent_locked(c, tx, done);
-		if (!more)
-			ksock_conn_uncork_locked(c);
-		else
-			ksock_cset_add(c, KSOCK_CSET_CORKED);
+		ksock_conn_corked_if_locked(c, more);
 		return 0;
 	}
 	while (c->txq_head) {
@@ -456,10 +463,7 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 				if (!c->txq_head)
 					c->txq_tail = NULL;
 				ksock_tx_sent_locked(c, head, done);
-				if (!more)
-					ksock_conn_uncork_locked(c);
-				else
-					ksock_cset_add(c, KSOCK_CSET_CORKED);
+				ksock_conn_corked_if_locked(c, more);
 				continue;
 			}
 		}
@@ -510,11 +514,7 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 		/* (w was used up above: compare what the call wrote) */
 		if (wrote < total)
 			return 0;  /* short write: the socket is full, EPOLLOUT resumes */
-		/* bytes went out: with MSG_MORE they may wait in the kernel */
-		if (!more)
-			ksock_conn_uncork_locked(c);
-		else
-			ksock_cset_add(c, KSOCK_CSET_CORKED);
+		ksock_conn_corked_if_locked(c, more);
 	}
 	return 0;
 }
