@@ -1067,17 +1067,25 @@ static inline void lnet_peer_ni_decref_locked(ulnet_t *ln, struct lnet_peer_ni *
 /* Peer NI health, as the kernel's lnet_dec/inc_healthv(): down by
  * health_sensitivity on a failure (not below 0), up by it on a success
  * (not above ULNET_MAX_HEALTH). Selection prefers the healthiest peer NI. */
+static inline void lnet_healthv_dec_locked(ulnet_t *ln, struct ulnet_health_stats *hs)
+{
+	int h = hs->health_value, s = ln->ln_g.health_sensitivity;
+
+	hs->health_value = h < s ? 0 : h - s;
+}
+static inline void lnet_healthv_inc_locked(ulnet_t *ln, struct ulnet_health_stats *hs)
+{
+	int h = hs->health_value + ln->ln_g.health_sensitivity;
+
+	hs->health_value = h > ULNET_MAX_HEALTH ? ULNET_MAX_HEALTH : h;
+}
 static inline void lnet_peer_ni_health_dec_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
 {
-	int h = lpni->lpni_health.health_value, s = ln->ln_g.health_sensitivity;
-
-	lpni->lpni_health.health_value = h < s ? 0 : h - s;
+	lnet_healthv_dec_locked(ln, &lpni->lpni_health);
 }
 static inline void lnet_peer_ni_health_inc_locked(ulnet_t *ln, struct lnet_peer_ni *lpni)
 {
-	int h = lpni->lpni_health.health_value + ln->ln_g.health_sensitivity;
-
-	lpni->lpni_health.health_value = h > ULNET_MAX_HEALTH ? ULNET_MAX_HEALTH : h;
+	lnet_healthv_inc_locked(ln, &lpni->lpni_health);
 }
 /* A peer NI's health dropped: make sure the recovery timer runs. */
 void lnet_recovery_arm_locked(ulnet_t *ln);

@@ -467,13 +467,25 @@ static int lnet_health_check_locked(ulnet_t *ln, struct lnet_msg *msg, int statu
 	case LNET_HS_NETWORK_TIMEOUT:
 		ln->ln_ctr.network_timeout_count++;
 		lpni->lpni_health.network_timeout++;
-		if (msg->msg_txni)
+		/* the kernel takes a network timeout as a failure at both
+		 * ends (lnet_handle_local_failure() too) */
+		if (msg->msg_txni && msg->msg_txni != ln->ln_loni) {
 			msg->msg_txni->ni_health.network_timeout++;
+			lnet_healthv_dec_locked(ln, &msg->msg_txni->ni_health);
+		}
 		break;
 	default:
+		/* a local failure: our NI is less healthy, and selection
+		 * prefers our healthier NIs (lnet_best_ni_on_net_locked()) */
 		ln->ln_ctr.local_error_count++;
-		if (msg->msg_txni)
+		if (msg->msg_txni && msg->msg_txni != ln->ln_loni) {
 			msg->msg_txni->ni_health.error++;
+			lnet_healthv_dec_locked(ln, &msg->msg_txni->ni_health);
+			lnet_log(ln, ULNET_LOG_INFO, "local NI %s: %s failed (%s), health %d",
+				 lnet_nidstr(&msg->msg_txni->ni_nid, nid),
+				 lnet_msgtype_name(msg->msg_type), ulnet_strerror(status),
+				 msg->msg_txni->ni_health.health_value);
+		}
 		return status;
 	}
 	/* a peer with one NI: its health changes nothing (the kernel keeps it) */
@@ -558,6 +570,12 @@ static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int stat
 			if (status == LNET_MSG_RESENT)
 				return;
 		}
+	} else if (__builtin_expect(msg->msg_txni != NULL && msg->msg_tx_committed &&
+				    msg->msg_txni->ni_health.health_value < ULNET_MAX_HEALTH &&
+				    msg->msg_txni != ln->ln_loni, 0)) {
+		/* a send went well: our NI works (the kernel raises a local
+		 * NI's health on every success) */
+		lnet_healthv_inc_locked(ln, &msg->msg_txni->ni_health);
 	} else if (msg->msg_rxpeer && msg->msg_rx_committed &&
 		   __builtin_expect(msg->msg_rxpeer->lpni_health.health_value < ULNET_MAX_HEALTH,
 				    0)) {

@@ -197,7 +197,13 @@ struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
 
 		if (!ni->ni_up || ulnet_nid_net(&ni->ni_nid) != net)
 			continue;
-		/* more credits, then round robin */
+		/* the healthiest (the kernel's first criterion), then more
+		 * credits, then round robin */
+		if (best && ni->ni_health.health_value != best->ni_health.health_value) {
+			if (ni->ni_health.health_value > best->ni_health.health_value)
+				best = ni;
+			continue;
+		}
 		if (!best || ni->ni_tx_credits > best->ni_tx_credits ||
 		    (ni->ni_tx_credits == best->ni_tx_credits && ni->ni_seq < best->ni_seq))
 			best = ni;

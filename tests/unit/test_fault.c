@@ -458,6 +458,94 @@ static void test_delay_held_at_shutdown(void **state)
 	pair_down(&p);
 }
 
+/* PUTs to B in the trace that left from our NI `from`. */
+static int puts_from(struct memlnd_net *net, const ulnet_nid_t *from)
+{
+	static struct memlnd_trace_ent tr[128];
+	int n = memlnd_trace(net, tr, 128), k = 0;
+
+	for (int i = 0; i < n && i < 128; i++)
+		if (tr[i].hdr.type == ULNET_MSG_PUT && tr[i].hdr.msg.put.ptl_index == PORTAL &&
+		    ulnet_nid_same(&tr[i].hdr.src_nid, from))
+			k++;
+	return k;
+}
+
+static int ni_health(ulnet_t *ln, const ulnet_nid_t *nid)
+{
+	struct ulnet_ni_info info;
+
+	for (int i = 0; ulnet_ni_info(ln, i, &info) == 0; i++)
+		if (ulnet_nid_same(&info.nid, nid))
+			return info.health.health_value;
+	return -1;
+}
+
+/* Local NI health: A has two NIs on B's net and B is Multi-Rail, so A's
+ * PUTs use both; one NI made less healthy carries none; a
+ * local send failure (a health error rule: local_error) lowers that NI's
+ * health by health_sensitivity, and the traffic moves to the other. */
+static void test_local_ni_health(void **state)
+{
+	(void)state;
+	struct node2 p;
+	ulnet_nid_t na2;
+	struct ulnet_fault_rule r = any_rule();
+	struct rxlog rx = { 0 };
+	struct txlog tx[12] = { 0 };
+	struct ulnet_globals g;
+	int errs = 0;
+
+	pair_up(&p);
+	assert_int_equal(memlnd_add_ni(p.net, p.a, 3, &na2), 0);
+	for (int i = 0; i < 2; i++) {
+		ulnet_t *ln = i ? p.b : p.a;
+
+		ulnet_globals_get(ln, &g);
+		g.discovery = 1;
+		assert_int_equal(ulnet_globals_set(ln, &g), 0);
+	}
+	sink(p.b, &rx);
+	put_to(&p, 0, ULNET_NOACK_REQ, &tx[0]);   /* discovery first */
+	settle(&p);
+	assert_int_equal(rx.n, 1);
+	memlnd_trace_clear(p.net);
+	for (int i = 1; i <= 4; i++) {
+		put_to(&p, (uint64_t)i, ULNET_NOACK_REQ, &tx[i]);
+		settle(&p);
+	}
+	/* both carry traffic (credits, then round robin) */
+	assert_true(puts_from(p.net, &p.na) >= 1 && puts_from(p.net, &na2) >= 1);
+	assert_int_equal(puts_from(p.net, &p.na) + puts_from(p.net, &na2), 4);
+
+	assert_int_equal(ulnet_ni_set_health(p.a, &p.na, 500), 0);
+	memlnd_trace_clear(p.net);
+	for (int i = 5; i <= 8; i++) {
+		put_to(&p, (uint64_t)i, ULNET_NOACK_REQ, &tx[i]);
+		settle(&p);
+	}
+	assert_int_equal(puts_from(p.net, &p.na), 0);
+	assert_int_equal(puts_from(p.net, &na2), 4);
+
+	/* both healthy again; sends from .1 fail locally */
+	assert_int_equal(ulnet_ni_set_health(p.a, &p.na, 1000), 0);
+	r.src = p.na;
+	r.rate = 1;
+	r.health_error_mask = ULNET_HSTATUS_BIT(ULNET_HSTATUS_LOCAL_ERROR);
+	assert_int_equal(ulnet_fault_add(p.a, ULNET_FAULT_DROP, &r), 0);
+	memlnd_trace_clear(p.net);
+	for (int i = 9; i <= 11; i++) {
+		put_to(&p, (uint64_t)i, ULNET_NOACK_REQ, &tx[i]);
+		settle(&p);
+		errs += tx[i].nerr;
+	}
+	assert_int_equal(errs, 1);
+	assert_int_equal(ni_health(p.a, &p.na), 900);
+	assert_int_equal(ni_health(p.a, &na2), 1000);
+	assert_int_equal(rx.n, 1 + 4 + 4 + 2);
+	pair_down(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +557,7 @@ int main(void)
 		cmocka_unit_test(test_drop_health_error),
 		cmocka_unit_test(test_delay),
 		cmocka_unit_test(test_delay_held_at_shutdown),
+		cmocka_unit_test(test_local_ni_health),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
