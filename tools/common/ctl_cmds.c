@@ -7,7 +7,8 @@
  * *_buffers), "udsp" and "debug". "net", "peer", "route" and "routing"
  * are in ctl_cmds_net.c, ctl_cmds_peer.c, ctl_cmds_route.c and
  * ctl_cmds_routing.c (with set routing and set *_buffers), "export" and
- * "import" in ctl_import.c, option parsing in ctl_opts.c.
+ * "import" in ctl_import.c, "fault" in ctl_cmds_fault.c, option parsing in
+ * ctl_opts.c.
  */
 #include "ctl_cmds.h"
 
@@ -592,6 +593,8 @@ static const struct cmd top_cmds[] = {
 	{ "discover", cmd_discover, NULL, "discover nid[,nid,...]\n\t--force: force discovery\n", LK_READ,
 	  OPTS(discover_opts), -1, false },
 	GROUP("udsp", udsp_cmds, "udsp {add | del | show | help}\n"),
+	/* raw: "fault" alone prints its commands' help, exit 234 (lnetctl) */
+	{ "fault", NULL, ctl_fault_cmds, "fault {drop | delay | help}\n", LK_READ, NOOPTS, 0, true },
 	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
@@ -609,24 +612,31 @@ static void list_cmds(struct ybuf *out, const struct cmd *t)
 		ctl_print_help(out, NULL, t);
 }
 
+static bool is_help_word(const char *w)
+{
+	return strcmp(w, "help") == 0 || strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0;
+}
+
 bool ctl_is_help(int argc, char **argv)
 {
 	if (argc <= 0)
 		return true;
-	if (strcmp(argv[0], "help") == 0 || strcmp(argv[0], "--help") == 0 ||
-	    strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--list-commands") == 0)
+	if (is_help_word(argv[0]) || strcmp(argv[0], "--list-commands") == 0)
 		return true;
 	const struct cmd *c = find_cmd(top_cmds, argv[0]);
 
 	if (!c)
 		return false;
-	if (c->sub) {
-		if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
-		    strcmp(argv[1], "-h") == 0)
+	/* down the groups ("fault drop add"): a group alone or asked for
+	 * help is answered without a daemon */
+	while (c->sub) {
+		if (argc < 2 || is_help_word(argv[1]))
 			return true;
-		const struct cmd *s = find_cmd(c->sub, argv[1]);
-
-		return s && ctl_want_help(argc - 1, argv + 1);
+		c = find_cmd(c->sub, argv[1]);
+		if (!c)
+			return false;
+		argc--;
+		argv++;
 	}
 	return ctl_want_help(argc, argv);
 }
@@ -648,10 +658,17 @@ static int dispatch(struct ctl_ctx *ctx, int argc, char **argv, const char *blob
 		return -1;
 	}
 	const char *parent = NULL;
+	char path[64];   /* the words so far, for errors ("fault drop") */
 
-	if (c->sub) {
-		if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
-		    strcmp(argv[1], "-h") == 0) {
+	snprintf(path, sizeof(path), "%s", c->name);
+	while (c->sub) {
+		if (argc < 2 && c->raw) {
+			/* lnetctl's check_cmd(): each command's help, exit 234 */
+			for (const struct cmd *s = c->sub; s->name; s++)
+				ctl_print_usage(&rp->out, c->name, s);
+			return -EINVAL;
+		}
+		if (argc < 2 || is_help_word(argv[1])) {
 			ybuf_printf(&rp->out, "%s", c->help);
 			list_cmds(&rp->out, c->sub);
 			return 0;
@@ -659,14 +676,24 @@ static int dispatch(struct ctl_ctx *ctx, int argc, char **argv, const char *blob
 		const struct cmd *s = find_cmd(c->sub, argv[1]);
 
 		if (!s) {
-			ybuf_printf(&rp->err, "%s: '%s' is not a valid command. See '%s %s --help'.\n",
-				    PROG, argv[1], PROG, argv[0]);
+			/* lnetctl's cfs_parser() points to --list-commands */
+			if (c->raw)
+				ybuf_printf(&rp->err, "%s: '%s' is not a valid command. See '%s --list-commands'.\n",
+					    PROG, argv[1], PROG);
+			else
+				ybuf_printf(&rp->err, "%s: '%s' is not a valid command. See '%s %s --help'.\n",
+					    PROG, argv[1], PROG, path);
 			return -1;
 		}
 		parent = c->name;
 		c = s;
 		argc--;
 		argv++;
+		if (c->sub) {
+			size_t len = strlen(path);
+
+			snprintf(path + len, sizeof(path) - len, " %s", c->name);
+		}
 	}
 	if (ctl_want_help(argc, argv)) {
 		ctl_print_help(&rp->out, parent, c);

@@ -7,7 +7,7 @@
  * ctl_opts.c the option parsing, ctl_cmds_net.c, ctl_cmds_peer.c and
  * ctl_cmds_route.c the "net", "peer" and "route" commands,
  * ctl_cmds_routing.c "routing show", "set routing" and "set *_buffers",
- * ctl_import.c export and import.
+ * ctl_cmds_fault.c the "fault" commands, ctl_import.c export and import.
  */
 #ifndef ULNET_TOOLS_CTL_CMDS_INT_H
 #define ULNET_TOOLS_CTL_CMDS_INT_H
@@ -39,10 +39,20 @@ struct optval {
 	const char *arg;
 };
 
+/* One option as given on the command line. */
+struct optocc {
+	int k;              /* index in the command's optspec */
+	const char *arg;    /* its value (NULL: none) */
+};
+
 struct parsed {
-	struct optval v[24];
+	struct optval v[24];    /* each option: set, and its last value */
 	char *pos[64];
 	int npos;
+	/* every option in command-line order, for commands where an option
+	 * may be given more than once and each counts (fault add --message) */
+	struct optocc seq[CTL_MAX_ARGS];
+	int nseq;
 };
 
 struct cmd;
@@ -58,6 +68,11 @@ enum { LK_READ, LK_WRITE, LK_SELF /* the command takes it itself */ };
  * than `maxpos` positional words (-1: any) is refused (exit 234) with the
  * help text. `raw` commands (set NAME VALUE, and those refused as
  * unsupported whatever their arguments) check their words themselves.
+ *
+ * A group (`sub` set, no `fn`) holds commands or further groups ("fault
+ * drop add"). A `raw` group answers a missing subcommand as lnetctl's
+ * check_cmd() does: the help of each of its commands, exit 234 (the plain
+ * groups print their own help and exit 0).
  */
 struct cmd {
 	const char *name;
@@ -85,6 +100,9 @@ int ctl_parse_int(const char *s, long lo, long hi, long *out);
 int ctl_verbosity(const struct optval *v);
 /* "parent name: help" (parent may be NULL), ending in a newline. */
 void ctl_print_help(struct ybuf *out, const char *parent, const struct cmd *c);
+/* lnetctl's print_help() for one command: "parent name: help" and a blank
+ * line (its help ends in a newline, and it adds one). */
+void ctl_print_usage(struct ybuf *out, const char *parent, const struct cmd *c);
 /* True if a word of argv (after argv[0]) is --help or -h. */
 bool ctl_want_help(int argc, char **argv);
 
@@ -184,6 +202,10 @@ int ctl_routing_set(struct ctl_ctx *ctx, bool on, char *descr, size_t len);
 int ctl_buffers_set(struct ctl_ctx *ctx, const long n[ULNET_RTR_NPOOLS], char *descr, size_t len);
 /* Give a new instance the pool sizes set before (lnet configure). */
 void ctl_routing_restore(struct ctl_ctx *ctx);
+
+/* --- fault (ctl_cmds_fault.c) -------------------------------------------- */
+
+extern const struct cmd ctl_fault_cmds[];
 
 /* --- export / import (ctl_import.c) --------------------------------------- */
 

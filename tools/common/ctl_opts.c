@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ctl_opts.c - the option parsing of the lnetctl command tree: a reentrant
- * getopt_long (options and positional words mixed, as getopt_long permutes),
- * number and --verbose values, and the help text of a command.
+ * getopt_long (options and positional words mixed, as getopt_long permutes;
+ * every option also kept in order), number and --verbose values, and the
+ * help text of a command.
  */
 #include "ctl_cmds_int.h"
 
@@ -62,6 +63,12 @@ int ctl_parse_opts(int argc, char **argv, const struct optspec *specs, int nspec
 			}
 			inl = a[2] ? a + 2 : NULL;
 		}
+		if (p->nseq >= (int)(sizeof(p->seq) / sizeof(p->seq[0]))) {
+			ybuf_printf(err, "%s: too many options\n", PROG);
+			return -EINVAL;
+		}
+		const char *val = NULL;
+
 		p->v[k].set = true;
 		switch (specs[k].has_arg) {
 		case ARG_NONE:
@@ -73,9 +80,9 @@ int ctl_parse_opts(int argc, char **argv, const struct optspec *specs, int nspec
 			break;
 		case ARG_REQ:
 			if (inl) {
-				p->v[k].arg = inl;
+				val = inl;
 			} else if (i + 1 < argc) {
-				p->v[k].arg = argv[++i];
+				val = argv[++i];
 			} else {
 				ybuf_printf(err, "%s: option '%s' requires an argument\n", PROG, a);
 				return -EINVAL;
@@ -84,13 +91,16 @@ int ctl_parse_opts(int argc, char **argv, const struct optspec *specs, int nspec
 		case ARG_OPT_NUM:
 			/* "-v", "-v 3", "-v3", "--verbose=3": a following word is
 			 * taken only when it is a number (lnetctl's rule). */
-			if (inl) {
-				p->v[k].arg = inl;
-			} else if (i + 1 < argc && isdigit((unsigned char)argv[i + 1][0])) {
-				p->v[k].arg = argv[++i];
-			}
+			if (inl)
+				val = inl;
+			else if (i + 1 < argc && isdigit((unsigned char)argv[i + 1][0]))
+				val = argv[++i];
 			break;
 		}
+		if (val)
+			p->v[k].arg = val;
+		p->seq[p->nseq].k = k;
+		p->seq[p->nseq++].arg = val;
 	}
 	return 0;
 }
@@ -131,6 +141,11 @@ void ctl_print_help(struct ybuf *out, const char *parent, const struct cmd *c)
 		ybuf_printf(out, "%s: %s", c->name, c->help);
 	if (c->help[0] && c->help[strlen(c->help) - 1] != '\n')
 		ybuf_puts(out, "\n");
+}
+
+void ctl_print_usage(struct ybuf *out, const char *parent, const struct cmd *c)
+{
+	ybuf_printf(out, "%s %s: %s\n", parent, c->name, c->help);
 }
 
 bool ctl_want_help(int argc, char **argv)
