@@ -584,7 +584,9 @@ static void lnet_rtr_timer_cb(struct ul_timer *t)
 	}
 }
 
-int ulnet_routing_set(ulnet_t *ln, bool on)
+/* `at_once`: ENABLED follows at once (ulnet_routing_enable_now), so the
+ * start-up phase is not announced. */
+static int lnet_routing_set(ulnet_t *ln, bool on, bool at_once)
 {
 	bool update = false;
 	int rc = 0;
@@ -618,8 +620,9 @@ int ulnet_routing_set(ulnet_t *ln, bool on)
 			ln->ln_rtr_phase_min = lnet_now(ln) +
 					       (uint64_t)lnet_rtr_timeout_s(ln) * LNET_NSEC_PER_SEC;
 			lnet_rtr_timer_arm_locked(ln);
-			lnet_log(ln, ULNET_LOG_INFO, "message forwarding will be enabled in %ds",
-				 lnet_rtr_timeout_s(ln));
+			if (!at_once)
+				lnet_log(ln, ULNET_LOG_INFO, "message forwarding will be enabled in %ds",
+					 lnet_rtr_timeout_s(ln));
 		}
 	} else if (ln->ln_routing != ULNET_ROUTING_DISABLED) {
 		uint64_t now = lnet_now(ln);
@@ -639,9 +642,14 @@ int ulnet_routing_set(ulnet_t *ln, bool on)
 	return rc;
 }
 
+int ulnet_routing_set(ulnet_t *ln, bool on)
+{
+	return lnet_routing_set(ln, on, false);
+}
+
 int ulnet_routing_enable_now(ulnet_t *ln)
 {
-	int rc = ulnet_routing_set(ln, true);
+	int rc = lnet_routing_set(ln, true, true);
 	bool update = false;
 
 	if (rc)
@@ -653,8 +661,10 @@ int ulnet_routing_enable_now(ulnet_t *ln)
 	}
 	lnet_rtr_timer_arm_locked(ln);
 	lnet_unlock(ln);
-	if (update)
+	if (update) {
+		lnet_log(ln, ULNET_LOG_INFO, "message forwarding enabled");
 		(void)lnet_ping_target_update(ln);
+	}
 	return 0;
 }
 
