@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ctl_cmds_int.h"
+#include "modopts.h"
 
 /* lnetctl handlers return negative errnos; the shell sees the low byte. */
 static int exit_code(int rc)
@@ -138,6 +139,17 @@ static int cmd_lnet_configure(struct ctl_ctx *ctx, const struct cmd *c, const st
 	if (ctx->saved_g_valid)
 		ulnet_globals_set(ctx->ln, &ctx->saved_g);
 	ctl_routing_restore(ctx);
+	/* ulnetd's module options: their router parameters, and with --all
+	 * networks=, routes= and forwarding=, as the kernel's LNetNIInit */
+	if (ctx->modopts) {
+		char msg[MODOPT_ERR_MAX];
+
+		rc = modopts_configure(ctx, p->v[0].set, msg, sizeof(msg));
+		if (rc < 0) {
+			y_nl_error(&rp->err, "configure", "lnet", rc, msg);
+			return -EINVAL;
+		}
+	}
 	/* --all: the networks of the "module parameters" (--config) */
 	if (p->v[0].set && ctx->modparams) {
 		rc = ctl_import_text(ctx, ctx->modparams_name, ctx->modparams, ctx->modparams_len,
@@ -502,7 +514,8 @@ static const struct optspec import_opts[] = {
 
 static const struct cmd lnet_cmds[] = {
 	{ "configure", cmd_lnet_configure, NULL, "configure lnet\n"
-	  "\t--all: also bring up the networks of ulnetd's --config file\n"
+	  "\t--all: also bring up the networks of ulnetd's module options (networks=,\n"
+	  "\t  routes=, forwarding=) and of its --config file\n"
 	  "\t--large: start LNet with large NIDs (always on in ulnet)\n", LK_WRITE,
 	  OPTS(lnet_configure_opts), 0, false },
 	{ "unconfigure", cmd_lnet_unconfigure, NULL, "unconfigure lnet\n", LK_WRITE, NOOPTS, 0, false },
@@ -752,6 +765,7 @@ int ctl_ctx_init(struct ctl_ctx *ctx, const struct ulnet_opts *opts, bool config
 	ctx->accept_port = 0;
 	snprintf(ctx->accept, sizeof(ctx->accept), "secure");
 	ctx->max_wait_s = 120;
+	ctx->lnd_tun.tos = -1;
 	for (int i = 0; i < ULNET_RTR_NPOOLS; i++)
 		ctx->rtr_nbuffers[i] = -1;
 	pthread_rwlock_init(&ctx->lock, NULL);

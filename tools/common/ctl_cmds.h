@@ -24,6 +24,8 @@
 #define CTL_YAML_MAX_BYTES CTL_MAX_BLOB
 #define CTL_YAML_MAX_DEPTH 64
 
+struct modopts;
+
 struct ctl_ctx {
 	ulnet_t *ln;                /* NULL while LNet is unconfigured */
 	struct ulnet_opts opts;     /* used by "lnet configure" */
@@ -42,6 +44,17 @@ struct ctl_ctx {
 	char *modparams;
 	size_t modparams_len;
 	char modparams_name[256];
+	/* The ksocklnd module parameters (ulnetd --module-option ksocklnd.*):
+	 * defaults of every tcp NI for what it does not set itself, in
+	 * ulnet's encoding (0, tos -1: not given); lnet's peer_buffer_credits
+	 * after ksocklnd's. */
+	struct ulnet_ni_tunables lnd_tun;
+	struct ulnet_sock_tunables lnd_sock;
+	int peer_buffer_credits;
+	/* The module parameters ulnetd was given (modopts.h; NULL: none, and
+	 * owned by ulnetd): "lnet configure" applies their router
+	 * parameters, "--all" their networks=, routes= and forwarding=. */
+	const struct modopts *modopts;
 	/* Globals kept across unconfigure/configure, as module parameters. */
 	struct ulnet_globals saved_g;
 	bool saved_g_valid;

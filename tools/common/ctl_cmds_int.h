@@ -139,8 +139,17 @@ extern const struct cmd ctl_net_cmds[];
  * "add: - net:" YAML. */
 int ctl_ni_conf_addr(const char *nidstr, const char *netstr, const char *ifstr,
 		     struct ulnet_ni_conf *conf, struct ctl_reply *rp, const char *op);
-/* What the daemon's options set for every NI added ("net add", import). */
+/* What the daemon's options set for every NI added ("net add", import,
+ * networks=): acceptor settings, and for tcp NIs the ksocklnd module
+ * parameters where the NI sets nothing itself. */
 void ctl_ni_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf);
+/* IPv4 address (host order) of interface `name` (net add --if); 0 or
+ * -ENETDOWN. */
+int ctl_ip_of_iface(const char *name, uint32_t *ip);
+/* The first interface that is up, not loopback, with an IPv4 address (the
+ * kernel's choice for a net given without interface): its name and
+ * address (host order); 0 or -ENETDOWN. */
+int ctl_first_iface(char *name, size_t len, uint32_t *ip);
 
 /* net set / peer set: the options (p->v[] in this order) and the setter. */
 enum { SV_ALL, SV_NET, SV_LNDTO, SV_CPP, SV_NID, SV_STATE, SV_HEALTH, SV_COUNT };

@@ -46,7 +46,7 @@ static bool iface_of_ip(uint32_t ip, char *name, size_t len)
 }
 
 /* IPv4 address (host order) of interface `name`. */
-static int ip_of_iface(const char *name, uint32_t *ip)
+int ctl_ip_of_iface(const char *name, uint32_t *ip)
 {
 	struct ifaddrs *ifa, *i;
 	int rc = -ENETDOWN;
@@ -60,6 +60,26 @@ static int ip_of_iface(const char *name, uint32_t *ip)
 			rc = 0;
 			break;
 		}
+	}
+	freeifaddrs(ifa);
+	return rc;
+}
+
+int ctl_first_iface(char *name, size_t len, uint32_t *ip)
+{
+	struct ifaddrs *ifa, *i;
+	int rc = -ENETDOWN;
+
+	if (getifaddrs(&ifa) < 0)
+		return -errno;
+	for (i = ifa; i; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+		    !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
+			continue;
+		*ip = ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
+		snprintf(name, len, "%s", i->ifa_name);
+		rc = 0;
+		break;
 	}
 	freeifaddrs(ifa);
 	return rc;
@@ -139,7 +159,7 @@ int ctl_ni_conf_addr(const char *nidstr, const char *netstr, const char *ifstr,
 	memcpy(ifn, ifstr, il);
 	ifn[il] = '\0';
 
-	if (ip_of_iface(ifn, &ip) < 0) {
+	if (ctl_ip_of_iface(ifn, &ip) < 0) {
 		/* The kernel answers ENETDOWN with this text (see reference). */
 		y_nl_error(&rp->err, op, "net", -ENETDOWN, "cannot add LNet NI");
 		return -ENETDOWN;
@@ -160,6 +180,48 @@ void ctl_ni_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf)
 	if (!conf->accept_backlog && strcmp(conf->accept, "none"))
 		conf->accept_backlog = ctx->accept_backlog;
 	conf->verify_peer_nid = ctx->verify_peer_nid;
+	if (conf->nid.type != ULNET_LND_TCP)
+		return;
+	/* The ksocklnd module parameters (ulnetd --module-option) for what
+	 * the NI does not set itself, as the kernel's tunables of an NI
+	 * left -1 take the module's. 0 (tos -1) is "not set" on both sides. */
+	const struct ulnet_ni_tunables *dt = &ctx->lnd_tun;
+	const struct ulnet_sock_tunables *ds = &ctx->lnd_sock;
+	struct ulnet_ni_tunables *t = &conf->tun;
+	struct ulnet_sock_tunables *s = &conf->sock;
+
+	if (!t->peer_timeout)
+		t->peer_timeout = dt->peer_timeout;
+	if (!t->peer_credits)
+		t->peer_credits = dt->peer_credits;
+	if (!t->credits)
+		t->credits = dt->credits;
+	if (!t->conns_per_peer)
+		t->conns_per_peer = dt->conns_per_peer;
+	if (t->tos == -1)
+		t->tos = dt->tos;
+	/* router credits of a peer: the NI's, ksocklnd's, then lnet's */
+	if (!t->peer_buffer_credits)
+		t->peer_buffer_credits = dt->peer_buffer_credits ? dt->peer_buffer_credits
+								 : ctx->peer_buffer_credits;
+#define SDEF(f) do { if (!s->f) s->f = ds->f; } while (0)
+	SDEF(sock_timeout);
+	SDEF(keepalive);
+	SDEF(keepalive_idle);
+	SDEF(keepalive_count);
+	SDEF(keepalive_intvl);
+	SDEF(min_bulk);
+	SDEF(zc_min_payload);
+	SDEF(enable_csum);
+	SDEF(nonblk_zcack);
+	SDEF(typed_conns);
+	SDEF(tx_buffer_size);
+	SDEF(rx_buffer_size);
+	SDEF(nagle);
+	SDEF(min_reconnectms);
+	SDEF(max_reconnectms);
+	SDEF(protocol);
+#undef SDEF
 }
 
 static int net_add_conf(struct ctl_ctx *ctx, struct ulnet_ni_conf *conf, struct ctl_reply *rp)

@@ -6,6 +6,11 @@
  *          [--log-level error|warn|info|debug] [--syslog]
  *          [--accept-port N] [--accept secure|all|none] [--accept-backlog N]
  *          [--verify-peer-nid] [--pid N]
+ *          [--module-option MODULE.PARAM=VALUE]... [--module-options FILE]...
+ *
+ * Module options (the kernel's lnet and ksocklnd parameters, modopts.h)
+ * come first, as at module load, then --config, then the control socket
+ * serves.
  *
  * Runs in the foreground by default (systemd Type=simple); --daemon forks.
  * The main thread polls the control socket and a signal pipe; each
@@ -33,10 +38,12 @@
 
 #include "ctl_cmds.h"
 #include "ctl_proto.h"
+#include "modopts.h"
 
 #define MAX_WORKERS 16
 #define REQ_TIMEOUT_MS 5000   /* a whole request must arrive within this */
 #define STOP_GRACE_MS 3000    /* SIGTERM: how long running commands may finish */
+#define MAX_MODOPT_ARGS 1024  /* --module-option and --module-options, in all */
 
 static int sig_pipe[2] = { -1, -1 };
 static atomic_int nworkers;
@@ -282,6 +289,18 @@ static void usage(FILE *f)
 		"  --accept MODE        default acceptor mode: secure (default), all, none\n"
 		"  --accept-backlog N   listen() backlog of tcp NIs that listen, 1..65535\n"
 		"                       (default 127, the lnet module parameter accept_backlog)\n"
+		"                       (these three take precedence over lnet.accept_port,\n"
+		"                       lnet.accept and lnet.accept_backlog)\n"
+		"  --module-option MODULE.PARAM=VALUE\n"
+		"                       a module parameter of lnet or ksocklnd, as in\n"
+		"                       /etc/modprobe.d (lnet.networks=\"tcp0(eth0)\",\n"
+		"                       lnet.routes=..., lnet.forwarding=enabled,\n"
+		"                       ksocklnd.peer_credits=16...); repeatable. One ulnet\n"
+		"                       cannot honour is refused: the daemon does not start\n"
+		"  --module-options FILE\n"
+		"                       module parameters in modprobe.d syntax ('options lnet\n"
+		"                       P=V ...' lines); repeatable, in order with the above.\n"
+		"                       Applied first, then --config\n"
 		"  --verify-peer-nid    tcp NIs refuse an incoming connection whose HELLO claims\n"
 		"                       a NID other than its source address (beyond the kernel,\n"
 		"                       which trusts a privileged port's claim)\n"
@@ -319,12 +338,51 @@ static int parse_level(const char *s, enum ulnet_log_level *l)
 	return -EINVAL;
 }
 
+/* ulnetd's log, for the module options' warnings. */
+static void modopt_log(void *arg, enum ulnet_log_level level, const char *msg)
+{
+	dlog(level, "%s", msg);
+}
+
+/* The module options in the order given (a file or one MODULE.PARAM=V). */
+struct modopt_arg {
+	bool file;
+	const char *s;
+};
+
+/* Parse the module options, then take ulnetd's own acceptor options over
+ * them. Returns 0, or 1 (the exit status) with the error logged. */
+static int load_modopts(struct modopts *mo, const struct modopt_arg *a, int n, long accept_port,
+			const char *accept, long accept_backlog)
+{
+	int rc = 0;
+
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = a[i].file ? modopts_parse_file(mo, a[i].s) : modopts_set_arg(mo, a[i].s);
+	if (rc == 0) {
+		if (accept_port)
+			mo->accept_port = (int)accept_port;
+		if (accept)
+			snprintf(mo->accept, sizeof(mo->accept), "%s", accept);
+		if (accept_backlog)
+			mo->accept_backlog = (int)accept_backlog;
+		rc = modopts_finish(mo);
+	}
+	if (rc < 0) {
+		dlog(ULNET_LOG_ERROR, "%s", mo->err);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *config = NULL, *ctl = NULL, *accept = NULL;
 	char path[256];
 	bool daemonize = false, selftest = false, verify_peer_nid = false;
 	long accept_port = 0, pid = 0, session_timeout = -2, accept_backlog = 0;
+	static struct modopt_arg moargs[MAX_MODOPT_ARGS];
+	int nmoargs = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -348,7 +406,7 @@ int main(int argc, char **argv)
 		} else if (v && strcmp(a, "--accept") == 0) {
 			accept = v;
 			i++;
-			if (strcmp(v, "secure") && strcmp(v, "all") && strcmp(v, "none")) {
+			if (!modopts_accept_mode_ok(v)) {
 				fprintf(stderr, "ulnetd: --accept must be secure, all or none\n");
 				return 2;
 			}
@@ -363,8 +421,18 @@ int main(int argc, char **argv)
 			*(a[2] == 'a' ? &accept_port : &pid) = n;
 			i++;
 		} else if (v && strcmp(a, "--accept-backlog") == 0) {
-			if (parse_range(a, v, 1, 65535, &accept_backlog) < 0)
+			if (parse_range(a, v, MODOPT_BACKLOG_MIN, MODOPT_BACKLOG_MAX, &accept_backlog) < 0)
 				return 2;
+			i++;
+		} else if (v && (strcmp(a, "--module-option") == 0 ||
+				 strcmp(a, "--module-options") == 0)) {
+			if (nmoargs == MAX_MODOPT_ARGS) {
+				fprintf(stderr, "ulnetd: more than %d --module-option(s)\n",
+					MAX_MODOPT_ARGS);
+				return 2;
+			}
+			moargs[nmoargs].file = a[15] == 's';
+			moargs[nmoargs++].s = v;
 			i++;
 		} else if (strcmp(a, "--verify-peer-nid") == 0) {
 			verify_peer_nid = true;
@@ -396,6 +464,16 @@ int main(int argc, char **argv)
 		ctl_default_path(path, sizeof(path));
 	if (use_syslog)
 		openlog("ulnetd", LOG_PID, LOG_DAEMON);
+
+	/* module options: all checked before anything else happens */
+	static struct modopts mo;
+
+	modopts_init(&mo);
+	mo.log = modopt_log;
+	if (load_modopts(&mo, moargs, nmoargs, accept_port, accept, accept_backlog)) {
+		modopts_free(&mo);
+		return 1;
+	}
 
 	struct ybuf cfg;
 
@@ -473,11 +551,25 @@ int main(int argc, char **argv)
 		unlink(path);
 		return 1;
 	}
-	ctx.accept_port = (uint16_t)accept_port;
-	ctx.accept_backlog = (int)accept_backlog;
 	ctx.verify_peer_nid = verify_peer_nid;
-	if (accept)
-		snprintf(ctx.accept, sizeof(ctx.accept), "%s", accept);
+	/* "module load", then "lnet configure --all" with the module
+	 * parameters, as the kernel's config_on_load; --config after them */
+	char moerr[MODOPT_ERR_MAX];
+
+	rc = modopts_load(&ctx, &mo);
+	if (rc == 0)
+		rc = modopts_configure(&ctx, true, moerr, sizeof(moerr));
+	else
+		snprintf(moerr, sizeof(moerr), "%s", mo.err);
+	if (rc < 0) {
+		dlog(ULNET_LOG_ERROR, "%s", moerr);
+		ybuf_free(&cfg);
+		ctl_ctx_fini(&ctx);
+		modopts_free(&mo);
+		close(lfd);
+		unlink(path);
+		return 1;
+	}
 	if (config) {
 		struct ybuf err;
 
@@ -607,6 +699,7 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	ctl_ctx_fini(&ctx);
+	modopts_free(&mo);
 	close(sig_pipe[0]);
 	close(sig_pipe[1]);
 	if (use_syslog)
