@@ -83,16 +83,20 @@ run() {
 	alive "$node"
 }
 
-has() { # has out|err|FILE TEXT
-	local s=$1 txt=$2 f
+# has out|err|FILE TEXT: TEXT (which may span lines) is in the output
+has() {
+	local s=$1 txt=$2 f content
 	CHECKS=$((CHECKS + 1))
 	case $s in out) f=$T/out ;; err) f=$T/err ;; *) f=$s ;; esac
-	grep -qF -- "$txt" "$f" || fail "'$LAST': $s lacks '$txt': $(cat "$f")"
+	content=$(cat "$f")
+	[[ $content == *"$txt"* ]] || fail "'$LAST': $s lacks '$txt': $content"
 }
 
 lacks() { # lacks out TEXT
+	local content
 	CHECKS=$((CHECKS + 1))
-	! grep -qF -- "$2" "$T/$1" || fail "'$LAST': $1 has '$2': $(cat "$T/$1")"
+	content=$(cat "$T/$1")
+	[[ $content != *"$2"* ]] || fail "'$LAST': $1 has '$2': $content"
 }
 
 # refused WANT_TEXT ulnetd-args...: ulnetd exits 1 before serving, saying why
@@ -209,6 +213,9 @@ kill -TERM "$PID_M"; wait "$PID_M"
 start P --module-option lnet.networks='tcp(lo)' --module-option lnet.accept_port=1 \
 	--module-option lnet.accept=secure --accept-port $((PORT + 1)) --accept all ||
 	fail "ulnetd P did not start"
+# served only once the module options are applied
+run P 0 net show
+has out "nid: 127.0.0.1@tcp"
 CHECKS=$((CHECKS + 1))
 ss -ltnH "sport = :$((PORT + 1))" 2>/dev/null | grep -qF "127.0.0.1:$((PORT + 1))" ||
 	fail "--accept-port did not take precedence over lnet.accept_port"

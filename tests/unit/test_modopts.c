@@ -589,6 +589,12 @@ static void test_finish(void **state)
 	assert_non_null(strstr(mo.err, "f.conf:1: ksocklnd.peer_credits: peer_credits 512 exceeds credits 256"));
 	arg_ok(&mo, "ksocklnd.credits=1024");
 	assert_int_equal(modopts_finish(&mo), 0);
+	arg_ok(&mo, "ksocklnd.peer_credits=4");
+	arg_ok(&mo, "ksocklnd.credits=2");
+	assert_int_equal(modopts_finish(&mo), -EINVAL);
+	assert_non_null(strstr(mo.err, "--module-option: ksocklnd.peer_credits: peer_credits 4 exceeds credits 2"));
+	arg_ok(&mo, "ksocklnd.credits=4");
+	assert_int_equal(modopts_finish(&mo), 0);
 	assert_int_equal(text(&mo, "options lnet accept_port_bulk=989\n"), 0);
 	assert_int_equal(modopts_finish(&mo), -EOPNOTSUPP);
 	assert_non_null(strstr(mo.err, "f.conf:1: lnet.accept_port_bulk: not supported by ulnet"));

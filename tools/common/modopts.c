@@ -1002,8 +1002,11 @@ int modopts_finish(struct modopts *mo)
 	/* ulnet refuses an NI whose peer_credits exceed its credits (the
 	 * kernel lowers them): better said here than at every net add */
 	if (peer > credits) {
-		snprintf(reason, sizeof(reason), "peer_credits %d exceeds credits %d", peer, credits);
-		return fail(mo, -EINVAL, mo->credits_where, "ksocklnd", "peer_credits", reason);
+		snprintf(reason, sizeof(reason), "peer_credits %d%s exceeds credits %d%s", peer,
+			 mo->tun.peer_credits ? "" : " (the default)", credits,
+			 mo->tun.credits ? "" : " (the default)");
+		return fail(mo, -EINVAL, mo->credits_where, "ksocklnd",
+			    mo->tun.peer_credits ? "peer_credits" : "credits", reason);
 	}
 	if (mo->sock.max_reconnectms > 0 &&
 	    mo->sock.max_reconnectms < (mo->sock.min_reconnectms > 0 ? mo->sock.min_reconnectms : 1000)) {
