@@ -504,9 +504,6 @@ struct ulnet {
 	int ln_fault_n[2];             /* rules of each kind (lock-free hint) */
 	int ln_fault_nhealth;          /* drop rules acting on the send path */
 	struct ul_timer ln_fault_timer;  /* releases held messages */
-	bool ln_rtr_pipe_warned;       /* router.c: said once that a pipe failed */
-	size_t ln_rtr_pipe_size;       /* router.c: pipe size asked for (0: default) */
-	uint64_t ln_rtr_spliced;       /* payload bytes forwarded through pipes */
 	struct lnet_rtrbufpool *ln_rtrpools;   /* ULNET_RTR_NPOOLS */
 	int ln_rtr_nbuffers[3];        /* wanted totals (0: the default) */
 	uint64_t ln_rtr_phase_min, ln_rtr_phase_max; /* STARTING/STOPPING ends */

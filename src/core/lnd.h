@@ -46,14 +46,6 @@ struct ul_loop;    /* the instance's event loop (util/evloop.h) */
 struct ulnet_lnd {
 	unsigned type;             /* enum ulnet_lnd_type */
 	const char *name;          /* "tcp", "lo" */
-	/* The LND can move a forwarded payload through a pipe (a router
-	 * buffer that is a pipe, router.c): recv() puts the payload into
-	 * lnet_msg_recv_pipe()'s pipe (reporting what went there with
-	 * lnet_msg_set_pipe_nob(), the rest into the fragments at the same
-	 * offsets), and send() takes the first lnet_msg_payload_pipe() bytes
-	 * from that pipe, the rest from the fragments. false: the core never
-	 * gives it such a message. */
-	bool splice;
 
 	/* Bring up `ni` (conf in lnet_ni_conf()). Store private state with
 	 * lnet_ni_set_data(). Returns 0 or -errno (the NI is not added). */
@@ -142,17 +134,6 @@ void lnet_msg_payload(const struct lnet_msg *msg, const struct iovec **iov,
 		      unsigned *niov, size_t *offset, size_t *len);
 /* The peer NI the core chose (the header's dest NID) and PID. */
 ulnet_process_id_t lnet_msg_target(const struct lnet_msg *msg);
-/* Spliced forwarding (ulnet_lnd.splice): on recv(), the write end of the
- * pipe the payload should go into, or -1 (into the fragments as usual).
- * The LND may stop filling the pipe at any point (it is full) and place
- * the rest into the fragments, at the same offsets; before it finalizes
- * the receive it says how many bytes the pipe took. */
-int lnet_msg_recv_pipe(const struct lnet_msg *msg);
-void lnet_msg_set_pipe_nob(struct lnet_msg *msg, size_t nob);
-/* On send(): how many leading payload bytes are in a pipe (0: none) and
- * its read end; the rest is in the fragments of lnet_msg_payload() at
- * their own offsets (skip the first *pipe_nob bytes there). */
-size_t lnet_msg_payload_pipe(const struct lnet_msg *msg, int *fd);
 /* LND scratch space: one pointer the LND may use while it owns the message
  * (e.g. to link it into a tx queue without allocating). */
 void **lnet_msg_lnd_slot(struct lnet_msg *msg);

@@ -83,31 +83,6 @@ void lnet_msg_payload(const struct lnet_msg *msg, const struct iovec **iov, unsi
 	*len = msg->msg_len;
 }
 
-int lnet_msg_recv_pipe(const struct lnet_msg *msg)
-{
-	const struct lnet_rtrbuf *rb = msg->msg_rtrbuf;
-
-	return rb && rb->rb_pipe_on ? rb->rb_pipe[1] : -1;
-}
-
-void lnet_msg_set_pipe_nob(struct lnet_msg *msg, size_t nob)
-{
-	LASSERT(msg->msg_rtrbuf && msg->msg_rtrbuf->rb_pipe_on && nob <= msg->msg_len);
-	msg->msg_rtrbuf->rb_pipe_nob = nob;
-}
-
-size_t lnet_msg_payload_pipe(const struct lnet_msg *msg, int *fd)
-{
-	const struct lnet_rtrbuf *rb = msg->msg_rtrbuf;
-
-	if (!rb || !rb->rb_pipe_on || !rb->rb_pipe_nob) {
-		*fd = -1;
-		return 0;
-	}
-	*fd = rb->rb_pipe[0];
-	return rb->rb_pipe_nob;
-}
-
 ulnet_process_id_t lnet_msg_target(const struct lnet_msg *msg)
 {
 	ulnet_process_id_t id = { .nid = msg->msg_hdr.dest_nid, .pid = msg->msg_hdr.dest_pid };

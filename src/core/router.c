@@ -14,25 +14,9 @@
  * came (end-to-end NIDs), to its destination on one of our nets or to the
  * next gateway; when that send ends, the buffer and the credit go back
  * and the next waiter starts. Nothing is dropped for want of a buffer.
- *
- * Spliced forwarding. Copying a 1 MiB payload into a user-space buffer
- * and out again costs a router two copies per message: it halved routed
- * bandwidth. A large buffer therefore also owns a pipe, which serves as
- * the buffer while the kernel moves the payload's pages socket -> pipe ->
- * socket (splice(2)) without a copy into user memory. The LNDs on both
- * sides must be able to (struct ulnet_lnd.splice); any NI whose LND can't
- * keeps the router on plain buffers, as does a pipe that can't be made
- * (fd limit, pipe size limits: logged once). A pipe holds a limited
- * number of pieces, not bytes: when the incoming stream comes in many
- * small pieces and fills the pipe, the LND puts the rest of the payload
- * into the buffer's memory at its offsets (rb_pipe_nob says where the
- * pipe part ends).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
-#include <unistd.h>
-#include <sys/ioctl.h>
 
 #include "core/fault.h"
 #include "core/move.h"
@@ -89,28 +73,13 @@ int ulnet_router_params_set(ulnet_t *ln, const struct ulnet_router_params *p)
 	return 0;
 }
 
-static void lnet_rtrbuf_pipe_close(struct lnet_rtrbuf *rb)
-{
-	for (int i = 0; i < 2; i++) {
-		if (rb->rb_pipe[i] >= 0)
-			close(rb->rb_pipe[i]);
-		rb->rb_pipe[i] = -1;
-	}
-}
-
-static void lnet_rtrbuf_free(struct lnet_rtrbuf *rb)
-{
-	lnet_rtrbuf_pipe_close(rb);
-	free(rb);
-}
-
 static void lnet_rtrpool_free_bufs(struct lnet_rtrbufpool *p)
 {
 	while (p->rbp_free) {
 		struct lnet_rtrbuf *rb = p->rbp_free;
 
 		p->rbp_free = rb->rb_next;
-		lnet_rtrbuf_free(rb);
+		free(rb);
 	}
 }
 
@@ -131,56 +100,6 @@ static int lnet_rtr_pool_of(uint32_t len)
 	return len <= LNET_RTR_PAGE ? ULNET_RTR_POOL_SMALL : ULNET_RTR_POOL_LARGE;
 }
 
-/* Whether a message that came in on `rxni` may wait in a pipe: its LND
- * and the LND of every NI it could leave by can splice (lo forwards
- * nothing). A walk of a few NIs, once per large forwarded message. */
-static bool lnet_rtr_splice_ok_locked(ulnet_t *ln, const struct lnet_ni *rxni)
-{
-	struct ul_list *pos;
-
-	if (!rxni->ni_lnd->splice)
-		return false;
-	ul_list_for_each(pos, &ln->ln_nis) {
-		const struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
-
-		if (ni->ni_lnd->type != ULNET_LND_LO && !ni->ni_lnd->splice)
-			return false;
-	}
-	return true;
-}
-
-/* Give `rb` a pipe that holds `size` bytes in page-sized pieces, larger
- * where allowed (a stream that arrives in pieces smaller than a page
- * fills the pipe's slots before its bytes). */
-static void lnet_rtrbuf_pipe_open_locked(ulnet_t *ln, struct lnet_rtrbuf *rb, size_t size)
-{
-	int err;
-
-	rb->rb_pipe_tried = true;
-	if (pipe2(rb->rb_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-		rb->rb_pipe[0] = rb->rb_pipe[1] = -1;
-		err = errno;
-		goto fail;
-	}
-	if (ln->ln_rtr_pipe_size) {
-		if (fcntl(rb->rb_pipe[1], F_SETPIPE_SZ, (int)ln->ln_rtr_pipe_size) >= 0)
-			return;
-	} else if (fcntl(rb->rb_pipe[1], F_SETPIPE_SZ, (int)(4 * size)) >= 0 ||
-		   fcntl(rb->rb_pipe[1], F_SETPIPE_SZ, (int)size) >= 0) {
-		return;
-	}
-	err = errno;
-	lnet_rtrbuf_pipe_close(rb);
-fail:
-	if (!ln->ln_rtr_pipe_warned) {
-		ln->ln_rtr_pipe_warned = true;
-		lnet_log(ln, ULNET_LOG_WARN,
-			 "router: no pipe of %zu bytes for a large buffer (%s): such buffers copy "
-			 "payloads through user memory (fd limit, fs.pipe-max-size or "
-			 "fs.pipe-user-pages-soft)", size, ulnet_strerror(-err));
-	}
-}
-
 /* A buffer for `msg`, whose pool credit it holds: 1, or -ENOMEM. */
 static int lnet_rtrbuf_attach_locked(ulnet_t *ln, struct lnet_msg *msg, int pool)
 {
@@ -190,25 +109,14 @@ static int lnet_rtrbuf_attach_locked(ulnet_t *ln, struct lnet_msg *msg, int pool
 	if (rb) {
 		p->rbp_free = rb->rb_next;
 	} else {
-		/* untouched pages of a large buffer cost no memory: only
-		 * payloads that overflow its pipe write them */
 		rb = malloc(sizeof(*rb) + p->rbp_size);
 		if (!rb)
 			return -ENOMEM;
 		rb->rb_pool = pool;
-		rb->rb_pipe[0] = rb->rb_pipe[1] = -1;
-		rb->rb_pipe_tried = false;
 		rb->rb_iov.iov_base = rb->rb_data;
 		rb->rb_iov.iov_len = p->rbp_size;
 	}
 	rb->rb_next = NULL;
-	rb->rb_pipe_on = false;
-	rb->rb_pipe_nob = 0;
-	if (pool == ULNET_RTR_POOL_LARGE && lnet_rtr_splice_ok_locked(ln, msg->msg_rxni)) {
-		if (!rb->rb_pipe_tried)
-			lnet_rtrbuf_pipe_open_locked(ln, rb, p->rbp_size);
-		rb->rb_pipe_on = rb->rb_pipe[0] >= 0;
-	}
 	msg->msg_rtrbuf = rb;
 	msg->msg_iov = &rb->rb_iov;
 	msg->msg_niov = p->rbp_size ? 1 : 0;
@@ -299,23 +207,10 @@ void lnet_fwd_release_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_send
 		msg->msg_rtrbuf = NULL;
 		msg->msg_iov = NULL;
 		msg->msg_niov = 0;
-		if (rb->rb_pipe_on) {
-			int left = 0;
-
-			ln->ln_rtr_spliced += rb->rb_pipe_nob;
-			/* a receive or send that failed half way leaves bytes
-			 * in the pipe: they must not lead the next payload */
-			if (ioctl(rb->rb_pipe[0], FIONREAD, &left) < 0 || left > 0) {
-				lnet_rtrbuf_pipe_close(rb);
-				rb->rb_pipe_tried = false;
-			}
-			rb->rb_pipe_on = false;
-			rb->rb_pipe_nob = 0;
-		}
 		if (ln->ln_routing == ULNET_ROUTING_DISABLED ||
 		    (p->rbp_nbuffers > p->rbp_req_nbuffers && p->rbp_credits >= 0)) {
 			/* a pool shrinking (or gone): this buffer goes */
-			lnet_rtrbuf_free(rb);
+			free(rb);
 			p->rbp_nbuffers--;
 		} else {
 			rb->rb_next = p->rbp_free;
@@ -446,23 +341,6 @@ void lnet_fwd_resume(struct lnet_msg *msg)
 			     msg->msg_len);
 	else if (rc < 0)
 		lnet_fwd_drop(msg, true, rc);
-}
-
-void lnet_router_pipe_size_set(ulnet_t *ln, size_t bytes)
-{
-	lnet_lock(ln);
-	ln->ln_rtr_pipe_size = bytes;
-	lnet_unlock(ln);
-}
-
-uint64_t lnet_router_spliced_bytes(ulnet_t *ln)
-{
-	uint64_t n;
-
-	lnet_lock(ln);
-	n = ln->ln_rtr_spliced;
-	lnet_unlock(ln);
-	return n;
 }
 
 /* --- the routing state ----------------------------------------------------------------- */

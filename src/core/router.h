@@ -16,15 +16,6 @@
 struct lnet_rtrbuf {
 	struct lnet_rtrbuf *rb_next;   /* free list */
 	int rb_pool;
-	/* A large buffer may also have a pipe (router.c, "spliced
-	 * forwarding"): the payload's first rb_pipe_nob bytes wait there,
-	 * moved socket to pipe to socket by the kernel without a copy into
-	 * user memory; the rest (when the pipe filled up) in rb_data, at the
-	 * same offsets. rb_pipe_on: this message may use the pipe. */
-	int rb_pipe[2];                /* read end, write end; -1: none */
-	bool rb_pipe_tried;            /* made (or failed to make) once */
-	bool rb_pipe_on;
-	size_t rb_pipe_nob;
 	struct iovec rb_iov;
 	uint8_t rb_data[];
 };
@@ -72,12 +63,6 @@ static inline int lnet_rtr_timeout_s(const ulnet_t *ln)
 
 	return (iv > 0 ? iv : 0) + ln->ln_rtr_params.router_ping_timeout;
 }
-
-/* Spliced forwarding, for tests and diagnostics: the size of the pipes
- * made from now on (0: the default, 4 MiB where allowed, else 1 MiB), and
- * the payload bytes forwarded through pipes so far. */
-void lnet_router_pipe_size_set(ulnet_t *ln, size_t bytes);
-uint64_t lnet_router_spliced_bytes(ulnet_t *ln);
 
 /* Shutdown: drop what waits for buffers or credits. */
 void lnet_router_shutdown(ulnet_t *ln);

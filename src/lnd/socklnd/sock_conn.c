@@ -770,7 +770,6 @@ static void ksock_conn_up_locked(struct ksock_conn *c, struct ksock_done *done)
 	c->rx_state = KSOCK_RX_KHDR;
 	c->rx_have = 0;
 	c->rx_need = c->proto->khdr_size;
-	c->rx_pipe = -1;
 	c->rx_last_progress = c->tx_last_progress = ksock_now(net);
 	peer->last_alive = ksock_now(net);
 	peer->last_error = 0;

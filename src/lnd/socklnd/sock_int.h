@@ -244,10 +244,6 @@ struct ksock_tx {
 	const struct iovec *piov;         /* the MD's fragments */
 	unsigned pniov;
 	size_t poff, plen;
-	/* a forwarded payload's first pipe_nob bytes wait in the pipe
-	 * pipe_fd (spliced forwarding, lnd.h); the rest in piov */
-	int pipe_fd;
-	size_t pipe_nob;
 	uint8_t hdr[KSOCK_MSG_HDR_SIZE + LNET_HDR_MAX_SIZE];
 };
 
@@ -363,10 +359,6 @@ struct ksock_conn {
 	bool rx_recv_sync;                /* recv() ran inside our lnet_parse() */
 	bool rx_in_parse;
 	size_t rx_mlen, rx_mlen_left, rx_discard_left;
-	/* spliced forwarding: the payload goes into this pipe (-1: none, or
-	 * it filled up and the rest goes into rx_iov); rx_pipe_nob went in */
-	int rx_pipe;
-	size_t rx_pipe_nob;
 	unsigned rx_niov, rx_iov_idx;
 	size_t rx_iov_off;
 	uint32_t rx_csum;

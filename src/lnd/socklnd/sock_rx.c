@@ -7,12 +7,9 @@
  * Runs on the loop thread; recv() may come from any thread, later.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -49,8 +46,6 @@ static void ksock_rx_reset(struct ksock_conn *c)
 	c->rx_started = false;
 	c->rx_msg = NULL;
 	c->rx_recv_called = false;
-	c->rx_pipe = -1;
-	c->rx_pipe_nob = 0;
 }
 
 /* Refill the read-ahead buffer (it is empty): >0 bytes, 0 EAGAIN, <0 error
@@ -168,84 +163,11 @@ static KSOCK_ALWAYS_INLINE void ksock_rx_payload_from_buf(struct ksock_conn *c)
 	}
 }
 
-/* Spliced forwarding (lnd.h): the payload into the pipe c->rx_pipe, the
- * kernel moving the socket's pages there without a copy. What the
- * read-ahead buffer already holds is written in first (a few KiB, the
- * pipe is empty then). The fragment cursor advances too, so that when the
- * pipe fills up the rest lands in the fragments at its own offsets.
- * 1: all of it in the pipe, or the pipe is full (c->rx_pipe is -1 then,
- * go on with the fragments); 0 EAGAIN; <0 error. */
-static int ksock_rx_payload_pipe(struct ksock_conn *c)
-{
-	size_t avail = ksock_rx_buffered(c);
-
-	if (avail && c->rx_mlen_left) {
-		size_t n = avail < c->rx_mlen_left ? avail : c->rx_mlen_left;
-		ssize_t w = write(c->rx_pipe, c->rx_buf + c->rx_buf_off, n);
-
-		if (w < 0 && errno != EAGAIN)
-			return -errno;
-		if (w > 0) {
-			c->rx_buf_off += (size_t)w;
-			c->rx_pipe_nob += (size_t)w;
-			ksock_rx_advance(c, (size_t)w);
-		}
-		if ((size_t)(w > 0 ? w : 0) < n) {
-			c->rx_pipe = -1;   /* full already: the rest into memory */
-			return 1;
-		}
-	}
-	bool had_bytes = false;
-
-	while (c->rx_mlen_left) {
-		ssize_t got = splice(c->fd, NULL, c->rx_pipe, NULL, c->rx_mlen_left,
-				     SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		int inq = 0;
-
-		if (got == 0)
-			return -ECONNRESET;
-		if (got > 0) {
-			had_bytes = false;
-			c->rx_reads++;
-			c->rx_last_progress = ksock_stamp_now(c->net);
-			c->peer->last_alive = c->rx_last_progress;
-			c->rx_pipe_nob += (size_t)got;
-			ksock_rx_advance(c, (size_t)got);
-			continue;
-		}
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return -errno;
-		/* EAGAIN: no bytes, or no room in the pipe. Bytes that were
-		 * waiting in the socket before the call say which; bytes seen
-		 * after it may have come since: try once more. */
-		if (had_bytes) {
-			c->rx_pipe = -1;
-			return 1;
-		}
-		if (ioctl(c->fd, FIONREAD, &inq) < 0)
-			return -errno;
-		if (inq == 0) {
-			c->rx_ready = false;
-			return 0;
-		}
-		had_bytes = true;
-	}
-	return 1;
-}
-
 /* The payload: from the read-ahead buffer, then (small rest) through it or
  * (large rest) with readv() straight into the fragments; then discard the
  * excess. 1 done, 0 EAGAIN, <0 error. */
 static int ksock_rx_payload(struct ksock_conn *c)
 {
-	if (c->rx_pipe >= 0) {
-		int rc = ksock_rx_payload_pipe(c);
-
-		if (rc <= 0)
-			return rc;
-	}
 	for (;;) {
 		ksock_rx_payload_from_buf(c);
 		if (!c->rx_mlen_left && !c->rx_discard_left)
@@ -312,10 +234,7 @@ static bool ksock_rx_csum_ok(struct ksock_conn *c)
 	uint32_t crc = KSOCK_CSUM_SEED;
 	size_t left = c->rx_mlen;
 
-	/* a spliced payload never reaches our memory: the final destination
-	 * checks it (the next hop's header carries no checksum) */
-	if (c->rx_khdr.csum == 0 || !c->rx_msg || c->rx_mlen != c->rx_lhdr.payload_length ||
-	    c->rx_pipe_nob)
+	if (c->rx_khdr.csum == 0 || !c->rx_msg || c->rx_mlen != c->rx_lhdr.payload_length)
 		return true;
 	if (c->proto->csum_hdr) {
 		uint8_t kh[KSOCK_MSG_HDR_SIZE];
@@ -456,8 +375,6 @@ static void ksock_rx_msg_done(struct ksock_conn *c)
 	int status = ksock_rx_csum_ok(c) ? 0 : -EIO;
 	uint32_t wire = c->rx_khdr.csum;
 
-	if (msg && c->rx_pipe_nob)
-		lnet_msg_set_pipe_nob(msg, c->rx_pipe_nob);
 	ksock_rx_reset(c);
 	if (msg)
 		lnet_finalize(msg, status);
@@ -659,8 +576,6 @@ void ksock_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, bool
 	c->rx_mlen = mlen - left;
 	c->rx_mlen_left = c->rx_mlen;
 	c->rx_discard_left = rlen - c->rx_mlen;
-	c->rx_pipe = msg && c->rx_mlen ? lnet_msg_recv_pipe(msg) : -1;
-	c->rx_pipe_nob = 0;
 	dead = c->state != KSOCK_CS_UP;
 	c->rx_msg = dead ? NULL : msg;
 	c->rx_recv_called = true;

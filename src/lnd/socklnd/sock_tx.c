@@ -11,7 +11,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -130,8 +129,7 @@ static int ksock_tx_build_locked(struct ksock_conn *c, struct ksock_tx *tx)
 		k += n;
 	}
 	tx->hdr_len = (size_t)k;
-	/* (a payload partly in a pipe can't be summed: sent without one) */
-	if (net->tun.enable_csum && c->proto->csum_hdr && !tx->pipe_nob)   /* V2: headers + payload */
+	if (net->tun.enable_csum && c->proto->csum_hdr)   /* V2: headers + payload */
 		ul_put_le32(tx->hdr + 4, ksock_csum_msg(tx->hdr, tx->hdr_len, tx->piov, tx->pniov,
 							 tx->poff, tx->msg ? tx->plen : 0));
 	tx->nob = tx->hdr_len + tx->plen;
@@ -352,55 +350,6 @@ static inline void ksock_conn_corked_if_locked(struct ksock_conn *c, bool more)
 		ksock_cset_add(c, KSOCK_CSET_CORKED);
 }
 
-/* The bytes `w` of the queue's head tx went out. */
-static inline void ksock_conn_wrote(struct ksock_conn *c, struct ksock_tx *tx, size_t w)
-{
-	tx->sent += w;
-	c->tx_queued -= w;
-	c->tx_bytes += w;
-	c->tx_last_progress = ksock_stamp_now(c->net);
-	c->tx_stamp_due = false;
-}
-
-/* The head tx's header and the part of its payload that waits in a pipe
- * (spliced forwarding, lnd.h): the header with MSG_MORE, then the pipe's
- * pages spliced into the socket, no copy. 1: that part is out (the rest,
- * in memory, goes as any payload); 0: the socket is full (EPOLLOUT
- * resumes); <0 error. */
-static int ksock_tx_write_pipe(struct ksock_conn *c, struct ksock_tx *tx, bool more)
-{
-	size_t pipe_end = tx->hdr_len + tx->pipe_nob;
-
-	while (tx->sent < tx->hdr_len) {
-		ssize_t w = ul_sys_send(c->fd, tx->hdr + tx->sent, tx->hdr_len - tx->sent,
-					MSG_NOSIGNAL | MSG_DONTWAIT | MSG_MORE);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
-		}
-		ksock_conn_wrote(c, tx, (size_t)w);
-	}
-	while (tx->sent < pipe_end) {
-		unsigned flags = SPLICE_F_MOVE | SPLICE_F_NONBLOCK;
-		ssize_t w;
-
-		if (more || pipe_end < tx->nob || tx->next)
-			flags |= SPLICE_F_MORE;
-		w = splice(tx->pipe_fd, NULL, c->fd, NULL, pipe_end - tx->sent, flags);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
-		}
-		if (w == 0)
-			return -EIO;   /* the pipe holds less than the core said */
-		ksock_conn_wrote(c, tx, (size_t)w);
-	}
-	return 1;
-}
-
 /* Write the queue; `more`: the caller's batch sends more soon, let the
  * kernel keep a partial segment (MSG_MORE); the conn is then corked until a
  * write without it or ksock_flush(more = false). */
@@ -423,7 +372,7 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 	 * its header and every fragment in one sendmsg; what the loop below
 	 * does for it, without the gather and completion bookkeeping. */
 	if (c->txq_head && !c->txq_head->next && !c->txq_head->sent &&
-	    c->txq_head->pniov < KSOCK_TX_IOV && !c->txq_head->pipe_nob) {
+	    c->txq_head->pniov < KSOCK_TX_IOV) {
 		struct ksock_tx *tx = c->txq_head;
 		size_t got;
 		unsigned n = ksock_tx_iov(tx, iov, KSOCK_TX_IOV, &got);
@@ -449,32 +398,17 @@ static int ksock_conn_write_locked(struct ksock_conn *c, bool more, struct ksock
 		return 0;
 	}
 	while (c->txq_head) {
-		struct ksock_tx *head = c->txq_head;
 		unsigned n = 0;
 		size_t total = 0, wrote;
 		ssize_t w;
 
-		if (head->pipe_nob && head->sent < head->hdr_len + head->pipe_nob) {
-			rc = ksock_tx_write_pipe(c, head, more);
-			if (rc <= 0)
-				return rc;
-			if (head->sent == head->nob) {
-				KSOCK_PEEKED_SET(c->txq_head, head->next);
-				if (!c->txq_head)
-					c->txq_tail = NULL;
-				ksock_tx_sent_locked(c, head, done);
-				ksock_conn_corked_if_locked(c, more);
-				continue;
-			}
-		}
 		/* the first tx may be clipped to the iovec budget; later ones
-		 * go in only whole, so bytes leave in queue order; one whose
-		 * payload waits in a pipe goes only at the head (above) */
+		 * go in only whole, so bytes leave in queue order */
 		for (struct ksock_tx *tx = c->txq_head; tx; tx = tx->next) {
 			size_t rest = tx->nob - tx->sent, got;
 			unsigned k;
 
-			if (tx != c->txq_head && (tx->pniov + 1 > KSOCK_TX_IOV - n || tx->pipe_nob))
+			if (tx != c->txq_head && tx->pniov + 1 > KSOCK_TX_IOV - n)
 				break;
 			k = ksock_tx_iov(tx, iov + n, KSOCK_TX_IOV - n, &got);
 			n += k;
@@ -751,7 +685,6 @@ void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		peer->pid = target.pid;
 	tx->msg = msg;
 	lnet_msg_payload(msg, &tx->piov, &tx->pniov, &tx->poff, &tx->plen);
-	tx->pipe_nob = lnet_msg_payload_pipe(msg, &tx->pipe_fd);
 	*lnet_msg_lnd_slot(msg) = tx;
 	ksock_launch_locked(net, peer, tx, hold, &done);
 	ksock_unlock(net);

@@ -798,7 +798,6 @@ static void ksock_notify_peer_down(struct lnet_ni *ni, const ulnet_nid_t *nid)
 const struct ulnet_lnd ksocklnd = {
 	.type = ULNET_LND_TCP,
 	.name = "tcp",
-	.splice = true,
 	.startup = ksock_startup,
 	.shutdown = ksock_shutdown,
 	.send = ksock_send,
