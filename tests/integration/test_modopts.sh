@@ -18,27 +18,8 @@
 # binaries are missing.
 set -u
 
-BIN=${ULNET_BIN:-build/bin}
-ULNETD=$BIN/ulnetd
-CTL=$BIN/ulnetctl
-if [[ ! -x $ULNETD || ! -x $CTL ]]; then
-	echo "SKIP: $ULNETD or $CTL not built"
-	exit 77
-fi
-
-T=$(mktemp -d /tmp/ulnet-modopts.XXXXXX)
-PIDS=()
-FAILS=0
-CHECKS=0
-cleanup() {
-	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	sleep 0.2
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+TAG=modopts
+. "$(dirname "$0")/../support/ctl_lib.sh"
 
 # a high port nothing listens on (127.0.0.1 is shared with other tests)
 port_free() { ! ss -ltnH "sport = :$1" 2>/dev/null | grep -q .; }
@@ -51,36 +32,7 @@ done
 # start NAME ulnetd-args...: a daemon serving $T/NAME.sock
 start() {
 	local name=$1; shift
-	"$ULNETD" --ctl "$T/$name.sock" --log-level info "$@" >"$T/$name.log" 2>&1 &
-	local pid=$!
-	PIDS+=("$pid")
-	eval "PID_$name=$pid"
-	for _ in $(seq 100); do
-		[[ -S $T/$name.sock ]] && return 0
-		kill -0 "$pid" 2>/dev/null || { cat "$T/$name.log"; return 1; }
-		sleep 0.05
-	done
-	return 1
-}
-
-alive() {
-	local pid_var=PID_$1
-	kill -0 "${!pid_var}" 2>/dev/null || fail "daemon $1 died (after: $LAST)"
-}
-
-# run NODE EXPECTED_RC ARGS...: ulnetctl, stdout/stderr kept in OUT/ERR
-run() {
-	local node=$1 want=$2; shift 2
-	LAST="$*"
-	CHECKS=$((CHECKS + 1))
-	"$CTL" --ctl "$T/$node.sock" "$@" >"$T/out" 2>"$T/err"
-	local rc=$?
-	OUT=$(cat "$T/out"); ERR=$(cat "$T/err")
-	if [[ $rc != "$want" ]]; then
-		fail "ulnetctl $* -> rc $rc, want $want"
-		echo "  stdout: $OUT"; echo "  stderr: $ERR"
-	fi
-	alive "$node"
+	ul_daemon "$name" --log-level info "$@"
 }
 
 # has out|err|FILE TEXT: TEXT (which may span lines) is in the output
