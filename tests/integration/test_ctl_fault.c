@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_ctl_fault.c - "ulnetctl fault drop|delay add|del|show|reset" end to
- * end: two ulnetd nodes (the built binaries, $ULNET_BIN) on 127.0.9.1@tcp
- * and 127.0.9.2@tcp with private control sockets, a high acceptor port and
+ * end: two ulnetd nodes (the built binaries, $ULNET_BIN) on 127.0.11.1@tcp
+ * and 127.0.11.2@tcp with private control sockets, a high acceptor port and
  * accept=all (so it runs unprivileged too), driven by the built ulnetctl;
  * stdout, stderr and exit codes are compared with lnetctl 2.17's
  * (shared/reference/lnetctl-yaml/lnetctl-fault.txt and errors/fault-*.txt,
@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define N1 "127.0.9.1@tcp"
-#define N2 "127.0.9.2@tcp"
+#define N1 "127.0.11.1@tcp"
+#define N2 "127.0.11.2@tcp"
 
 static char bin_ulnetd[512], bin_ulnetctl[512];
 static char dir[64];
@@ -186,7 +186,7 @@ static int setup_nodes(void **state)
 	snprintf(dir, sizeof(dir), "/tmp/ulnet-fault-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
-	/* a high port: no privilege needed; 127.0.9.x is this test's own */
+	/* a high port: no privilege needed; 127.0.11.x is this test's own */
 	int port = 24000 + (int)(getpid() % 4000) * 2;
 
 	if (start_node(0, port) < 0 || start_node(1, port) < 0)
@@ -329,7 +329,7 @@ static void test_options(void **state)
 	/* --message and --portal add up (any case); a portal keeps only PUT
 	 * and GET; "*@tcp" is every node of tcp, "*" any NID, no "@" tcp */
 	ok(1, "fault drop add -s *@tcp -d * -r 4 -m put -m Get -m ACK -p 3 -p 63", "");
-	ok(1, "fault drop add -s 127.0.9.2 -d " N1 " -i 9 -m REPLY -m ack", "");
+	ok(1, "fault drop add -s 127.0.11.2 -d " N1 " -i 9 -m REPLY -m ack", "");
 	ok(1, "fault drop add -s " N2 " -d " N1 " -r 5 -e local_error -e remote_dropped -e random", "");
 	ok(1, "fault delay add -s " N2 " -d *@tcp -l 4 -r 6 -p 1 -p 2 -o " N1, "");
 	ok(1, "fault drop show", HDR DROP(N2, N1, "0", "15", "5", "0", "0") FS0
@@ -343,7 +343,7 @@ static void test_options(void **state)
 	ok(1, "fault drop show", HDR DROP(N2, N1, "0", "15", "5", "0", "0") FS0
 	   DROP(N2, N1, "0", "9", "0", "9", "0") FS0);
 	/* both of N2 -> N1 go at once */
-	ok(1, "fault drop del -s 127.0.9.2@tcp -d 127.0.9.1", "");
+	ok(1, "fault drop del -s 127.0.11.2@tcp -d 127.0.11.1", "");
 	ok(1, "fault drop show", "");
 	/* a portal with neither PUT nor GET left: the kernel's -EINVAL */
 	expect(1, "fault drop add -s " N2 " -d " N1 " -r 1 -p 4 -m ACK", 234,
