@@ -262,6 +262,9 @@ static void lnet_fault_timer_arm_locked(ulnet_t *ln)
 
 bool lnet_fault_delay_locked(ulnet_t *ln, struct lnet_msg *msg)
 {
+	/* stopping: what is sent or arrives now goes on, held by no one */
+	if (ln->ln_state != LNET_STATE_RUNNING)
+		return false;
 	lnet_fault_for_each(ln, ULNET_FAULT_DELAY, fr) {
 		if (!lnet_fault_attr_match(&fr->fr_attr, &msg->msg_hdr, NULL) ||
 		    !lnet_fault_pick(ln, fr, false))

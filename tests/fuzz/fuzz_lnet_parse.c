@@ -14,7 +14,9 @@
  *   input), inject a header built field by field (PUT/GET/ACK/REPLY/HELLO
  *   or garbage; ACK/REPLY may name the wire handle of a send we made),
  *   inject raw header bytes through the nid4/nid16 decoders, move the clock
- *   and progress (response tracking, timeouts).
+ *   and progress (response tracking, timeouts). The first byte's upper
+ *   bits add fault rules: drop (on arrival, or health errors on sends)
+ *   and delay (arrivals and sends held until the clock moves).
  * The LND checks the contract (lnd.h): recv() once per accepted
  * rx_private, never beyond the fragments; after ulnet_destroy() no
  * rx_private is left without its recv() (checked by abort), and ASan sees
@@ -30,6 +32,7 @@
 
 #include "core/lnd.h"
 #include "core/lnet_hdr.h"
+#include "ulnet/fault.h"
 #include "ulnet/ulnet.h"
 #include "fuzz_input.h"
 
@@ -511,6 +514,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ulnet_ni_conf conf;
 	struct ulnet_globals g;
 	int ops = 0, i;
+	uint8_t first;
 
 	memset(&fz, 0, sizeof(fz));
 	fz.now = 1000000000ULL;
@@ -520,7 +524,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	ulnet_globals_get(fz.ln, &g);
 	g.discovery = 0;
-	g.response_tracking = u8(&in) & 3;
+	first = u8(&in);
+	g.response_tracking = first & 3;
 	g.transaction_timeout = 10;
 	ulnet_globals_set(fz.ln, &g);
 	ulnet_nid_from_ipv4(1, ulnet_mknet(FZ_TYPE, 0), &fz.self);
@@ -531,6 +536,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	conf.nid = fz.self;
 	if (ulnet_lnd_register(fz.ln, &fz_lnd) || ulnet_ni_add(fz.ln, &conf))
 		abort();
+	/* fault rules (fault.c) from the first byte's upper bits: a drop
+	 * rule on arrival or with health errors on sends, a delay rule that
+	 * holds arrivals and sends until op_progress moves the clock or the
+	 * node is destroyed */
+	if (first & 0xc0) {
+		struct ulnet_fault_rule r;
+		uint8_t b = u8(&in);
+
+		memset(&r, 0, sizeof(r));
+		r.src = r.dst = r.local = ULNET_NID_ANY;
+		r.rate = 1 + (b & 3);
+		r.msg_mask = (b >> 2) & 15;
+		r.seed = 1 + (b >> 6);
+		if (first & 0x80) {
+			r.latency = 1 + (b >> 6);
+			(void)ulnet_fault_add(fz.ln, ULNET_FAULT_DELAY, &r);
+			r.latency = 0;
+		}
+		if (first & 0x40) {
+			if (b & 0x80)
+				r.health_error_mask = ULNET_HSTATUS_RANDOM;
+			(void)ulnet_fault_add(fz.ln, ULNET_FAULT_DROP, &r);
+		}
+	}
 
 	while (in.n && ops++ < 256) {
 		switch (u8(&in) % 10) {
