@@ -8,7 +8,8 @@
  * the NID of our NI it came in on (drop rules on receive), its portal
  * (PUT and GET only, when a mask is given) and its type. Among the matched
  * messages it picks by `rate` (one in every `rate`, at a random position
- * in each run of `rate`; 2: the first of each pair) or by `interval` (one
+ * in each run of `rate`; 2: the first of the first pair, as the kernel)
+ * or by `interval` (one
  * at a random time in each `interval` seconds), exactly one of the two.
  *
  *  - A drop rule without a health error drops messages as they arrive,

@@ -348,6 +348,7 @@ struct lnet_ni {
 	uint64_t ni_incarnation;
 	int ni_refcount;               /* list + messages */
 	bool ni_up;                    /* in ln_nis and usable */
+	bool ni_down_by_hand;          /* net set --health 0: stays down */
 	uint32_t ni_status;            /* LNET_NI_STATUS_* for the ping info */
 	uint64_t ni_rtr_ping_last;     /* a router: the last ping from a node on its net */
 	int ni_tx_credits, ni_tx_credits_max, ni_tx_credits_min;

@@ -34,18 +34,13 @@ bool lnet_fault_drop_recv(ulnet_t *ln, const struct lnet_hdr *hdr, const ulnet_n
  * delay rule holds it; it then leaves through the delay timer (received:
  * lnet_parse_resume()/lnet_fwd_resume(); sent: the LND). */
 bool lnet_fault_delay_locked(ulnet_t *ln, struct lnet_msg *msg);
-/* Send path: whether a drop rule with health errors fails this message;
- * *status gets the errno its LND would have given. */
-bool lnet_fault_send_error(ulnet_t *ln, struct lnet_msg *msg, int *status);
+/* (send path, health errors: lnet_fault_send_error(), declared in core.h
+ * for lnet_sendq_flush()) */
 
 /* Lock-free hints for the hot paths: rules of each kind exist. */
 static inline bool lnet_fault_any(const ulnet_t *ln, enum ulnet_fault_kind kind)
 {
 	return __atomic_load_n(&ln->ln_fault_n[kind], __ATOMIC_RELAXED) != 0;
-}
-static inline bool lnet_fault_any_health(const ulnet_t *ln)
-{
-	return __atomic_load_n(&ln->ln_fault_nhealth, __ATOMIC_RELAXED) != 0;
 }
 
 /* A received message a delay rule held goes on (recv.c, router.c). */

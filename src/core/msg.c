@@ -545,23 +545,28 @@ static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int stat
 			if (status == LNET_MSG_RESENT)
 				return;
 		}
-	} else if (__builtin_expect(msg->msg_txni != NULL && msg->msg_tx_committed &&
-				    msg->msg_txni->ni_health.health_value < ULNET_MAX_HEALTH &&
-				    msg->msg_txni != ln->ln_loni, 0)) {
-		/* a send went well: our NI works (the kernel raises a local
-		 * NI's health on every success) */
-		lnet_healthv_inc_locked(ln, &msg->msg_txni->ni_health);
-	} else if (msg->msg_rxpeer && msg->msg_rx_committed &&
-		   __builtin_expect(msg->msg_rxpeer->lpni_health.health_value < ULNET_MAX_HEALTH,
-				    0)) {
-		/* a message came from it: that NI works (the kernel raises a
-		 * peer NI's health on receives only, before the MD's
-		 * handler: a push saying it is down lowers it after), and
-		 * its recovery pings start again from the shortest wait
-		 * (at full health the count is already 0: the receive that
-		 * got it there reset it) */
-		msg->msg_rxpeer->lpni_health.ping_count = 0;
-		lnet_peer_ni_health_inc_locked(ln, msg->msg_rxpeer);
+	} else {
+		/* a success: our NI works (the kernel raises a local NI's
+		 * health on every message sent or received well; one set
+		 * down by hand stays down) */
+		struct lnet_ni *ni = msg->msg_tx_committed ? msg->msg_txni
+			: msg->msg_rx_committed ? msg->msg_rxni : NULL;
+
+		if (__builtin_expect(ni && ni != ln->ln_loni && !ni->ni_down_by_hand &&
+				     ni->ni_health.health_value < ULNET_MAX_HEALTH, 0))
+			lnet_healthv_inc_locked(ln, &ni->ni_health);
+		if (msg->msg_rxpeer && msg->msg_rx_committed &&
+		    __builtin_expect(msg->msg_rxpeer->lpni_health.health_value < ULNET_MAX_HEALTH,
+				     0)) {
+			/* a message came from it: that NI works (the kernel
+			 * raises a peer NI's health on receives only, before
+			 * the MD's handler: a push saying it is down lowers it
+			 * after), and its recovery pings start again from the
+			 * shortest wait (at full health the count is already
+			 * 0: the receive that got it there reset it) */
+			msg->msg_rxpeer->lpni_health.ping_count = 0;
+			lnet_peer_ni_health_inc_locked(ln, msg->msg_rxpeer);
+		}
 	}
 	msg->msg_ev.status = status;
 	if (msg->msg_md)

@@ -399,6 +399,7 @@ int ulnet_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value)
 			continue;
 		found = true;
 		ni->ni_health.health_value = value;
+		ni->ni_down_by_hand = value == 0;
 		/* status follows the extremes, as the kernel */
 		if (value == 0)
 			ni->ni_status = LNET_NI_STATUS_DOWN;

@@ -180,10 +180,7 @@ static int fault_nid(const char *s, ulnet_nid_t *nid)
 
 		if (ulnet_net_parse(s + 2, &net, NULL) < 0)
 			return -EINVAL;
-		memset(nid, 0, sizeof(*nid));
-		nid->type = (uint8_t)ulnet_net_type(net);
-		nid->num = (uint16_t)ulnet_net_num(net);
-		memset(nid->addr, 0xff, 4);
+		ulnet_nid_from_ipv4(UINT32_MAX, net, nid);   /* 255.255.255.255@net */
 		return 0;
 	}
 	if (!strchr(s, '@')) {

@@ -45,8 +45,10 @@ static bool iface_of_ip(uint32_t ip, char *name, size_t len)
 	return found;
 }
 
-/* IPv4 address (host order) of interface `name`. */
-int ctl_ip_of_iface(const char *name, uint32_t *ip)
+/* The IPv4 address (host order) of interface `name`; with `name` NULL,
+ * of the first interface that is up, not loopback, with one (its name
+ * into `out`). */
+static int ctl_iface_ipv4(const char *name, char *out, size_t len, uint32_t *ip)
 {
 	struct ifaddrs *ifa, *i;
 	int rc = -ENETDOWN;
@@ -54,35 +56,29 @@ int ctl_ip_of_iface(const char *name, uint32_t *ip)
 	if (getifaddrs(&ifa) < 0)
 		return -errno;
 	for (i = ifa; i; i = i->ifa_next) {
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
-		    strcmp(i->ifa_name, name) == 0) {
-			*ip = ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
-			rc = 0;
-			break;
-		}
-	}
-	freeifaddrs(ifa);
-	return rc;
-}
-
-int ctl_first_iface(char *name, size_t len, uint32_t *ip)
-{
-	struct ifaddrs *ifa, *i;
-	int rc = -ENETDOWN;
-
-	if (getifaddrs(&ifa) < 0)
-		return -errno;
-	for (i = ifa; i; i = i->ifa_next) {
-		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
-		    !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+			continue;
+		if (name ? strcmp(i->ifa_name, name) != 0
+			 : !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
 			continue;
 		*ip = ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr);
-		snprintf(name, len, "%s", i->ifa_name);
+		if (out)
+			snprintf(out, len, "%s", i->ifa_name);
 		rc = 0;
 		break;
 	}
 	freeifaddrs(ifa);
 	return rc;
+}
+
+int ctl_ip_of_iface(const char *name, uint32_t *ip)
+{
+	return ctl_iface_ipv4(name, NULL, 0, ip);
+}
+
+int ctl_first_iface(char *name, size_t len, uint32_t *ip)
+{
+	return ctl_iface_ipv4(NULL, name, len, ip);
 }
 
 enum { NA_NET, NA_IF, NA_NID, NA_IP2NET, NA_PTO, NA_PCR, NA_PBC, NA_CR, NA_CPT, NA_CPP,
@@ -220,7 +216,6 @@ void ctl_ni_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf)
 	SDEF(nagle);
 	SDEF(min_reconnectms);
 	SDEF(max_reconnectms);
-	SDEF(protocol);
 #undef SDEF
 }
 

@@ -47,16 +47,18 @@ struct mo_param {
 	const char *text;       /* the handler's: why it is refused or ignored */
 };
 
-static int why(struct mo_call *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int why(struct mo_call *c, int rc, const char *fmt, ...)
+int modopts_errf(char *buf, size_t len, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(c->why, sizeof(c->why), fmt, ap);
+	vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
 	return rc;
 }
+
+/* The reason of a refusal, into the call's buffer; returns rc. */
+#define why(c, rc, ...) modopts_errf((c)->why, sizeof((c)->why), (rc), __VA_ARGS__)
 
 static void mo_log(struct modopts *mo, enum ulnet_log_level lvl, const char *msg)
 {

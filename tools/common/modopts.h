@@ -109,6 +109,10 @@ struct modopts {
 	char reconnect_where[MODOPT_WHERE_MAX];
 };
 
+/* A refusal's reason, printf-style into buf; returns rc (modopts*.c). */
+int modopts_errf(char *buf, size_t len, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 void modopts_init(struct modopts *mo);
 void modopts_free(struct modopts *mo);
 

@@ -34,16 +34,6 @@
 #define TOKEN_MAX 1024          /* a net or gateway, expanded */
 #define BRACKETS_MAX 16         /* brackets in one token */
 
-static int fail(char *why, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *why, size_t len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 /* --- networks= ------------------------------------------------------------------ */
 
@@ -60,15 +50,15 @@ static int add_ni(struct modopt_ni *nis, int max, int *n, ulnet_net_t net, const
 		  size_t ilen, const char *netname, char *why, size_t wl)
 {
 	if (ilen >= sizeof(nis[0].iface))
-		return fail(why, wl, -EINVAL, "interface name '%.*s' longer than %zu characters",
+		return modopts_errf(why, wl, -EINVAL, "interface name '%.*s' longer than %zu characters",
 			    (int)ilen, iface, sizeof(nis[0].iface) - 1);
 	for (int i = 0; i < *n; i++)
 		if (ilen && nis[i].net == net && strlen(nis[i].iface) == ilen &&
 		    memcmp(nis[i].iface, iface, ilen) == 0)
-			return fail(why, wl, -EINVAL, "interface %.*s listed twice for %s", (int)ilen,
+			return modopts_errf(why, wl, -EINVAL, "interface %.*s listed twice for %s", (int)ilen,
 				    iface, netname);
 	if (*n >= max)
-		return fail(why, wl, -EINVAL, "more than %d NIs", max);
+		return modopts_errf(why, wl, -EINVAL, "more than %d NIs", max);
 	nis[*n].net = net;
 	memcpy(nis[*n].iface, iface, ilen);
 	nis[*n].iface[ilen] = '\0';
@@ -93,9 +83,9 @@ int modopts_parse_networks(const char *s, struct modopt_ni *nis, int max, int *n
 			break;
 		len = strcspn(p, NET_DELIMS);
 		if (len == 0)
-			return fail(why, wl, -EINVAL, "a net name expected at '%.32s'", p);
+			return modopts_errf(why, wl, -EINVAL, "a net name expected at '%.32s'", p);
 		if (len >= sizeof(name))
-			return fail(why, wl, -EINVAL, "net name '%.*s' too long", (int)len, p);
+			return modopts_errf(why, wl, -EINVAL, "net name '%.*s' too long", (int)len, p);
 		memcpy(name, p, len);
 		name[len] = '\0';
 		p = skip_blanks(p + len);
@@ -103,28 +93,28 @@ int modopts_parse_networks(const char *s, struct modopt_ni *nis, int max, int *n
 			ifs = p + 1;
 			ife = strchr(ifs, ')');
 			if (!ife)
-				return fail(why, wl, -EINVAL, "'(' without ')' after %s", name);
+				return modopts_errf(why, wl, -EINVAL, "'(' without ')' after %s", name);
 			p = skip_blanks(ife + 1);
 		}
 		if (*p == '[')
-			return fail(why, wl, -EOPNOTSUPP, "not supported by ulnet: the CPT expression "
+			return modopts_errf(why, wl, -EOPNOTSUPP, "not supported by ulnet: the CPT expression "
 				    "of %s (%s one CPU partition)", name, "ulnet has");
 		/* the kernel skips anything else up to the next comma */
 		if (*p && *p != ',')
-			return fail(why, wl, -EINVAL, "unexpected '%.16s' after %s", p, name);
+			return modopts_errf(why, wl, -EINVAL, "unexpected '%.16s' after %s", p, name);
 		if (*p == ',')
 			p++;
 
 		if (ulnet_net_parse(name, &net, NULL) < 0)
-			return fail(why, wl, -EINVAL, "'%s' is not a net", name);
+			return modopts_errf(why, wl, -EINVAL, "'%s' is not a net", name);
 		if (ulnet_net_type(net) == ULNET_LND_LO) {
 			/* 0@lo is implicit, as in the kernel */
 			if (ifs)
-				return fail(why, wl, -EINVAL, "%s takes no interfaces", name);
+				return modopts_errf(why, wl, -EINVAL, "%s takes no interfaces", name);
 			continue;
 		}
 		if (ulnet_net_type(net) != ULNET_LND_TCP)
-			return fail(why, wl, -EOPNOTSUPP, "not supported by ulnet: %s (ulnet's only "
+			return modopts_errf(why, wl, -EOPNOTSUPP, "not supported by ulnet: %s (ulnet's only "
 				    "LND for networks is ksocklnd: tcp)", name);
 		if (!ifs) {
 			int rc = add_ni(nis, max, n, net, "", 0, name, why, wl);
@@ -145,12 +135,12 @@ int modopts_parse_networks(const char *s, struct modopt_ni *nis, int max, int *n
 				il = (size_t)(ife - q);
 			q = skip_blanks(q + il);
 			if (*q == '[')
-				return fail(why, wl, -EOPNOTSUPP, "not supported by ulnet: the CPT "
+				return modopts_errf(why, wl, -EOPNOTSUPP, "not supported by ulnet: the CPT "
 					    "expression of %.*s in %s", (int)il, ifn, name);
 			if (il == 0)
-				return fail(why, wl, -EINVAL, "an empty interface name in %s(...)", name);
+				return modopts_errf(why, wl, -EINVAL, "an empty interface name in %s(...)", name);
 			if (q != ife && *q != ',')
-				return fail(why, wl, -EINVAL, "unexpected '%.*s' in %s(...)",
+				return modopts_errf(why, wl, -EINVAL, "unexpected '%.*s' in %s(...)",
 					    (int)(ife - q < 16 ? ife - q : 16), q, name);
 			int rc = add_ni(nis, max, n, net, ifn, il, name, why, wl);
 
@@ -211,7 +201,7 @@ static int expand(struct expand *e, const char *s, int depth)
 
 	if (!lb) {
 		if (e->budget <= 0)
-			return fail(e->why, e->wl, -EINVAL, "expands to more than %d routes",
+			return modopts_errf(e->why, e->wl, -EINVAL, "expands to more than %d routes",
 				    MODOPT_MAX_ROUTES);
 		e->budget--;
 		return e->leaf(e, s);
@@ -219,9 +209,9 @@ static int expand(struct expand *e, const char *s, int depth)
 	const char *rb = strchr(lb, ']');
 
 	if (!rb)
-		return fail(e->why, e->wl, -EINVAL, "'[' without ']' in '%.64s'", s);
+		return modopts_errf(e->why, e->wl, -EINVAL, "'[' without ']' in '%.64s'", s);
 	if (depth >= BRACKETS_MAX)
-		return fail(e->why, e->wl, -EINVAL, "more than %d brackets in '%.64s'", BRACKETS_MAX, s);
+		return modopts_errf(e->why, e->wl, -EINVAL, "more than %d brackets in '%.64s'", BRACKETS_MAX, s);
 	for (const char *it = lb + 1; it <= rb;) {
 		size_t il = strcspn(it, ",]");
 		long lo, hi, stride;
@@ -231,11 +221,11 @@ static int expand(struct expand *e, const char *s, int depth)
 		if (it + il > rb)
 			il = (size_t)(rb - it);
 		if (il == 0)
-			return fail(e->why, e->wl, -EINVAL, "an empty item in '%.64s'", s);
+			return modopts_errf(e->why, e->wl, -EINVAL, "an empty item in '%.64s'", s);
 		rc = range_item(it, il, &lo, &hi, &stride);
 		if (rc < 0 || (rc == 1 && (hi < lo || hi > INT_MAX || stride <= 0 || stride > INT_MAX ||
 					   (hi - lo) % stride != 0)))
-			return fail(e->why, e->wl, -EINVAL, "bad range '%.*s' in '%.64s' (LO-HI or "
+			return modopts_errf(e->why, e->wl, -EINVAL, "bad range '%.*s' in '%.64s' (LO-HI or "
 				    "LO-HI/STRIDE, HI-LO a multiple of STRIDE)", (int)il, it, s);
 		if (rc == 0) {
 			/* a text item */
@@ -243,7 +233,7 @@ static int expand(struct expand *e, const char *s, int depth)
 					 rb + 1);
 
 			if (m < 0 || (size_t)m >= sizeof(buf))
-				return fail(e->why, e->wl, -EINVAL, "'%.64s' expands past %d characters",
+				return modopts_errf(e->why, e->wl, -EINVAL, "'%.64s' expands past %d characters",
 					    s, TOKEN_MAX);
 			rc = expand(e, buf, depth + 1);
 			if (rc < 0)
@@ -252,13 +242,13 @@ static int expand(struct expand *e, const char *s, int depth)
 			continue;
 		}
 		if ((hi - lo) / stride >= e->budget)
-			return fail(e->why, e->wl, -EINVAL, "expands to more than %d routes",
+			return modopts_errf(e->why, e->wl, -EINVAL, "expands to more than %d routes",
 				    MODOPT_MAX_ROUTES);
 		for (long v = lo; v <= hi; v += stride) {
 			int m = snprintf(buf, sizeof(buf), "%.*s%ld%s", (int)(lb - s), s, v, rb + 1);
 
 			if (m < 0 || (size_t)m >= sizeof(buf))
-				return fail(e->why, e->wl, -EINVAL, "'%.64s' expands past %d characters",
+				return modopts_errf(e->why, e->wl, -EINVAL, "'%.64s' expands past %d characters",
 					    s, TOKEN_MAX);
 			rc = expand(e, buf, depth + 1);
 			if (rc < 0)
@@ -274,13 +264,13 @@ static int leaf_net(struct expand *e, const char *s)
 	ulnet_net_t net;
 
 	if (ulnet_net_parse(s, &net, NULL) < 0)
-		return fail(e->why, e->wl, -EINVAL, "'%.64s' is not a net", s);
+		return modopts_errf(e->why, e->wl, -EINVAL, "'%.64s' is not a net", s);
 	if (ulnet_net_type(net) == ULNET_LND_LO)
-		return fail(e->why, e->wl, -EINVAL, "no route to %s (a loopback net)", s);
+		return modopts_errf(e->why, e->wl, -EINVAL, "no route to %s (a loopback net)", s);
 	ulnet_net_t *nn = realloc(e->nets, (size_t)(e->nnets + 1) * sizeof(*nn));
 
 	if (!nn)
-		return fail(e->why, e->wl, -ENOMEM, "out of memory");
+		return modopts_errf(e->why, e->wl, -ENOMEM, "out of memory");
 	e->nets = nn;
 	e->nets[e->nnets++] = net;
 	return 0;
@@ -302,22 +292,22 @@ static int leaf_gw(struct expand *e, const char *s)
 		char *end;
 
 		if (!isdigit((unsigned char)*q))
-			return fail(e->why, e->wl, -EINVAL, "bad priority in '%.64s'", s);
+			return modopts_errf(e->why, e->wl, -EINVAL, "bad priority in '%.64s'", s);
 		prio = strtoul(q, &end, 10);
 		if (*end || prio > 0xffffffffUL)
-			return fail(e->why, e->wl, -EINVAL, "bad priority in '%.64s'", s);
+			return modopts_errf(e->why, e->wl, -EINVAL, "bad priority in '%.64s'", s);
 	}
 	snprintf(nid, sizeof(nid), "%.*s%s", (int)nl, s, at ? "" : "@tcp");
 	memset(&r, 0, sizeof(r));
 	if (ulnet_nid_parse(nid, &r.gw, NULL) < 0)
-		return fail(e->why, e->wl, -EINVAL, "'%.64s' is not a NID", nid);
+		return modopts_errf(e->why, e->wl, -EINVAL, "'%.64s' is not a NID", nid);
 	if (ulnet_nid_same(&r.gw, &ULNET_NID_LO0) || ulnet_nid_is_any(&r.gw))
-		return fail(e->why, e->wl, -EINVAL, "%s cannot be a gateway", nid);
+		return modopts_errf(e->why, e->wl, -EINVAL, "%s cannot be a gateway", nid);
 	r.priority = (unsigned)prio;
 	struct modopt_route *ng = realloc(e->gws, (size_t)(e->ngws + 1) * sizeof(*ng));
 
 	if (!ng)
-		return fail(e->why, e->wl, -ENOMEM, "out of memory");
+		return modopts_errf(e->why, e->wl, -ENOMEM, "out of memory");
 	e->gws = ng;
 	e->gws[e->ngws++] = r;
 	return 0;
@@ -351,7 +341,7 @@ static int parse_entry(char *entry, struct modopt_route **out, int *n, int *cap,
 	     w = strtok_r(NULL, " \t\v\f", &save)) {
 		nwords++;
 		if (strlen(w) > TOKEN_MAX) {
-			rc = fail(why, wl, -EINVAL, "'%.64s...' longer than %d characters", w, TOKEN_MAX);
+			rc = modopts_errf(why, wl, -EINVAL, "'%.64s...' longer than %d characters", w, TOKEN_MAX);
 			break;
 		}
 		if (nwords == 1) {
@@ -366,12 +356,12 @@ static int parse_entry(char *entry, struct modopt_route **out, int *n, int *cap,
 		}
 	}
 	if (rc == 0 && e.ngws == 0)
-		rc = fail(why, wl, -EINVAL, "'%.64s': a route needs a net and a gateway",
+		rc = modopts_errf(why, wl, -EINVAL, "'%.64s': a route needs a net and a gateway",
 			  first ? first : "");
 	for (int i = 0; rc == 0 && i < e.nnets; i++) {
 		for (int j = 0; j < e.ngws; j++) {
 			if (*n >= MODOPT_MAX_ROUTES) {
-				rc = fail(why, wl, -EINVAL, "more than %d routes", MODOPT_MAX_ROUTES);
+				rc = modopts_errf(why, wl, -EINVAL, "more than %d routes", MODOPT_MAX_ROUTES);
 				break;
 			}
 			if (*n == *cap) {
@@ -379,7 +369,7 @@ static int parse_entry(char *entry, struct modopt_route **out, int *n, int *cap,
 				struct modopt_route *nr = realloc(*out, (size_t)nc * sizeof(*nr));
 
 				if (!nr) {
-					rc = fail(why, wl, -ENOMEM, "out of memory");
+					rc = modopts_errf(why, wl, -ENOMEM, "out of memory");
 					break;
 				}
 				*out = nr;
@@ -408,7 +398,7 @@ int modopts_parse_routes(const char *s, struct modopt_route **routes, int *n, ch
 	*routes = NULL;
 	*n = 0;
 	if (!copy)
-		return fail(why, wl, -ENOMEM, "out of memory");
+		return modopts_errf(why, wl, -ENOMEM, "out of memory");
 	memcpy(copy, s, len + 1);
 	/* entries end at ';', '\n' or '\r'; '#' comments out the rest of one */
 	for (char *p = copy; rc == 0;) {

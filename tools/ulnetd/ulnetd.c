@@ -431,7 +431,7 @@ int main(int argc, char **argv)
 					MAX_MODOPT_ARGS);
 				return 2;
 			}
-			moargs[nmoargs].file = a[15] == 's';
+			moargs[nmoargs].file = strcmp(a, "--module-options") == 0;
 			moargs[nmoargs++].s = v;
 			i++;
 		} else if (strcmp(a, "--verify-peer-nid") == 0) {

@@ -199,13 +199,14 @@ void ksock_conn_close_locked(struct ksock_conn *c, int err, bool siblings, struc
 		}
 	}
 	if (was_up && peer) {
-		/* (a user-space peer's failure is not news to LNet: the
-		 * kernel's ksocknal_peer_failed() keeps it quiet too) */
-		if (err != -ESHUTDOWN && !clean && !peer->userspace)
-			ksock_done_notify(done, &peer->nid, err);
 		if (siblings)
 			while (peer->conns)
 				ksock_conn_close_locked(peer->conns, clean ? 0 : err, false, done);
+		/* the peer failed once it has no connection left, as the
+		 * kernel's ksocknal_peer_failed() (which keeps a user-space
+		 * peer's failure quiet too) */
+		if (err != -ESHUTDOWN && !clean && !peer->userspace && !peer->conns)
+			ksock_done_notify(done, &peer->nid, err);
 		if (!peer->conns && peer->txq_head && !net->shutdown) {
 			/* redial after back-off; the reaper does it */
 			if (peer->retry_at < ksock_now(net))
