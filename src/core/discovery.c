@@ -606,7 +606,7 @@ int ulnet_discover(ulnet_t *ln, const ulnet_nid_t *nid, bool force, int timeout_
 		timeout_ms = 1000 * (ln->ln_g.transaction_timeout + 1);
 	lnet_sendq_init(&q);
 	lnet_lock(ln);
-	if (lnet_nid_is_lo0(nid) || lnet_nid_is_local_locked(ln, nid)) {
+	if (lnet_nid_is_lo0(nid)) {
 		lnet_unlock(ln);
 		return -EINVAL;
 	}

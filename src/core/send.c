@@ -249,7 +249,7 @@ static struct lnet_ni *lnet_nmr_src_ni_locked(ulnet_t *ln, const struct lnet_msg
 	return lnet_best_ni_on_net_locked(ln, net);
 }
 
-#define LNET_REACH_LOCAL  0   /* one of our NIDs: through 0@lo */
+#define LNET_REACH_LOCAL  0   /* 0@lo or one of our NIDs: full selection */
 #define LNET_REACH_REMOTE 1   /* on a net we have an NI on (from `self`) */
 #define LNET_REACH_ROUTED 2   /* on a net we have a route to */
 
@@ -486,8 +486,11 @@ lnet_select_pathway_locked(ulnet_t *ln, const ulnet_nid_t *src, struct lnet_msg 
 	if (lnet_nid_is_any(dst))
 		return -EINVAL;
 
-	/* our own NIDs go through 0@lo: no credits, no peer */
-	if (lnet_nid_is_lo0(dst) || lnet_nid_is_local_locked(ln, dst)) {
+	/* 0@lo goes through the loopback NI: no credits, no peer. Our other
+	 * NIDs are peers like any other and go through their LND (as the
+	 * kernel's lnet_select_pathway(): a ping of our own NID tests the
+	 * NI, and local recovery pings rely on that) */
+	if (lnet_nid_is_lo0(dst)) {
 		if (!ln->ln_loni)
 			return -EHOSTUNREACH;
 		msg->msg_hdr.dest_nid = ULNET_NID_LO0;

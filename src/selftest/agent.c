@@ -2010,7 +2010,7 @@ void ulnet_selftest_stop(ulnet_selftest_t *st)
 	unpost_service(st, -1);
 	/* Requests parked on the lazy portals are dropped now, not after the
 	 * wait: one may be this agent's own (a client test aimed at its own
-	 * node goes through 0@lo), whose request MD stays busy, and so holds a
+	 * node's 0@lo stays inside it), whose request MD stays busy, and so holds a
 	 * reference, until the parked PUT is received or dropped. */
 	(void)ulnet_portal_set_lazy(st->ln, SRPC_FRAMEWORK_REQUEST_PORTAL, false);
 	(void)ulnet_portal_set_lazy(st->ln, SRPC_REQUEST_PORTAL, false);

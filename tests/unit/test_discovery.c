@@ -184,8 +184,8 @@ static void test_ulnet_ping_lo(void **state)
 
 	assert_int_equal(memlnd_add_ni(net, ln, 7, &n1), 0);
 	assert_int_equal(memlnd_add_ni(net, ln, 8, &n2), 0);
-	/* pinging one of our NIDs goes through 0@lo */
-	self.nid = n2;
+	/* pinging 0@lo stays in the node (no pump here: nothing goes out) */
+	self.nid = ULNET_NID_LO0;
 	assert_int_equal(ulnet_ping(ln, self, NULL, 0, 1000, &pp), 0);
 	assert_int_equal(pp.nnids, 2);
 	assert_true(ulnet_nid_same(&pp.nids[0], &n1));
@@ -694,7 +694,15 @@ static void test_discover_and_ping_threaded(void **state)
 	t.nid = nowhere;
 	assert_int_equal(ulnet_ping(a, t, NULL, 0, 2000, &pp), -EHOSTUNREACH);
 	assert_int_equal(ulnet_discover(a, &nowhere, false, 2000, &pp), -EHOSTUNREACH);
-	assert_int_equal(ulnet_discover(a, &na, false, 2000, &pp), -EINVAL);
+	/* our own NID: a peer like any other, pinged and discovered through
+	 * the LND (the kernel's lnet_discover() has no special case) */
+	t.nid = na;
+	assert_int_equal(ulnet_ping(a, t, NULL, 0, 2000, &pp), 0);
+	assert_true(ulnet_nid_same(&pp.primary, &na));
+	assert_int_equal(ulnet_discover(a, &na, false, 2000, &pp), 0);
+	assert_true(pp.multi_rail);
+	assert_true(ulnet_nid_same(&pp.primary, &na));
+	assert_int_equal(ulnet_discover(a, &ULNET_NID_LO0, false, 2000, &pp), -EINVAL);
 
 	/* a ping that gets no answer times out */
 	memlnd_drop_next(net, 1, 1u << ULNET_MSG_REPLY);

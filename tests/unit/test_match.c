@@ -77,7 +77,8 @@ static void world_up(struct world *w)
 		w->sid[i].pid = pids[i];
 	}
 	w->s[3] = w->t;
-	w->sid[3].nid = ULNET_NID_LO0;
+	/* T sending to its own NID: through its LND, from that NID */
+	w->sid[3].nid = w->tnid;
 	w->sid[3].pid = 12345;
 }
 

@@ -721,23 +721,36 @@ static void test_shutdown_ends_inflight(void **state)
 	memlnd_net_destroy(p.net);
 }
 
-static void test_self_nid_uses_loopback(void **state)
+static void test_self_nid_through_its_lnd(void **state)
 {
 	(void)state;
 	struct pair p;
-	struct evlog tl = { 0 }, il = { 0 };
-	uint8_t src[4] = { 1, 2, 3, 4 }, dst[4] = { 0 };
+	struct evlog tl = { 0 }, il = { 0 }, ll = { 0 };
+	uint8_t src[4] = { 1, 2, 3, 4 }, dst[4] = { 0 }, dst2[4] = { 0 };
+	struct ulnet_peer_info pi;
 
 	pair_up(&p, false);
 	post_md(p.a, 6, 0, dst, sizeof(dst), ULNET_MD_OP_PUT, 1, &tl, NULL);
-	ulnet_handle_t m = bind_md(p.a, src, sizeof(src), 0, 2, &il);
+	post_md(p.a, 8, 0, dst2, sizeof(dst2), ULNET_MD_OP_PUT, 1, &ll, NULL);
+	ulnet_handle_t m = bind_md(p.a, src, sizeof(src), 0, 4, &il);
+	/* as the kernel: our own NID is a peer like any other, reached
+	 * through the NI's LND (so a ping of it tests the NI) */
 	assert_int_equal(ulnet_put(p.a, NULL, m, ULNET_ACK_REQ, pid_of(&p.na, 12345), 6, 0, 0, 0), 0);
-	/* nothing went to the network */
-	assert_int_equal(memlnd_queued(p.net), 0);
+	assert_true(memlnd_queued(p.net) > 0);
+	memlnd_pump(p.net);
 	assert_int_equal(tl.n, 1);
-	assert_true(ulnet_nid_same(&tl.ev[0].initiator.nid, &ULNET_NID_LO0));
-	assert_int_equal(il.n, 2);
+	assert_true(ulnet_nid_same(&tl.ev[0].initiator.nid, &p.na));
 	assert_memory_equal(dst, src, 4);
+	assert_int_equal(ulnet_peer_info(p.a, 0, &pi), 0);
+	assert_true(ulnet_nid_same(&pi.primary, &p.na));
+	/* 0@lo stays in the node: nothing goes to the network */
+	assert_int_equal(ulnet_put(p.a, NULL, m, ULNET_ACK_REQ, pid_of(&ULNET_NID_LO0, 12345), 8, 0,
+				   0, 0), 0);
+	assert_int_equal(memlnd_queued(p.net), 0);
+	assert_int_equal(ll.n, 1);
+	assert_true(ulnet_nid_same(&ll.ev[0].initiator.nid, &ULNET_NID_LO0));
+	assert_memory_equal(dst2, src, 4);
+	assert_int_equal(il.n, 4);
 	pair_down(&p);
 }
 
@@ -813,11 +826,14 @@ static void test_ni_changes_seen_by_send(void **state)
 		from4 |= ulnet_nid_same(&tr[i].hdr.src_nid, &n4);
 	}
 	assert_true(from3 != from4);
-	/* the new NID is ours: sent through 0@lo, not the network */
+	/* the new NID is ours: sent through the LND to it, from one of ours */
 	memlnd_trace_clear(p.net);
 	assert_int_equal(ulnet_put(p.a, NULL, m, ULNET_NOACK_REQ,
 				   pid_of(&n4, ULNET_PID_LUSTRE), 7, 0, 0, 0), 0);
-	assert_int_equal(memlnd_trace(p.net, tr, 8), 0);
+	memlnd_pump(p.net);
+	assert_int_equal(memlnd_trace(p.net, tr, 8), 1);
+	assert_true(ulnet_nid_same(&tr[0].hdr.dest_nid, &n4));
+	assert_true(ulnet_nid_same(&tr[0].hdr.src_nid, &n3) || ulnet_nid_same(&tr[0].hdr.src_nid, &n4));
 
 	/* back to one NI: only it sends, and the other NID is no longer ours */
 	assert_int_equal(ulnet_ni_del(p.a, &n3), 0);
@@ -1095,7 +1111,7 @@ int main(void)
 		cmocka_unit_test(test_unmatched_get_times_out),
 		cmocka_unit_test(test_credits_queue),
 		cmocka_unit_test(test_shutdown_ends_inflight),
-		cmocka_unit_test(test_self_nid_uses_loopback),
+		cmocka_unit_test(test_self_nid_through_its_lnd),
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_ni_changes_seen_by_send),
 		cmocka_unit_test(test_threaded_concurrent),

@@ -3,7 +3,7 @@
  * lolnd.c - the loopback LND (0@lo): send() hands the message straight to
  * lnet_parse() of the same instance, with the sending message as rx_private;
  * recv() copies the payload between the two fragment lists and completes
- * both messages. Also carries PUT/GET to any of the node's own NIDs.
+ * both messages. Only 0@lo: the node's other NIDs go through their LNDs.
  */
 #include "core/lnd.h"
 
