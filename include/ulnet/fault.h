@@ -32,8 +32,10 @@
 
 #include "ulnet/ulnet.h"
 
-/* Health errors a drop rule can simulate (the kernel's HSTATUS_* bits). */
+/* A message's health status (the kernel's LNET_MSG_STATUS_*): OK, or the
+ * errors a drop rule can simulate (the kernel's HSTATUS_* bits). */
 enum ulnet_hstatus {
+	ULNET_HSTATUS_OK = 0,
 	ULNET_HSTATUS_LOCAL_INTERRUPT = 1,
 	ULNET_HSTATUS_LOCAL_DROPPED,
 	ULNET_HSTATUS_LOCAL_ABORTED,

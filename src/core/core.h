@@ -274,6 +274,10 @@ struct lnet_msg {
 			unsigned msg_routed:1;         /* goes to a gateway (msg_txpeer), not its dest */
 			unsigned msg_forward:1;        /* not ours: received, then sent on (router.c) */
 			unsigned msg_rtrcredit:1;      /* holds a router credit of msg_rxpeer */
+			/* enum ulnet_hstatus of a failed send, as the LND or a
+			 * fault rule classed it (the kernel's msg_health_status);
+			 * 0: classed from the errno (lnet_health_check_locked()) */
+			unsigned msg_hstatus:4;
 		};
 		unsigned msg_bits;             /* all of the above at once */
 	};
@@ -348,7 +352,8 @@ struct lnet_ni {
 	uint64_t ni_incarnation;
 	int ni_refcount;               /* list + messages */
 	bool ni_up;                    /* in ln_nis and usable */
-	bool ni_down_by_hand;          /* net set --health 0: stays down */
+	bool ni_recovering;            /* a recovery ping of it is out (recovery.c) */
+	uint64_t ni_next_ping;         /* instance clock: next recovery ping no sooner */
 	uint32_t ni_status;            /* LNET_NI_STATUS_* for the ping info */
 	uint64_t ni_rtr_ping_last;     /* a router: the last ping from a node on its net */
 	int ni_tx_credits, ni_tx_credits_max, ni_tx_credits_min;
@@ -512,7 +517,8 @@ struct ulnet {
 	struct ul_list *ln_pni_hash;
 	unsigned ln_pni_hash_size;
 	struct lnet_peer_ni *ln_pni_last; /* last one found (in the table), or NULL */
-	struct ul_timer ln_recovery_timer; /* pings unhealthy peer NIs (peer.c) */
+	struct ul_timer ln_recovery_timer; /* pings unhealthy NIs (recovery.c) */
+	bool ln_ping_stale;            /* an NI's status changed: rebuild the ping target */
 
 	struct ulnet_globals ln_g;
 	struct ulnet_counters ln_ctr;
@@ -1085,8 +1091,15 @@ static inline void lnet_peer_ni_health_inc_locked(ulnet_t *ln, struct lnet_peer_
 {
 	lnet_healthv_inc_locked(ln, &lpni->lpni_health);
 }
-/* A peer NI's health dropped: make sure the recovery timer runs. */
+/* recovery.c: the recovery timer; a health value dropped: make sure it
+ * runs. */
+void lnet_recovery_init(ulnet_t *ln);
 void lnet_recovery_arm_locked(ulnet_t *ln);
+/* A send on our NI failed (`what`, `why` for the log): lower its health,
+ * status DOWN at 0, recovery (the kernel's lnet_handle_local_failure()). */
+void lnet_ni_health_fail_locked(ulnet_t *ln, struct lnet_ni *ni, const char *what, const char *why);
+/* Something went well on our NI: raise its health, status UP at full. */
+void lnet_ni_health_ok_locked(ulnet_t *ln, struct lnet_ni *ni);
 /* The recovery ping (GET of the ping target) to `nid` exactly, on `md`
  * (send.c); sends go to `q`. */
 int lnet_get_recovery_locked(ulnet_t *ln, struct lnet_libmd *md, const ulnet_nid_t *nid,

@@ -235,6 +235,7 @@ bool lnet_fault_send_error(ulnet_t *ln, struct lnet_msg *msg, int *status)
 	if (!fr)
 		return false;
 	*status = lnet_hstatus2errno(hs);
+	msg->msg_hstatus = hs;
 	lnet_log(ln, ULNET_LOG_INFO, "src %s -> dst %s: %s fails to simulate health error %d (%s)",
 		 lnet_nidstr(&msg->msg_hdr.src_nid, snid), lnet_nidstr(&msg->msg_hdr.dest_nid, dnid),
 		 lnet_msgtyp2str(msg->msg_type), (int)hs, ulnet_strerror(*status));

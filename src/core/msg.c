@@ -9,12 +9,17 @@
  * into iteration, as the kernel's finalizer slots do, so a handler that keeps
  * sending from its own completion runs in constant stack.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
+#include "core/route.h"
 #include "core/router.h"
+#include "ulnet/fault.h"
+
+static_assert(ULNET_HSTATUS_END <= 16, "msg_hstatus holds a ulnet_hstatus in 4 bits");
 
 #define LNET_MSG_CHUNK 64
 
@@ -358,25 +363,105 @@ static void lnet_msg_detach_md_locked(ulnet_t *ln, struct lnet_msg *msg, int sta
 
 /* --- health and resend ---------------------------------------------------------- */
 
-/* The kernel's message health classes that an errno from an LND maps to
- * (socklnd's rule, ksocknal_txlist_done(): the peer could not be reached or
- * dropped the connection -> REMOTE_DROPPED; a timeout -> NETWORK_TIMEOUT;
- * anything else -> LOCAL_ERROR). */
-enum lnet_hstatus { LNET_HS_LOCAL_ERROR, LNET_HS_REMOTE_DROPPED, LNET_HS_NETWORK_TIMEOUT };
-
-static enum lnet_hstatus lnet_errno2hstatus(int status)
+/* The health class of a failed send whose LND or fault rule did not class
+ * it (msg_hstatus 0), from its errno alone, as socklnd's
+ * ksocknal_txlist_done() classes the sends still queued on a connection
+ * that closed: the peer could not be reached or dropped the connection ->
+ * REMOTE_DROPPED; a timeout -> NETWORK_TIMEOUT; anything else ->
+ * LOCAL_ERROR. */
+static enum ulnet_hstatus lnet_errno2hstatus(int status)
 {
 	switch (status) {
 	case -ETIMEDOUT:
-		return LNET_HS_NETWORK_TIMEOUT;
+		return ULNET_HSTATUS_NETWORK_TIMEOUT;
 	case -ENETDOWN:
 	case -EHOSTUNREACH:
 	case -ENETUNREACH:
 	case -ECONNREFUSED:
 	case -ECONNRESET:
-		return LNET_HS_REMOTE_DROPPED;
+		return ULNET_HSTATUS_REMOTE_DROPPED;
 	default:
-		return LNET_HS_LOCAL_ERROR;
+		return ULNET_HSTATUS_LOCAL_ERROR;
+	}
+}
+
+static const char *const lnet_hstatus_names[ULNET_HSTATUS_END] = {
+	[ULNET_HSTATUS_OK] = "OK",
+	[ULNET_HSTATUS_LOCAL_INTERRUPT] = "LOCAL_INTERRUPT",
+	[ULNET_HSTATUS_LOCAL_DROPPED] = "LOCAL_DROPPED",
+	[ULNET_HSTATUS_LOCAL_ABORTED] = "LOCAL_ABORTED",
+	[ULNET_HSTATUS_LOCAL_NO_ROUTE] = "LOCAL_NO_ROUTE",
+	[ULNET_HSTATUS_LOCAL_ERROR] = "LOCAL_ERROR",
+	[ULNET_HSTATUS_LOCAL_TIMEOUT] = "LOCAL_TIMEOUT",
+	[ULNET_HSTATUS_REMOTE_ERROR] = "REMOTE_ERROR",
+	[ULNET_HSTATUS_REMOTE_DROPPED] = "REMOTE_DROPPED",
+	[ULNET_HSTATUS_REMOTE_TIMEOUT] = "REMOTE_TIMEOUT",
+	[ULNET_HSTATUS_NETWORK_TIMEOUT] = "NETWORK_TIMEOUT",
+};
+
+/* Count a failure in the global, NI and peer NI stats, by class (the
+ * kernel's lnet_incr_hstats()): local classes are the NI's, remote ones
+ * the peer NI's. */
+static void lnet_count_hstatus_locked(ulnet_t *ln, struct lnet_ni *ni, struct lnet_peer_ni *lpni,
+				      enum ulnet_hstatus hs)
+{
+	struct ulnet_counters *c = &ln->ln_ctr;
+	struct ulnet_health_stats *nh = ni ? &ni->ni_health : NULL;
+	struct ulnet_health_stats *ph = lpni ? &lpni->lpni_health : NULL;
+
+	switch (hs) {
+	case ULNET_HSTATUS_LOCAL_INTERRUPT:
+		c->local_interrupt_count++;
+		if (nh)
+			nh->interrupts++;
+		break;
+	case ULNET_HSTATUS_LOCAL_DROPPED:
+		c->local_dropped_count++;
+		if (nh)
+			nh->dropped++;
+		break;
+	case ULNET_HSTATUS_LOCAL_ABORTED:
+		c->local_aborted_count++;
+		if (nh)
+			nh->aborted++;
+		break;
+	case ULNET_HSTATUS_LOCAL_NO_ROUTE:
+		c->local_no_route_count++;
+		if (nh)
+			nh->no_route++;
+		break;
+	case ULNET_HSTATUS_LOCAL_TIMEOUT:
+		c->local_timeout_count++;
+		if (nh)
+			nh->timeouts++;
+		break;
+	case ULNET_HSTATUS_LOCAL_ERROR:
+		c->local_error_count++;
+		if (nh)
+			nh->error++;
+		break;
+	case ULNET_HSTATUS_REMOTE_DROPPED:
+		c->remote_dropped_count++;
+		if (ph)
+			ph->dropped++;
+		break;
+	case ULNET_HSTATUS_REMOTE_ERROR:
+		c->remote_error_count++;
+		if (ph)
+			ph->error++;
+		break;
+	case ULNET_HSTATUS_REMOTE_TIMEOUT:
+		c->remote_timeout_count++;
+		if (ph)
+			ph->timeouts++;
+		break;
+	case ULNET_HSTATUS_NETWORK_TIMEOUT:
+		c->network_timeout_count++;
+		if (ph)
+			ph->network_timeout++;
+		break;
+	default:
+		break;
 	}
 }
 
@@ -402,25 +487,39 @@ static uint64_t lnet_msg_resend_deadline(ulnet_t *ln, const struct lnet_msg *msg
 #define LNET_MSG_RESENT 1
 
 /*
- * An LND failed a send (the kernel's lnet_health_check()): count it, lower
- * the peer NI's health, and resend the message when the kernel would:
- * REMOTE_DROPPED, a PUT or GET (responses go to the NID given, not
- * resent here), a peer with more than one NI (nowhere else to go
- * otherwise), fewer than retry_count resends so far, before its deadline,
- * its MD not unlinked. Returns LNET_MSG_RESENT (the message is back in the
- * send path: not completed now), or the status to complete it with.
+ * An LND (or a fault rule) failed a send: the kernel's lnet_health_check().
+ * Count it by class, lower the health of what failed, and resend the
+ * message where the kernel would:
+ *  - LOCAL_INTERRUPT, _DROPPED, _ABORTED, _NO_ROUTE, _TIMEOUT: our NI
+ *    failed; resent when the node has another NI to try (two or more
+ *    besides 0@lo);
+ *  - LOCAL_ERROR: our NI failed; not resent;
+ *  - REMOTE_DROPPED: the peer NI failed; resent when the peer has another
+ *    NI (or the message is routed: another gateway may take it);
+ *  - REMOTE_ERROR, REMOTE_TIMEOUT: the peer NI failed; not resent;
+ *  - NETWORK_TIMEOUT: both failed; not resent.
+ * A peer NI's health is left alone when the peer has one NI (nothing to
+ * choose), unless it is a gateway or we route; and when it is one of our
+ * own NIDs (our NI's health says it). Only PUT and GET are resent (a
+ * response goes to the NID given), fewer than retry_count times, before
+ * their deadline, their MD not unlinked. Returns LNET_MSG_RESENT (the
+ * message is back in the send path: not completed now), or the status to
+ * complete it with.
  */
 static int lnet_health_check_locked(ulnet_t *ln, struct lnet_msg *msg, int status,
 				    struct lnet_sendq *q, uint64_t *nowp)
 {
 	struct lnet_peer_ni *lpni = msg->msg_txpeer;
 	struct lnet_peer *lp = lpni->lpni_peer;
-	enum lnet_hstatus hs = lnet_errno2hstatus(status);
-	/* a routed message may go through another gateway: resent and the
-	 * gateway's health kept even when it has one NI (the kernel's "unless
-	 * routers are involved") */
-	bool multi = (lp && lp->lp_nnis > 1 && !lnet_nid_is_local_locked(ln, &lpni->lpni_nid)) ||
-		     msg->msg_routed;
+	struct lnet_ni *ni = msg->msg_txni != ln->ln_loni ? msg->msg_txni : NULL;
+	enum ulnet_hstatus hs = msg->msg_hstatus ? (enum ulnet_hstatus)msg->msg_hstatus
+						 : lnet_errno2hstatus(status);
+	bool self = lnet_nid_is_local_locked(ln, &lpni->lpni_nid);
+	bool peer_multi = lp && lp->lp_nnis > 1 && !self;
+	bool remote_health = !self &&
+			     (peer_multi || msg->msg_routed || ln->ln_routing == ULNET_ROUTING_ENABLED ||
+			      (lp && lnet_peer_is_gateway_locked(ln, lp)));
+	bool local_fail = false, remote_fail = false, resend = false;
 	char nid[ULNET_NIDSTR_SIZE], tnid[ULNET_NIDSTR_SIZE];
 	uint64_t now, deadline;
 	unsigned max_retries;
@@ -434,44 +533,43 @@ static int lnet_health_check_locked(ulnet_t *ln, struct lnet_msg *msg, int statu
 	if (now > deadline)
 		return status;   /* too late for anything (as the kernel) */
 
+	lnet_count_hstatus_locked(ln, ni, lpni, hs);
 	switch (hs) {
-	case LNET_HS_REMOTE_DROPPED:
-		ln->ln_ctr.remote_dropped_count++;
-		lpni->lpni_health.dropped++;
+	case ULNET_HSTATUS_LOCAL_INTERRUPT:
+	case ULNET_HSTATUS_LOCAL_DROPPED:
+	case ULNET_HSTATUS_LOCAL_ABORTED:
+	case ULNET_HSTATUS_LOCAL_NO_ROUTE:
+	case ULNET_HSTATUS_LOCAL_TIMEOUT:
+		local_fail = true;
+		resend = ln->ln_nnis > 2;
 		break;
-	case LNET_HS_NETWORK_TIMEOUT:
-		ln->ln_ctr.network_timeout_count++;
-		lpni->lpni_health.network_timeout++;
-		/* the kernel takes a network timeout as a failure at both
-		 * ends (lnet_handle_local_failure() too) */
-		if (msg->msg_txni && msg->msg_txni != ln->ln_loni) {
-			msg->msg_txni->ni_health.network_timeout++;
-			lnet_healthv_dec_locked(ln, &msg->msg_txni->ni_health);
-		}
+	case ULNET_HSTATUS_REMOTE_DROPPED:
+		remote_fail = true;
+		resend = peer_multi || msg->msg_routed;
 		break;
-	default:
-		/* a local failure: our NI is less healthy, and selection
-		 * prefers our healthier NIs (lnet_best_ni_on_net_locked()) */
-		ln->ln_ctr.local_error_count++;
-		if (msg->msg_txni && msg->msg_txni != ln->ln_loni) {
-			msg->msg_txni->ni_health.error++;
-			lnet_healthv_dec_locked(ln, &msg->msg_txni->ni_health);
-			lnet_log(ln, ULNET_LOG_INFO, "local NI %s: %s failed (%s), health %d",
-				 lnet_nidstr(&msg->msg_txni->ni_nid, nid),
-				 lnet_msgtype_name(msg->msg_type), ulnet_strerror(status),
-				 msg->msg_txni->ni_health.health_value);
-		}
-		return status;
+	case ULNET_HSTATUS_REMOTE_ERROR:
+	case ULNET_HSTATUS_REMOTE_TIMEOUT:
+		remote_fail = true;
+		break;
+	case ULNET_HSTATUS_NETWORK_TIMEOUT:
+		local_fail = remote_fail = true;
+		break;
+	default:   /* LOCAL_ERROR */
+		local_fail = true;
+		break;
 	}
-	/* a peer with one NI: its health changes nothing (the kernel keeps it) */
-	if (multi) {
+	if (local_fail && ni)
+		lnet_ni_health_fail_locked(ln, ni, lnet_msgtype_name(msg->msg_type),
+					   lnet_hstatus_names[hs]);
+	if (remote_fail && remote_health) {
 		lnet_peer_ni_health_dec_locked(ln, lpni);
 		lnet_recovery_arm_locked(ln);
-		lnet_log(ln, ULNET_LOG_INFO, "peer NI %s: %s failed (%s), health %d",
+		lnet_log(ln, ULNET_LOG_INFO, "peer NI %s: %s failed (%s, %s), health %d",
 			 lnet_nidstr(&lpni->lpni_nid, nid), lnet_msgtype_name(msg->msg_type),
-			 ulnet_strerror(status), lpni->lpni_health.health_value);
+			 lnet_hstatus_names[hs], ulnet_strerror(status),
+			 lpni->lpni_health.health_value);
 	}
-	if (hs != LNET_HS_REMOTE_DROPPED || !multi || msg->msg_recovery ||
+	if (!resend || msg->msg_recovery ||
 	    (msg->msg_type != ULNET_MSG_PUT && msg->msg_type != ULNET_MSG_GET) ||
 	    (msg->msg_md && (msg->msg_md->md_flags & LNET_MD_FLAG_ABORTED)))
 		return status;
@@ -503,11 +601,12 @@ static int lnet_health_check_locked(ulnet_t *ln, struct lnet_msg *msg, int statu
 	lnet_peer_ni_decref_locked(ln, lpni);
 	msg->msg_sending = 0;
 	msg->msg_tx_delayed = 0;
+	msg->msg_hstatus = 0;
 	__atomic_store_n(&msg->msg_finalized, 0, __ATOMIC_RELEASE);
 	ln->ln_ctr.resend_count++;
-	lnet_log(ln, ULNET_LOG_INFO, "resending %s to %s (resend %u of %u): peer NI %s failed: %s",
+	lnet_log(ln, ULNET_LOG_INFO, "resending %s to %s (resend %u of %u): send to %s failed: %s (%s)",
 		 lnet_msgtype_name(msg->msg_type), lnet_nidstr(&msg->msg_target.nid, tnid),
-		 msg->msg_retries, max_retries, nid, ulnet_strerror(status));
+		 msg->msg_retries, max_retries, nid, lnet_hstatus_names[hs], ulnet_strerror(status));
 	rc = lnet_send_locked(ln, &msg->msg_src_nid_param, msg, q);
 	if (rc < 0) {
 		lnet_log(ln, ULNET_LOG_WARN, "can't resend %s to %s: %s",
@@ -552,9 +651,9 @@ static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int stat
 		struct lnet_ni *ni = msg->msg_tx_committed ? msg->msg_txni
 			: msg->msg_rx_committed ? msg->msg_rxni : NULL;
 
-		if (__builtin_expect(ni && ni != ln->ln_loni && !ni->ni_down_by_hand &&
+		if (__builtin_expect(ni && ni != ln->ln_loni &&
 				     ni->ni_health.health_value < ULNET_MAX_HEALTH, 0))
-			lnet_healthv_inc_locked(ln, &ni->ni_health);
+			lnet_ni_health_ok_locked(ln, ni);
 		if (msg->msg_rxpeer && msg->msg_rx_committed &&
 		    __builtin_expect(msg->msg_rxpeer->lpni_health.health_value < ULNET_MAX_HEALTH,
 				     0)) {

@@ -399,13 +399,15 @@ int ulnet_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value)
 			continue;
 		found = true;
 		ni->ni_health.health_value = value;
-		ni->ni_down_by_hand = value == 0;
-		/* status follows the extremes, as the kernel */
+		/* status follows the extremes, as the kernel; below full
+		 * health, recovery pings it back (lnet_ni_set_healthv()) */
 		if (value == 0)
 			ni->ni_status = LNET_NI_STATUS_DOWN;
 		else if (value == ULNET_MAX_HEALTH)
 			ni->ni_status = LNET_NI_STATUS_UP;
 		changed |= st != ni->ni_status;
+		if (value < ULNET_MAX_HEALTH)
+			lnet_recovery_arm_locked(ln);
 	}
 	lnet_unlock(ln);
 	if (!found)

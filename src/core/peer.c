@@ -29,13 +29,11 @@ static unsigned lnet_nid_hash(const ulnet_nid_t *nid, unsigned size)
 	return (unsigned)(((h >> 32) * (uint64_t)size) >> 32);
 }
 
-static void lnet_recovery_timer_cb(struct ul_timer *t);
-
 int lnet_peer_tables_init(ulnet_t *ln)
 {
 	unsigned i;
 
-	ul_timer_init(&ln->ln_recovery_timer, lnet_recovery_timer_cb);
+	lnet_recovery_init(ln);
 	ul_list_init(&ln->ln_peers);
 	ln->ln_pni_hash = malloc(LNET_PNI_HASH_SIZE * sizeof(*ln->ln_pni_hash));
 	if (!ln->ln_pni_hash)
@@ -562,150 +560,6 @@ void lnet_peer_ni_set_ns_status_locked(ulnet_t *ln, struct lnet_peer_ni *lpni, u
 	lnet_recovery_arm_locked(ln);
 	lnet_log(ln, ULNET_LOG_INFO, "peer NI %s: reported down by its node, health %d",
 		 lnet_nidstr(&lpni->lpni_nid, nid), lpni->lpni_health.health_value);
-}
-
-/*
- * Recovery (the kernel's monitor thread, lnet_recover_peer_nis()): every
- * recovery_interval, each peer NI below full health that has no ping out
- * and whose back-off has passed gets a ping (a GET of its ping target, to
- * that NID only, never resent). What comes back from it raises its health
- * (as any receive does); a failed send lowers it (as any failed send); a
- * ping that gets no reply within transaction_timeout lowers it too. The
- * back-off after the n-th ping of one NI is 2^n s, up to
- * max_recovery_ping_interval; the count starts again once something
- * arrives from it.
- */
-struct lnet_recovery_op {
-	ulnet_t *ln;
-	struct lnet_peer_ni *lpni;     /* a reference while the ping is out */
-	uint8_t buf[LNET_PING_INFO_MIN_SIZE];
-};
-
-void lnet_recovery_arm_locked(ulnet_t *ln)
-{
-	if (!ln->ln_loop || ln->ln_state != LNET_STATE_RUNNING ||
-	    ul_timer_armed(&ln->ln_recovery_timer))
-		return;
-	ul_timer_start(ln->ln_loop, &ln->ln_recovery_timer,
-		       lnet_now(ln) + (uint64_t)ln->ln_g.recovery_interval * LNET_NSEC_PER_SEC);
-}
-
-static void lnet_recovery_handler(const struct ulnet_event *ev)
-{
-	struct lnet_recovery_op *op = ev->md_user_ptr;
-	ulnet_t *ln = op->ln;
-	struct lnet_peer_ni *lpni = op->lpni;
-	char nid[ULNET_NIDSTR_SIZE];
-
-	if (!ev->unlinked) {
-		/* the send failed (its health counted it), or the REPLY came
-		 * and the MD stays for nothing: done with it */
-		if (ev->status || ev->type == ULNET_EVENT_REPLY)
-			ulnet_md_unlink(ln, ev->md_handle);
-		return;
-	}
-	lnet_lock(ln);
-	lpni->lpni_recovering = false;
-	if (ev->type == ULNET_EVENT_REPLY && ev->status == 0) {
-		lpni->lpni_health.ping_count = 0;
-	} else if (ev->type == ULNET_EVENT_UNLINK && ev->status == -ETIMEDOUT &&
-		   ln->ln_state == LNET_STATE_RUNNING) {
-		/* no answer: nothing failed a message, so lower it here */
-		lnet_peer_ni_health_dec_locked(ln, lpni);
-		lnet_log(ln, ULNET_LOG_INFO, "peer NI %s: recovery ping unanswered, health %d",
-			 lnet_nidstr(&lpni->lpni_nid, nid), lpni->lpni_health.health_value);
-	}
-	lnet_peer_ni_decref_locked(ln, lpni);
-	lnet_unlock(ln);
-	free(op);
-}
-
-static void lnet_recovery_ping_locked(ulnet_t *ln, struct lnet_peer_ni *lpni, uint64_t now,
-				      struct lnet_sendq *q)
-{
-	struct lnet_recovery_op *op = calloc(1, sizeof(*op));
-	struct ulnet_md umd = { .length = LNET_PING_INFO_MIN_SIZE, .threshold = 2,
-				.options = ULNET_MD_TRUNCATE | ULNET_MD_TRACK_RESPONSE,
-				.user_ptr = op, .handler = lnet_recovery_handler };
-	uint64_t interval = ln->ln_g.max_recovery_ping_interval;
-	unsigned count = (unsigned)lpni->lpni_health.ping_count;
-	struct lnet_libmd *md;
-	char nid[ULNET_NIDSTR_SIZE];
-
-	if (!op)
-		return;
-	/* as the kernel: count this ping, then wait 2^count s (capped) */
-	count++;
-	lpni->lpni_health.ping_count = count;
-	if (count < 32 && (1ULL << count) < interval)
-		interval = 1ULL << count;
-	lpni->lpni_next_ping = now + interval * LNET_NSEC_PER_SEC;
-	lpni->lpni_health.next_ping = (int64_t)(lpni->lpni_next_ping / LNET_NSEC_PER_SEC);
-	op->ln = ln;
-	op->lpni = lpni;
-	umd.start = op->buf;
-	if (lnet_md_bind_locked(ln, &umd, ULNET_UNLINK, &md)) {
-		free(op);
-		return;
-	}
-	lnet_peer_ni_addref_locked(lpni);
-	lpni->lpni_recovering = true;
-	if (lnet_get_recovery_locked(ln, md, &lpni->lpni_nid, q)) {
-		/* nothing sent: the MD never saw a message, no event */
-		lnet_md_unlink_locked(ln, md);
-		lpni->lpni_recovering = false;
-		lnet_peer_ni_decref_locked(ln, lpni);
-		free(op);
-		return;
-	}
-	lnet_log(ln, ULNET_LOG_DEBUG, "peer NI %s: recovery ping %llu, health %d",
-		 lnet_nidstr(&lpni->lpni_nid, nid),
-		 (unsigned long long)lpni->lpni_health.ping_count, lpni->lpni_health.health_value);
-}
-
-static void lnet_recovery_timer_cb(struct ul_timer *t)
-{
-	ulnet_t *ln = ul_container_of(t, ulnet_t, ln_recovery_timer);
-	struct ul_list *pos, *p2;
-	struct lnet_sendq q;
-	bool unhealthy = false;
-	uint64_t now;
-
-	if (!lnet_timer_enter(ln, &q, &now))
-		return;
-	ul_list_for_each(pos, &ln->ln_peers) {
-		struct lnet_peer *lp = ul_container_of(pos, struct lnet_peer, lp_list);
-
-		ul_list_for_each(p2, &lp->lp_nis) {
-			struct lnet_peer_ni *lpni =
-				ul_container_of(p2, struct lnet_peer_ni, lpni_peer_list);
-
-			if (lpni->lpni_health.health_value >= ULNET_MAX_HEALTH)
-				continue;
-			/* as the kernel: only a peer NI we have heard from
-			 * (a gateway's NI on another net never speaks to us:
-			 * pinging it would go through that gateway, which
-			 * drops a message for its own NID on another net),
-			 * and not once recovery_limit has passed since */
-			if (!lpni->lpni_last_alive)
-				continue;
-			if (ln->ln_g.recovery_limit &&
-			    now > lpni->lpni_last_alive +
-					  (uint64_t)ln->ln_g.recovery_limit * LNET_NSEC_PER_SEC) {
-				lpni->lpni_health.ping_count = 0;
-				continue;
-			}
-			unhealthy = true;
-			if (lpni->lpni_recovering || now < lpni->lpni_next_ping)
-				continue;
-			lnet_recovery_ping_locked(ln, lpni, now, &q);
-		}
-	}
-	if (unhealthy)
-		ul_timer_start(ln->ln_loop, t,
-			       now + (uint64_t)ln->ln_g.recovery_interval * LNET_NSEC_PER_SEC);
-	lnet_unlock(ln);
-	lnet_sendq_flush(ln, &q);
 }
 
 /* --- runtime settings (lnetctl peer set) ------------------------------------ */

@@ -397,8 +397,8 @@ static void lnet_rtrpools_empty_locked(ulnet_t *ln, struct lnet_sendq *q)
 bool lnet_router_ping_heard_locked(ulnet_t *ln, struct lnet_ni *ni)
 {
 	ni->ni_rtr_ping_last = lnet_now(ln);
-	if (ni->ni_status != LNET_NI_STATUS_DOWN || ni->ni_down_by_hand)
-		return false;   /* up already, or down by hand (net set --health 0) */
+	if (ni->ni_status != LNET_NI_STATUS_DOWN || ni->ni_health.health_value < ULNET_MAX_HEALTH)
+		return false;   /* up already, or down for its health (it follows that) */
 	ni->ni_status = LNET_NI_STATUS_UP;
 	return true;
 }

@@ -224,11 +224,14 @@ run A 234 import "$T/udsp.yaml"
 has err "errno: -95"
 
 # --- net set / peer set ------------------------------------------------------------
+# (recovery pings would raise a lowered NI health back between two commands)
+run A 0 set recovery_interval 600
 run A 0 net set --nid 127.0.7.2@tcp --health 0
 run A 0 net show --net tcp
 has out "status: down"
 run A 0 debug recovery --local
-has out "- nid: 127.0.7.2@tcp"
+has out "Local NI recovery:"
+has out "    nid-0: 127.0.7.2@tcp"
 run A 0 net set --all --health 1000
 run A 0 net show -v 2 --net tcp
 has out "status: up"
@@ -264,7 +267,8 @@ run A 0 peer set --nid 127.0.7.52@tcp --health 400
 run A 0 peer show -v 2 --nid 127.0.7.52@tcp
 has out "health value: 400"
 run A 0 debug recovery --peer
-has out "- nid: 127.0.7.52@tcp"
+has out "Peer NI recovery:"
+has out "    nid-0: 127.0.7.52@tcp"
 run A 0 peer set --all --health 1000
 run A 0 peer show -v 2 --nid 127.0.7.52@tcp
 has out "health value: 1000"

@@ -464,35 +464,42 @@ static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, const st
 {
 	if (!ctx->ln)
 		return ctl_down_error(rp, "recovery", "Network is down");
-	/* Unhealthy NIs are the ones in recovery. */
+	/* What is in recovery: our up NIs and the peer NIs below full health,
+	 * numbered as the kernel's netlink reply numbers them ("nid-N");
+	 * nothing at all when the list is empty. */
 	if (!p->v[1].set) {
 		struct ulnet_ni_info *ni;
-		int n = ctl_get_nis(ctx->ln, &ni);
+		int n = ctl_get_nis(ctx->ln, &ni), k = 0;
+		char nb[ULNET_NIDSTR_SIZE];
 
 		if (n < 0)
 			return n;
-		char nb[ULNET_NIDSTR_SIZE];
-
-		cy_key(&rp->out, 0, "Local NI recovery");
-		for (int i = 0; i < n; i++)
-			if (ni[i].nid.type != ULNET_LND_LO && ni[i].health.health_value < 1000)
-				ybuf_printf(&rp->out, "    - nid: %s\n", ulnet_nid_str(&ni[i].nid, nb));
+		for (int i = 0; i < n; i++) {
+			if (ni[i].nid.type == ULNET_LND_LO ||
+			    ni[i].health.health_value >= ULNET_MAX_HEALTH)
+				continue;
+			if (!k)
+				cy_key(&rp->out, 0, "Local NI recovery");
+			ybuf_printf(&rp->out, "    nid-%d: %s\n", k++, ulnet_nid_str(&ni[i].nid, nb));
+		}
 		free(ni);
 	}
 	if (!p->v[0].set || p->v[1].set) {
 		struct ulnet_peer_info *pi;
-		int n = ctl_get_peers(ctx->ln, &pi);
+		int n = ctl_get_peers(ctx->ln, &pi), k = 0;
+		char nb[ULNET_NIDSTR_SIZE];
 
 		if (n < 0)
 			return n;
-		char nb[ULNET_NIDSTR_SIZE];
-
-		cy_key(&rp->out, 0, "Peer NI recovery");
 		for (int i = 0; i < n; i++)
-			for (int j = 0; j < pi[i].nnis && j < 16; j++)
-				if (pi[i].nis[j].health.health_value < 1000)
-					ybuf_printf(&rp->out, "    - nid: %s\n",
-						    ulnet_nid_str(&pi[i].nis[j].nid, nb));
+			for (int j = 0; j < pi[i].nnis && j < 16; j++) {
+				if (pi[i].nis[j].health.health_value >= ULNET_MAX_HEALTH)
+					continue;
+				if (!k)
+					cy_key(&rp->out, 0, "Peer NI recovery");
+				ybuf_printf(&rp->out, "    nid-%d: %s\n", k++,
+					    ulnet_nid_str(&pi[i].nis[j].nid, nb));
+			}
 		free(pi);
 	}
 	return 0;
