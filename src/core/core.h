@@ -463,6 +463,7 @@ struct ulnet {
 	uint64_t ln_interface_cookie;
 
 	const struct ulnet_lnd *ln_lnds[256];
+	void *ln_lnd_shared[256];      /* lnet_ni_lnd_shared(): each LND's own */
 
 	struct ul_list ln_nis;
 	int ln_nnis;

@@ -103,6 +103,11 @@ const struct ulnet_ni_conf *lnet_ni_conf(const struct lnet_ni *ni);
 void lnet_ni_set_data(struct lnet_ni *ni, void *data);
 void *lnet_ni_data(const struct lnet_ni *ni);
 struct ul_loop *lnet_ni_loop(const struct lnet_ni *ni);
+/* One pointer per instance and LND type, for what the LND's NIs of one
+ * instance share (socklnd: the listeners). The LND installs and frees
+ * what it puts there (atomically: NIs may start on several threads); the
+ * core only keeps it, NULL at first. */
+void **lnet_ni_lnd_shared(const struct lnet_ni *ni);
 /* The instance's clock (ns) and pid. */
 uint64_t lnet_ni_now(const struct lnet_ni *ni);
 /* Incarnation of the NI: its start time in ns (one value per NI). */

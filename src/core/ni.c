@@ -19,6 +19,7 @@ const struct ulnet_ni_conf *lnet_ni_conf(const struct lnet_ni *ni) { return &ni-
 void lnet_ni_set_data(struct lnet_ni *ni, void *data) { ni->ni_data = data; }
 void *lnet_ni_data(const struct lnet_ni *ni) { return ni->ni_data; }
 struct ul_loop *lnet_ni_loop(const struct lnet_ni *ni) { return ni->ni_ln->ln_loop; }
+void **lnet_ni_lnd_shared(const struct lnet_ni *ni) { return &ni->ni_ln->ln_lnd_shared[ni->ni_lnd->type & 0xff]; }
 uint64_t lnet_ni_now(const struct lnet_ni *ni) { return lnet_now(ni->ni_ln); }
 uint64_t lnet_ni_incarnation(const struct lnet_ni *ni) { return ni->ni_incarnation; }
 

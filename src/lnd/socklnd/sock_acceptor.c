@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sock_acceptor.c - the LNet acceptor: listen on the NI's address, check
+ * sock_acceptor.c - the LNet acceptor: listen on the NI's address (one
+ * listener for the NIs on one address and port: sock_listener.c), check
  * the source port (accept=secure), read the acceptor request (magic in
  * either byte order, v1 or v2), answer old or unknown versions, check the
  * target NID, then hand the socket to the HELLO reader.
@@ -21,6 +22,16 @@ static void ksock_listen_cb(struct ul_io *io, uint32_t revents);
 static void ksock_accept_timer_cb(struct ul_timer *t);
 
 int ksock_acceptor_start(struct ksock_net *net)
+{
+	return ksock_lgroup_join(net);
+}
+
+void ksock_acceptor_stop(struct ksock_net *net)
+{
+	ksock_lgroup_leave(net);
+}
+
+int ksock_listener_open(struct ksock_net *net)
 {
 	struct sockaddr_storage sa = net->sa;
 	int one = 1, fd, rc;
@@ -55,7 +66,7 @@ int ksock_acceptor_start(struct ksock_net *net)
 	return rc;
 }
 
-void ksock_acceptor_stop(struct ksock_net *net)
+void ksock_listener_close(struct ksock_net *net)
 {
 	if (net->listen_fd < 0)
 		return;
@@ -64,6 +75,29 @@ void ksock_acceptor_stop(struct ksock_net *net)
 	ul_io_stop(net->loop, &net->listen_io);
 	close(net->listen_fd);
 	net->listen_fd = -1;
+}
+
+void ksock_listener_move(struct ksock_net *from, struct ksock_net *to)
+{
+	int fd = from->listen_fd;
+
+	if (fd < 0)
+		return;
+	ul_timer_stop(from->loop, &from->accept_timer);
+	from->accept_paused = false;
+	ul_io_stop(from->loop, &from->listen_io);
+	from->listen_fd = -1;
+	/* a parked listener starts afresh: what waits wakes it at once */
+	to->listen_fd = fd;
+	ul_timer_init(&to->accept_timer, ksock_accept_timer_cb);
+	to->accept_paused = false;
+	ul_io_init(&to->listen_io, fd, ksock_listen_cb);
+	if (ul_io_start(to->loop, &to->listen_io, EPOLLIN) < 0) {
+		lnet_ni_log(to->ni, ULNET_LOG_ERROR, "acceptor: can't take over the listener on port %u",
+			    to->accept_port);
+		close(fd);
+		to->listen_fd = -1;
+	}
 }
 
 /* Take one accepted socket: a conn reading the acceptor request (also
@@ -277,6 +311,8 @@ void ksock_acc_readable(struct ksock_conn *c)
 		ksock_hs_fail(c, -EPROTO, "malformed acceptor request (%zd)", rc);
 		return;
 	}
+	if (!ulnet_nid_same(&req.target, &net->nid) && ksock_lgroup_hand_over(c, &req.target))
+		net = c->net;   /* another NI on this address and port: its connection */
 	if (!ulnet_nid_same(&req.target, &net->nid)) {
 		ksock_hs_fail(c, -EPERM, "refusing connection to %s: %s (I am %s)",
 			      ksock_nidstr(&req.target, nb),

@@ -407,8 +407,26 @@ struct ksock_txblock {
 	struct ksock_tx tx[64];
 };
 
+/* The socklnd NIs of one instance on one address and acceptor port share
+ * one listener, as the kernel has one acceptor per port for all its NIs:
+ * the first NI of the group holds it; a connection is taken by the holder
+ * and handed to the NI its acceptor request names (sock_listener.c). */
+struct ksock_lgroup {
+	struct ksock_lgroup *next;
+	struct ksock_net *nets;           /* via lg_next; the first holds the listener */
+};
+
+/* What the socklnd NIs of one instance share (lnet_ni_lnd_shared()). */
+struct ksock_shared {
+	pthread_mutex_t lock;             /* the groups and their lists */
+	struct ksock_lgroup *groups;
+	unsigned nnets;                   /* NIs in a group: freed at 0 */
+};
+
 struct ksock_net {
 	struct lnet_ni *ni;
+	struct ksock_lgroup *lg;          /* its listener group, NULL without one */
+	struct ksock_net *lg_next;
 	struct ul_loop *loop;
 	ulnet_nid_t nid;
 	ulnet_pid_t pid;                  /* PID we put on the wire */
@@ -632,6 +650,26 @@ uint64_t ksock_conn_tcp_acked(const struct ksock_conn *c);
 /* sock_acceptor.c */
 int ksock_acceptor_start(struct ksock_net *net);
 void ksock_acceptor_stop(struct ksock_net *net);
+/* The listener itself: bind and listen on net's address and port (0 or
+ * -errno), start it in `net`; stop and close it. */
+int ksock_listener_open(struct ksock_net *net);
+void ksock_listener_close(struct ksock_net *net);
+/* Move the listener `from` holds to `to` (same address and port, same
+ * loop; no loop callback of ours running). */
+void ksock_listener_move(struct ksock_net *from, struct ksock_net *to);
+
+/* sock_listener.c: listener groups */
+/* Join the group of net's address and port, or open its listener and
+ * start one. 0 or -errno (the listener could not be opened). */
+int ksock_lgroup_join(struct ksock_net *net);
+/* Leave it; a listener it held goes to the next NI of the group, or is
+ * closed with the last. */
+void ksock_lgroup_leave(struct ksock_net *net);
+/* An accepted connection whose acceptor request names `target`, another
+ * NI of its listener's group: moved there (its conn list, its id).
+ * Returns that NI's net, or NULL when no NI of the group has `target`.
+ * Loop thread only. */
+struct ksock_net *ksock_lgroup_hand_over(struct ksock_conn *c, const ulnet_nid_t *target);
 void ksock_acc_readable(struct ksock_conn *c);
 /* Take an accepted socket (the listener's, or a test's socketpair end):
  * a passive connection that reads the acceptor request next. Returns 0, or

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sock_listener.c - listener groups: the socklnd NIs of one instance on one
+ * address and acceptor port share one listener, as the kernel has one
+ * acceptor per port for every NI (a second net on the same interface,
+ * `net add --net tcp1 --if eth0` beside tcp, must not fail with
+ * EADDRINUSE). The first NI of a group holds the listener and takes the
+ * connections; the acceptor request names the NI a connection is for, and
+ * the connection is then handed to that NI (ksock_lgroup_hand_over()).
+ * When the holder goes, the listener passes to the next NI of the group;
+ * it is closed with the last.
+ *
+ * The groups live in the instance's socklnd slot (lnet_ni_lnd_shared()),
+ * under their own mutex: NIs start and stop on API threads, while hand
+ * overs happen on the loop thread.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lnd/socklnd/sock_int.h"
+
+/* The instance's shared socklnd state, created by the first NI to ask. */
+static struct ksock_shared *ksock_shared_get(struct ksock_net *net)
+{
+	void **slot = lnet_ni_lnd_shared(net->ni);
+	struct ksock_shared *sh = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *fresh;
+
+	if (sh)
+		return sh;
+	fresh = calloc(1, sizeof(*fresh));
+	if (!fresh)
+		return NULL;
+	pthread_mutex_init(&fresh->lock, NULL);
+	sh = NULL;
+	if (__atomic_compare_exchange_n(slot, &sh, fresh, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return fresh;
+	pthread_mutex_destroy(&fresh->lock);   /* another NI installed one first */
+	free(fresh);
+	return sh;
+}
+
+static bool ksock_same_listen_addr(const struct ksock_net *a, const struct ksock_net *b)
+{
+	if (a->family != b->family || a->accept_port != b->accept_port)
+		return false;
+	if (a->family == AF_INET)
+		return ((const struct sockaddr_in *)&a->sa)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)&b->sa)->sin_addr.s_addr;
+	return memcmp(&((const struct sockaddr_in6 *)&a->sa)->sin6_addr,
+		      &((const struct sockaddr_in6 *)&b->sa)->sin6_addr, 16) == 0;
+}
+
+int ksock_lgroup_join(struct ksock_net *net)
+{
+	struct ksock_shared *sh = ksock_shared_get(net);
+	struct ksock_lgroup *g;
+	char nb[ULNET_NIDSTR_SIZE], hb[ULNET_NIDSTR_SIZE];
+	int rc;
+
+	if (!sh)
+		return -ENOMEM;
+	pthread_mutex_lock(&sh->lock);
+	for (g = sh->groups; g; g = g->next)
+		if (ksock_same_listen_addr(g->nets, net))
+			break;
+	if (g) {
+		struct ksock_net **pp = &g->nets;
+
+		while (*pp)
+			pp = &(*pp)->lg_next;
+		*pp = net;
+		net->lg_next = NULL;
+		net->lg = g;
+		sh->nnets++;
+		pthread_mutex_unlock(&sh->lock);
+		lnet_ni_log(net->ni, ULNET_LOG_INFO,
+			    "acceptor: %s shares the listener of %s (port %u)",
+			    ksock_nidstr(&net->nid, nb), ksock_nidstr(&g->nets->nid, hb),
+			    net->accept_port);
+		return 0;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g) {
+		pthread_mutex_unlock(&sh->lock);
+		return -ENOMEM;
+	}
+	rc = ksock_listener_open(net);
+	if (rc < 0) {
+		pthread_mutex_unlock(&sh->lock);
+		free(g);
+		return rc;
+	}
+	g->nets = net;
+	net->lg_next = NULL;
+	net->lg = g;
+	g->next = sh->groups;
+	sh->groups = g;
+	sh->nnets++;
+	pthread_mutex_unlock(&sh->lock);
+	return 0;
+}
+
+void ksock_lgroup_leave(struct ksock_net *net)
+{
+	struct ksock_lgroup *g = net->lg, **gp;
+	void **slot;
+	struct ksock_shared *sh;
+	struct ksock_net **pp;
+	bool last;
+
+	if (!g) {
+		ksock_listener_close(net);   /* never joined: nothing shared */
+		return;
+	}
+	slot = lnet_ni_lnd_shared(net->ni);
+	sh = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&sh->lock);
+	for (pp = &g->nets; *pp && *pp != net; pp = &(*pp)->lg_next)
+		;
+	if (*pp)
+		*pp = net->lg_next;
+	net->lg = NULL;
+	net->lg_next = NULL;
+	if (g->nets) {
+		/* the others still listen: the next one holds it now */
+		if (net->listen_fd >= 0) {
+			char nb[ULNET_NIDSTR_SIZE];
+
+			ksock_listener_move(net, g->nets);
+			lnet_ni_log(g->nets->ni, ULNET_LOG_INFO, "acceptor: %s holds the listener of port %u now",
+				    ksock_nidstr(&g->nets->nid, nb), g->nets->accept_port);
+		}
+	} else {
+		ksock_listener_close(net);
+		for (gp = &sh->groups; *gp && *gp != g; gp = &(*gp)->next)
+			;
+		if (*gp)
+			*gp = g->next;
+		free(g);
+	}
+	last = --sh->nnets == 0;
+	if (last)
+		__atomic_store_n(slot, NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&sh->lock);
+	if (last) {
+		pthread_mutex_destroy(&sh->lock);
+		free(sh);
+	}
+}
+
+/* Unlink c from its net's handshaking conns. */
+static void ksock_hs_unlink_locked(struct ksock_net *net, struct ksock_conn *c)
+{
+	for (struct ksock_conn **pp = &net->hs_conns; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			c->next = NULL;
+			return;
+		}
+}
+
+struct ksock_net *ksock_lgroup_hand_over(struct ksock_conn *c, const ulnet_nid_t *target)
+{
+	struct ksock_net *from = c->net, *to = NULL;
+	void **slot;
+	struct ksock_shared *sh;
+
+	if (!from->lg || !from->ni)
+		return NULL;
+	slot = lnet_ni_lnd_shared(from->ni);
+	sh = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (!sh)
+		return NULL;
+	pthread_mutex_lock(&sh->lock);
+	if (from->lg)
+		for (to = from->lg->nets; to; to = to->lg_next)
+			if (to != from && ulnet_nid_same(&to->nid, target))
+				break;
+	if (to) {
+		ksock_lock(from);
+		ksock_hs_unlink_locked(from, c);
+		c->on_list = false;
+		ksock_unlock(from);
+		ksock_lock(to);
+		if (to->shutdown) {
+			/* going away: the connection stays where it was, and
+			 * is refused there */
+			ksock_unlock(to);
+			ksock_lock(from);
+			c->next = from->hs_conns;
+			from->hs_conns = c;
+			c->on_list = true;
+			ksock_unlock(from);
+			to = NULL;
+		} else {
+			c->net = to;
+			c->id = ++to->next_conn_id;
+			c->next = to->hs_conns;
+			to->hs_conns = c;
+			c->on_list = true;
+			ksock_unlock(to);
+		}
+	}
+	pthread_mutex_unlock(&sh->lock);
+	return to;
+}
