@@ -179,6 +179,17 @@ int ulnet_nidlist_parse(const char *s, ulnet_nidlist_t **out, struct ulnet_parse
 /* True if `nid` is matched by any item of the list. */
 bool ulnet_nidlist_match(const ulnet_nidlist_t *list, const ulnet_nid_t *nid);
 
+/*
+ * Every NID a list names, into `nids` (room for `max`): the items in
+ * order, in each the values of a field in order with the leftmost field
+ * slowest ("1.1.[1-2].[5,6]@tcp": 1.1.1.5, 1.1.1.6, 1.1.2.5, 1.1.2.6), as
+ * user-space libcfs's cfs_expand_nidlist() does for liblnetconfig. Returns
+ * the count; -E2BIG past `max`; -EDOM for an item that is no list ("*@tcp",
+ * a netmask, an IPv6 address); `err` (may be NULL) names the item.
+ */
+int ulnet_nidlist_expand(const ulnet_nidlist_t *list, ulnet_nid_t *nids, int max,
+			 struct ulnet_parse_err *err);
+
 /* Free a list (NULL is fine). */
 void ulnet_nidlist_free(ulnet_nidlist_t *list);
 

@@ -16,7 +16,9 @@
  * nets that have no IP addresses (as user-space libcfs does), and they do
  * match on efa (kernel efa has no netmask hook, so never matches).
  * Items are separated by any whitespace, not just ' '.
- * No recursion; memory is bounded by the input length, itself capped.
+ * No recursion in the parser; memory is bounded by the input length, itself
+ * capped. ulnet_nidlist_expand() lists the NIDs of a parsed list (recursing
+ * at most four fields deep), never more than the caller's room.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -73,6 +75,7 @@ struct nidlist_item {
 	uint8_t kind;
 	uint8_t type;
 	uint16_t num;
+	uint32_t pos;		/* offset of the item in the parsed text */
 	union {
 		struct {
 			/* Field f uses exprs[first[f] .. first[f]+count[f]). */
@@ -403,6 +406,7 @@ static int nidlist_item(struct nidlist_ctx *cx, const char *b, const char *e)
 	int rc;
 
 	memset(&it, 0, sizeof(it));
+	it.pos = (uint32_t)(b - cx->s);
 	if (!at)
 		return nidlist_fail(cx, b, "missing '@' in '%.*s'", NIDLIST_Q(e - b), b);
 	second = nidlist_memchr(at + 1, e, '@');
@@ -559,4 +563,80 @@ bool ulnet_nidlist_match(const ulnet_nidlist_t *list, const ulnet_nid_t *nid)
 			return true;
 	}
 	return false;
+}
+
+/* --- expansion ------------------------------------------------------------------ */
+
+struct nidlist_exp {
+	const ulnet_nidlist_t *list;
+	const struct nidlist_item *it;
+	ulnet_nid_t *nids;
+	int max, n;
+};
+
+/* Every value of field f (and of the fields after it), in order. */
+static int nidlist_expand_field(struct nidlist_exp *x, int f, int nfields, ulnet_nid_t *nid)
+{
+	const struct nidlist_item *it = x->it;
+
+	if (f == nfields) {
+		if (x->n >= x->max)
+			return -E2BIG;
+		x->nids[x->n++] = *nid;
+		return 0;
+	}
+	for (uint32_t i = it->u.range.first[f]; i < it->u.range.first[f] + it->u.range.count[f];
+	     i++) {
+		const struct nidlist_expr *e = &x->list->exprs[i];
+
+		for (uint64_t v = e->lo; v <= e->hi; v += e->stride) {
+			int rc;
+
+			if (nfields == 1)
+				ul_put_be32(nid->addr, (uint32_t)v);
+			else
+				nid->addr[f] = (uint8_t)v;
+			rc = nidlist_expand_field(x, f + 1, nfields, nid);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int ulnet_nidlist_expand(const ulnet_nidlist_t *list, ulnet_nid_t *nids, int max,
+			 struct ulnet_parse_err *err)
+{
+	struct nidlist_exp x = { .list = list, .nids = nids, .max = max };
+
+	if (!list || max < 0 || (max > 0 && !nids))
+		return -EINVAL;
+	for (size_t i = 0; i < list->nitems; i++) {
+		const struct nidlist_item *it = &list->items[i];
+		ulnet_nid_t nid;
+		int rc;
+
+		x.it = it;
+		memset(&nid, 0, sizeof(nid));
+		nid.type = it->type;
+		nid.num = it->num;
+		if (it->kind == NIDLIST_IPV4)
+			rc = nidlist_expand_field(&x, 0, 4, &nid);
+		else if (it->kind == NIDLIST_NUM)
+			rc = nidlist_expand_field(&x, 0, 1, &nid);
+		else
+			rc = -EDOM;
+		if (rc && err) {
+			err->pos = (int)it->pos;
+			if (rc == -EDOM)
+				snprintf(err->msg, sizeof(err->msg),
+					 "item is no list of NIDs ('*', a netmask or IPv6)");
+			else
+				snprintf(err->msg, sizeof(err->msg), "expands to more than %d NIDs",
+					 max);
+		}
+		if (rc)
+			return rc;
+	}
+	return x.n;
 }

@@ -3,8 +3,11 @@
  * fuzz_nidlist.c - NID list parser. There is no list formatter, so the round
  * trip is by membership: every item of a parsed list that is itself a NID in
  * its canonical text must be matched by the list, and "*@<net>" of it too.
- * Every whitespace-separated token is also tried as a NID against the list.
+ * Every whitespace-separated token is also tried as a NID against the list,
+ * and every NID the list expands to (into room the first byte chooses) must
+ * be matched by it.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +42,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	(void)ulnet_nidlist_match(list, &ULNET_NID_ANY);
 	(void)ulnet_nidlist_match(list, &ULNET_NID_LO0);
+
+	/* Expansion (import's "peer ni" ranges): bounded by the room given,
+	 * every NID it yields is matched by the list, an error names a place
+	 * in the input. */
+	{
+		ulnet_nid_t nids[64];
+		int max = size ? data[0] % 65 : 0;
+		int n = ulnet_nidlist_expand(list, nids, max, &err);
+
+		if (n > max || (n < 0 && n != -E2BIG && n != -EDOM))
+			abort();
+		if (n < 0 && (err.pos < 0 || (size_t)err.pos > size ||
+			      strnlen(err.msg, sizeof(err.msg)) == sizeof(err.msg)))
+			abort();
+		for (int i = 0; i < n; i++)
+			if (!ulnet_nidlist_match(list, &nids[i]))
+				abort();
+	}
 
 	for (p = s; *p;) {
 		char canon[ULNET_NIDSTR_SIZE];

@@ -256,6 +256,81 @@ static void test_free_null_and_match_null(void **state)
 	assert_false(ulnet_nidlist_match(NULL, &ULNET_NID_LO0));
 }
 
+/* ulnet_nidlist_expand: every NID, in order, the leftmost field slowest;
+ * each expanded NID is matched by the list it came from. */
+static void test_expand(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *list, *out;
+	} cases[] = {
+		{ "1.1.1.[1-3]@tcp", "1.1.1.1@tcp 1.1.1.2@tcp 1.1.1.3@tcp" },
+		{ "1.1.[1-2].[5,6]@o2ib1", "1.1.1.5@o2ib1 1.1.1.6@o2ib1 1.1.2.5@o2ib1 1.1.2.6@o2ib1" },
+		{ "10.0.0.[1-9/4]@tcp [5-9/2]@gni", "10.0.0.1@tcp 10.0.0.5@tcp 10.0.0.9@tcp 5@gni 7@gni 9@gni" },
+		{ "[0x10,3]@kfi 4.4.4.4@tcp", "16@kfi 3@kfi 4.4.4.4@tcp" },
+		{ "[4294967294-4294967295]@gni", "4294967294@gni 4294967295@gni" },
+	};
+	ulnet_nid_t nids[16];
+	char got[512], nb[ULNET_NIDSTR_SIZE];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ulnet_parse_err err = { 0 };
+		ulnet_nidlist_t *list = NULL;
+		int n;
+
+		assert_int_equal(ulnet_nidlist_parse(cases[i].list, &list, &err), 0);
+		n = ulnet_nidlist_expand(list, nids, 16, &err);
+		if (n < 0)
+			fail_msg("'%s': %d %s", cases[i].list, n, err.msg);
+		got[0] = '\0';
+		for (int j = 0; j < n; j++) {
+			snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", j ? " " : "",
+				 ulnet_nid_str(&nids[j], nb));
+			assert_true(ulnet_nidlist_match(list, &nids[j]));
+		}
+		assert_string_equal(got, cases[i].out);
+		ulnet_nidlist_free(list);
+	}
+}
+
+/* What cannot be expanded, and too many NIDs: the item is named. */
+static void test_expand_errors(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *list;
+		int max, rc, pos;
+		const char *msg;
+	} cases[] = {
+		{ "1.1.1.1@tcp *@tcp", 8, -EDOM, 12, "item is no list of NIDs" },
+		{ "1.1.1.0/24@tcp", 8, -EDOM, 0, "item is no list of NIDs" },
+		{ "2001:db8::1@tcp", 8, -EDOM, 0, "item is no list of NIDs" },
+		{ "1.1.1.1@tcp 1.1.1.[1-*]@tcp", 8, -EINVAL, 0, NULL },
+		{ "1.1.1.1@tcp 1.1.1.*@tcp", 8, -E2BIG, 12, "expands to more than 8 NIDs" },
+		{ "[0-4294967295]@gni", 3, -E2BIG, 0, "expands to more than 3 NIDs" },
+		{ "[1-3]@gni", 0, -E2BIG, 0, "expands to more than 0 NIDs" },
+	};
+	ulnet_nid_t nids[8];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ulnet_parse_err err = { 0 };
+		ulnet_nidlist_t *list = NULL;
+
+		if (cases[i].rc == -EINVAL) {
+			assert_int_equal(ulnet_nidlist_parse(cases[i].list, &list, &err), -EINVAL);
+			continue;
+		}
+		assert_int_equal(ulnet_nidlist_parse(cases[i].list, &list, &err), 0);
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(ulnet_nidlist_expand(list, nids, cases[i].max, &err), cases[i].rc);
+		assert_int_equal(err.pos, cases[i].pos);
+		if (!strstr(err.msg, cases[i].msg))
+			fail_msg("'%s': '%s', want '%s'", cases[i].list, err.msg, cases[i].msg);
+		ulnet_nidlist_free(list);
+	}
+	assert_int_equal(ulnet_nidlist_expand(NULL, nids, 8, NULL), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,6 +339,8 @@ int main(void)
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_many_items),
 		cmocka_unit_test(test_free_null_and_match_null),
+		cmocka_unit_test(test_expand),
+		cmocka_unit_test(test_expand_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
