@@ -449,13 +449,26 @@ struct ulnet_peer_ni_info {
 	struct ulnet_health_stats health;
 };
 
+/* Peer NIs a struct ulnet_peer_info holds in itself. */
+#define ULNET_PEER_INFO_NIS 16
+
 struct ulnet_peer_info {
 	ulnet_nid_t primary;
 	bool multi_rail;
 	uint32_t state;              /* lp_state bits */
-	int nnis;
-	struct ulnet_peer_ni_info nis[16];
+	int nnis;                    /* in nis[], then in more[] */
+	struct ulnet_peer_ni_info nis[ULNET_PEER_INFO_NIS];
+	/* The NIs past nis[] (nnis - ULNET_PEER_INFO_NIS of them), from
+	 * ulnet_peer_info_all() only; NULL otherwise. */
+	struct ulnet_peer_ni_info *more;
 };
+
+/* The j-th NI of a peer info (j < p->nnis). */
+static inline const struct ulnet_peer_ni_info *ulnet_peer_info_ni(const struct ulnet_peer_info *p,
+								  int j)
+{
+	return j < ULNET_PEER_INFO_NIS ? &p->nis[j] : &p->more[j - ULNET_PEER_INFO_NIS];
+}
 
 void ulnet_counters_get(ulnet_t *ln, struct ulnet_counters *c);
 void ulnet_counters_reset(ulnet_t *ln);
@@ -463,8 +476,13 @@ void ulnet_counters_reset(ulnet_t *ln);
 /* Info of the i-th NI (0 = 0@lo). Errors: -ENOENT past the last. */
 int ulnet_ni_info(ulnet_t *ln, int index, struct ulnet_ni_info *info);
 
-/* Info of the i-th peer. Errors: -ENOENT past the last. */
+/* Info of the i-th peer, with its first ULNET_PEER_INFO_NIS NIs (nnis says
+ * how many; more is NULL). Errors: -ENOENT past the last. */
 int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info);
+/* The same with all its NIs: those past nis[] in `more`, allocated (free
+ * it with ulnet_peer_info_release()). Errors: also -ENOMEM. */
+int ulnet_peer_info_all(ulnet_t *ln, int index, struct ulnet_peer_info *info);
+void ulnet_peer_info_release(struct ulnet_peer_info *info);
 
 /* Add a peer by hand (lnetctl peer add); `nids` are extra NIDs. Errors:
  * -EEXIST, -EINVAL, -ENOMEM. */

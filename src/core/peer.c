@@ -167,6 +167,33 @@ void lnet_peer_net_added_locked(ulnet_t *ln, ulnet_net_t net)
 	}
 }
 
+/*
+ * Put a NI in its peer's list as the kernel orders them (a peer's NIs
+ * grouped by net, the nets in the order they first came, the NIs of a net
+ * in the order they came): the primary NI first, any other after the last
+ * NI of its net, or last.
+ */
+static void lnet_peer_ni_link_locked(struct lnet_peer *lp, struct lnet_peer_ni *lpni)
+{
+	ulnet_net_t net = ulnet_nid_net(&lpni->lpni_nid);
+	struct ul_list *pos, *after = NULL;
+
+	if (lnet_nid_eq(&lpni->lpni_nid, &lp->lp_primary)) {
+		ul_list_add(&lpni->lpni_peer_list, &lp->lp_nis);
+		return;
+	}
+	ul_list_for_each(pos, &lp->lp_nis) {
+		struct lnet_peer_ni *o = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
+
+		if (ulnet_nid_net(&o->lpni_nid) == net)
+			after = pos;
+	}
+	if (after)
+		ul_list_add(&lpni->lpni_peer_list, after);
+	else
+		ul_list_add_tail(&lpni->lpni_peer_list, &lp->lp_nis);
+}
+
 static struct lnet_peer_ni *lnet_peer_ni_alloc_locked(ulnet_t *ln, struct lnet_peer *lp,
 						      const ulnet_nid_t *nid)
 {
@@ -190,11 +217,7 @@ static struct lnet_peer_ni *lnet_peer_ni_alloc_locked(ulnet_t *ln, struct lnet_p
 	lpni->lpni_health.health_value = 1000;
 	ul_list_add_tail(&lpni->lpni_hash, &ln->ln_pni_hash[lnet_nid_hash(nid, ln->ln_pni_hash_size)]);
 	lpni->lpni_peer = lp;
-	/* the primary NI first */
-	if (lnet_nid_eq(nid, &lp->lp_primary))
-		ul_list_add(&lpni->lpni_peer_list, &lp->lp_nis);
-	else
-		ul_list_add_tail(&lpni->lpni_peer_list, &lp->lp_nis);
+	lnet_peer_ni_link_locked(lp, lpni);
 	lp->lp_nnis++;
 	return lpni;
 }
@@ -273,7 +296,7 @@ int lnet_peer_add_nid_locked(ulnet_t *ln, struct lnet_peer *lp, const ulnet_nid_
 		ul_list_del(&lpni->lpni_peer_list);
 		old->lp_nnis--;
 		lpni->lpni_peer = lp;
-		ul_list_add_tail(&lpni->lpni_peer_list, &lp->lp_nis);
+		lnet_peer_ni_link_locked(lp, lpni);
 		lp->lp_nnis++;
 		if (old->lp_nnis == 0 && !(old->lp_state & LNET_PEER_CONFIGURED)) {
 			lnet_sendq_init(&q);
@@ -385,6 +408,7 @@ static void lnet_resend_parked(ulnet_t *ln, struct lnet_sendq *parked)
 int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
 		   int nnids, bool non_mr)
 {
+	uint32_t mr = non_mr ? 0 : LNET_PEER_MULTI_RAIL;
 	struct lnet_peer *lp;
 	int i, rc = 0;
 
@@ -397,28 +421,45 @@ int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 			return -EINVAL;
 
 	lnet_lock(ln);
-	if (lnet_peer_ni_find_locked(ln, primary)) {
-		rc = -EEXIST;
-		goto out;
+	/* A configured peer with this primary NID and Multi-Rail state gets
+	 * the NIDs it lacks (the kernel's lnet_peer_add() on an existing
+	 * configured peer); any other peer holding the primary NID is an
+	 * error. */
+	lp = lnet_peer_find_locked(ln, primary);
+	if (lp) {
+		if (!(lp->lp_state & LNET_PEER_CONFIGURED) || !lnet_nid_eq(&lp->lp_primary, primary)) {
+			rc = -EEXIST;
+			goto out;
+		}
+		if ((lp->lp_state ^ mr) & LNET_PEER_MULTI_RAIL) {
+			rc = -EPERM;
+			goto out;
+		}
 	}
+	/* every NID is checked before any is added: one held by another
+	 * peer leaves the peers as they were */
 	for (i = 0; i < nnids; i++) {
-		if (lnet_peer_ni_find_locked(ln, &nids[i]) && !lnet_nid_eq(&nids[i], primary)) {
+		struct lnet_peer *other = lnet_peer_find_locked(ln, &nids[i]);
+
+		if (other && other != lp && !lnet_nid_eq(&nids[i], primary)) {
 			rc = -EEXIST;
 			goto out;
 		}
 	}
-	lp = lnet_peer_alloc_locked(ln, primary);
 	if (!lp) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	lp->lp_state = LNET_PEER_CONFIGURED | (non_mr ? 0 : LNET_PEER_MULTI_RAIL);
-	if (!lnet_peer_ni_alloc_locked(ln, lp, primary)) {
-		rc = -ENOMEM;
-		goto out;
+		lp = lnet_peer_alloc_locked(ln, primary);
+		if (!lp) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		lp->lp_state = LNET_PEER_CONFIGURED | mr;
+		if (!lnet_peer_ni_alloc_locked(ln, lp, primary)) {
+			rc = -ENOMEM;
+			goto out;
+		}
 	}
 	for (i = 0; i < nnids && !rc; i++)
-		if (!lnet_nid_eq(&nids[i], primary))
+		if (!lnet_peer_ni_find_locked(ln, &nids[i]))
 			rc = lnet_peer_add_nid_locked(ln, lp, &nids[i]);
 out:
 	lnet_unlock(ln);
@@ -441,17 +482,27 @@ int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 		lnet_unlock(ln);
 		return -ENOENT;
 	}
-	if (nnids == 0) {
+	/* The kernel's netlink handler deletes the NIDs in order, and the
+	 * whole peer once it meets the primary NID; here every NID before
+	 * the primary is checked first, so that an error changes nothing. */
+	bool whole = nnids == 0;
+
+	for (i = 0; i < nnids && !whole; i++) {
+		struct lnet_peer_ni *lpni;
+
+		if (lnet_nid_eq(&nids[i], primary)) {
+			whole = true;
+			break;
+		}
+		lpni = lnet_peer_ni_find_locked(ln, &nids[i]);
+		if (!lpni || lpni->lpni_peer != lp) {
+			lnet_unlock(ln);
+			return -ENOENT;
+		}
+	}
+	if (whole) {
 		lnet_peer_delete_locked(ln, lp, &parked);
 	} else {
-		for (i = 0; i < nnids; i++) {
-			struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, &nids[i]);
-
-			if (!lpni || lpni->lpni_peer != lp) {
-				lnet_unlock(ln);
-				return -ENOENT;
-			}
-		}
 		for (i = 0; i < nnids; i++) {
 			struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, &nids[i]);
 
@@ -466,7 +517,7 @@ int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 	return 0;
 }
 
-int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
+static int lnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info, bool all)
 {
 	struct lnet_peer *lp = NULL;
 	struct ul_list *pos;
@@ -486,6 +537,13 @@ int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
 		return -ENOENT;
 	}
 	memset(info, 0, sizeof(*info));
+	if (all && lp->lp_nnis > ULNET_PEER_INFO_NIS) {
+		info->more = calloc((size_t)(lp->lp_nnis - ULNET_PEER_INFO_NIS), sizeof(*info->more));
+		if (!info->more) {
+			lnet_unlock(ln);
+			return -ENOMEM;
+		}
+	}
 	info->primary = lp->lp_primary;
 	info->multi_rail = (lp->lp_state & LNET_PEER_MULTI_RAIL) != 0;
 	info->state = lp->lp_state;
@@ -493,9 +551,12 @@ int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
 		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
 		struct ulnet_peer_ni_info *pi;
 
-		if (info->nnis >= (int)(sizeof(info->nis) / sizeof(info->nis[0])))
+		if (info->nnis >= ULNET_PEER_INFO_NIS &&
+		    (!info->more || info->nnis >= lp->lp_nnis))
 			break;
-		pi = &info->nis[info->nnis++];
+		pi = info->nnis < ULNET_PEER_INFO_NIS ? &info->nis[info->nnis]
+						      : &info->more[info->nnis - ULNET_PEER_INFO_NIS];
+		info->nnis++;
 		pi->nid = lpni->lpni_nid;
 		/* aliveness is tracked for gateways, and on a router for
 		 * peers on nets with a peer_timeout; "NA" otherwise */
@@ -523,6 +584,26 @@ int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
 	}
 	lnet_unlock(ln);
 	return 0;
+}
+
+int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info)
+{
+	return lnet_peer_info(ln, index, info, false);
+}
+
+int ulnet_peer_info_all(ulnet_t *ln, int index, struct ulnet_peer_info *info)
+{
+	return lnet_peer_info(ln, index, info, true);
+}
+
+void ulnet_peer_info_release(struct ulnet_peer_info *info)
+{
+	if (!info)
+		return;
+	free(info->more);
+	info->more = NULL;
+	if (info->nnis > ULNET_PEER_INFO_NIS)
+		info->nnis = ULNET_PEER_INFO_NIS;
 }
 
 /* --- aliveness ----------------------------------------------------------------- */

@@ -1018,8 +1018,13 @@ static void test_peer_api(void **state)
 	memlnd_nid(102, &n2);
 	ulnet_nid_t extra[2] = { n1, n2 };
 	assert_int_equal(ulnet_peer_add(ln, &p, extra, 2, true), 0);
-	assert_int_equal(ulnet_peer_add(ln, &p, NULL, 0, false), -EEXIST);
+	/* the configured peer again (the kernel's lnet_peer_add()): the NIDs
+	 * it has are no error, a Multi-Rail change is (-EPERM), and so is a
+	 * NID of it given as another peer's primary */
+	assert_int_equal(ulnet_peer_add(ln, &p, extra, 2, true), 0);
+	assert_int_equal(ulnet_peer_add(ln, &p, NULL, 0, false), -EPERM);
 	assert_int_equal(ulnet_peer_add(ln, &n2, NULL, 0, false), -EEXIST);
+	assert_int_equal(ulnet_peer_add(ln, &n2, NULL, 0, true), -EEXIST);
 	assert_int_equal(ulnet_peer_add(ln, &lo, NULL, 0, false), -EINVAL);
 	assert_int_equal(ulnet_peer_info(ln, 0, &pi), 0);
 	assert_true(ulnet_nid_same(&pi.primary, &p));
@@ -1042,10 +1047,77 @@ static void test_peer_api(void **state)
 	ulnet_destroy(ln);
 }
 
+static void nid_of(const char *s, ulnet_nid_t *nid)
+{
+	assert_int_equal(ulnet_nid_parse(s, nid, NULL), 0);
+}
+
+/* A peer's NIs: grouped by net in the order the nets came (the kernel's
+ * peer_net lists), all of them from ulnet_peer_info_all() (past the 16 of
+ * ulnet_peer_info()), and the primary among the NIDs to delete deletes the
+ * whole peer. */
+static void test_peer_api_many_nis(void **state)
+{
+	(void)state;
+	ulnet_t *ln = mk(true, false);
+	ulnet_nid_t p, nids[40], bad;
+	struct ulnet_peer_info pi;
+	char nb[ULNET_NIDSTR_SIZE], want[ULNET_NIDSTR_SIZE];
+
+	nid_of("24@gni", &p);
+	nid_of("13.13.13.13@o2ib", &nids[0]);
+	nid_of("15.17.1.5@tcp", &nids[1]);
+	nid_of("5@gni", &nids[2]);
+	nid_of("14.13.13.13@o2ib", &nids[3]);
+	nid_of("11@gni", &nids[4]);
+	assert_int_equal(ulnet_peer_add(ln, &p, nids, 5, false), 0);
+	assert_int_equal(ulnet_peer_info(ln, 0, &pi), 0);
+	assert_int_equal(pi.nnis, 6);
+	assert_null(pi.more);
+	static const char *const order[] = { "24@gni", "5@gni", "11@gni", "13.13.13.13@o2ib",
+					     "14.13.13.13@o2ib", "15.17.1.5@tcp" };
+	for (int j = 0; j < 6; j++)
+		assert_string_equal(ulnet_nid_str(&pi.nis[j].nid, nb), order[j]);
+
+	/* 35 more on tcp: 41 in all */
+	for (int k = 0; k < 35; k++) {
+		snprintf(want, sizeof(want), "10.0.0.%d@tcp", k + 1);
+		nid_of(want, &nids[k]);
+	}
+	assert_int_equal(ulnet_peer_add(ln, &p, nids, 35, false), 0);
+	assert_int_equal(ulnet_peer_info(ln, 0, &pi), 0);
+	assert_int_equal(pi.nnis, ULNET_PEER_INFO_NIS);
+	assert_null(pi.more);
+	assert_int_equal(ulnet_peer_info_all(ln, 0, &pi), 0);
+	assert_int_equal(pi.nnis, 41);
+	assert_non_null(pi.more);
+	/* tcp: 15.17.1.5 first, then the 35 in order */
+	assert_string_equal(ulnet_nid_str(&ulnet_peer_info_ni(&pi, 5)->nid, nb), "15.17.1.5@tcp");
+	assert_string_equal(ulnet_nid_str(&ulnet_peer_info_ni(&pi, 40)->nid, nb), "10.0.0.35@tcp");
+	ulnet_peer_info_release(&pi);
+	assert_null(pi.more);
+	assert_int_equal(pi.nnis, ULNET_PEER_INFO_NIS);
+	ulnet_peer_info_release(NULL);
+
+	/* a NID it lacks before the primary: nothing deleted */
+	nid_of("9.9.9.9@tcp", &bad);
+	ulnet_nid_t del[3] = { nids[0], bad, p };
+	assert_int_equal(ulnet_peer_del(ln, &p, del, 3), -ENOENT);
+	assert_int_equal(ulnet_peer_info_all(ln, 0, &pi), 0);
+	assert_int_equal(pi.nnis, 41);
+	ulnet_peer_info_release(&pi);
+	/* the primary among them: the whole peer */
+	del[1] = nids[1];
+	assert_int_equal(ulnet_peer_del(ln, &p, del, 3), 0);
+	assert_int_equal(ulnet_peer_info(ln, 0, &pi), -ENOENT);
+	ulnet_destroy(ln);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ping_target_bytes),
+		cmocka_unit_test(test_peer_api_many_nis),
 		cmocka_unit_test(test_ulnet_ping_lo),
 		cmocka_unit_test(test_first_contact_exchange),
 		cmocka_unit_test(test_discovery_timeout_fails_queued),
