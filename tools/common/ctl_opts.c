@@ -2,7 +2,8 @@
 /*
  * ctl_opts.c - the option parsing of the lnetctl command tree: a reentrant
  * getopt_long (options and positional words mixed, as getopt_long permutes;
- * every option also kept in order), number and --verbose values, and the
+ * a long option may be given by a unique prefix of its name; every option
+ * also kept in order), number and --verbose values, and the
  * help text of a command.
  */
 #include "ctl_cmds_int.h"
@@ -45,8 +46,27 @@ int ctl_parse_opts(int argc, char **argv, const struct optspec *specs, int nspec
 			const char *eq = strchr(name, '=');
 			size_t nl = eq ? (size_t)(eq - name) : strlen(name);
 
+			int nprefix = 0;
+
+			/* an exact name, else a unique prefix of one, as
+			 * getopt_long takes them ("--prim" is --prim_nid) */
 			for (int s = 0; s < nspecs && k < 0; s++)
 				if (strlen(specs[s].name) == nl && strncmp(specs[s].name, name, nl) == 0)
+					k = s;
+			for (int s = 0; s < nspecs && k < 0 && nl > 0; s++)
+				if (strncmp(specs[s].name, name, nl) == 0)
+					nprefix++;
+			if (k < 0 && nprefix > 1) {
+				ybuf_printf(err, "%s: option '--%.*s' is ambiguous; possibilities:", PROG,
+					    (int)nl, name);
+				for (int s = 0; s < nspecs; s++)
+					if (strncmp(specs[s].name, name, nl) == 0)
+						ybuf_printf(err, " '--%s'", specs[s].name);
+				ybuf_printf(err, "\n");
+				return -EINVAL;
+			}
+			for (int s = 0; s < nspecs && k < 0 && nprefix == 1; s++)
+				if (strncmp(specs[s].name, name, nl) == 0)
 					k = s;
 			if (k < 0) {
 				ybuf_printf(err, "%s: unrecognized option '%s'\n", PROG, a);
