@@ -461,7 +461,7 @@ static void test_nid_range_expand(void **state)
 		{ "[1-2]@gni,10.0.0.1@tcp", "1@gni 2@gni 10.0.0.1@tcp" },
 	};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		int n = ctl_nid_range_expand(ok[i].in, nids, CTL_MAX_GW_NIDS, &msg);
+		int n = ctl_nid_range_expand(ok[i].in, nids, CTL_MAX_GW_NIDS, &msg, NULL);
 
 		if (n < 0)
 			fail_msg("'%s': %d %s", ok[i].in, n, msg);
@@ -493,7 +493,7 @@ static void test_nid_range_expand(void **state)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		msg = NULL;
-		int n = ctl_nid_range_expand(bad[i].in, nids, CTL_MAX_GW_NIDS, &msg);
+		int n = ctl_nid_range_expand(bad[i].in, nids, CTL_MAX_GW_NIDS, &msg, NULL);
 
 		if (n != bad[i].err || !msg || strcmp(msg, bad[i].msg) != 0)
 			fail_msg("'%s': %d '%s', want %d '%s'", bad[i].in, n, msg ? msg : "(null)",

@@ -69,7 +69,45 @@ int ctl_need_ln(struct ctl_ctx *ctx, const char *op, const char *what, struct ct
 	}
 
 CTL_GET_ALL(ctl_get_nis, struct ulnet_ni_info, ulnet_ni_info)
-CTL_GET_ALL(ctl_get_peers, struct ulnet_peer_info, ulnet_peer_info)
+/* The same for peers, each with all its NIs (ulnet_peer_info_all); free
+ * with ctl_free_peers(). */
+int ctl_get_peers(ulnet_t *ln, struct ulnet_peer_info **out)
+{
+	struct ulnet_peer_info *v = NULL;
+	int n = 0, cap = 0, rc;
+
+	for (;;) {
+		if (n == cap) {
+			int ncap = cap ? cap * 2 : 8;
+			struct ulnet_peer_info *nv = realloc(v, (size_t)ncap * sizeof(*v));
+
+			if (!nv) {
+				rc = -ENOMEM;
+				break;
+			}
+			v = nv;
+			cap = ncap;
+		}
+		rc = ulnet_peer_info_all(ln, n, &v[n]);
+		if (rc < 0)
+			break;
+		n++;
+	}
+	if (rc == -ENOENT) {
+		*out = v;
+		return n;
+	}
+	ctl_free_peers(v, n);
+	*out = NULL;
+	return rc;
+}
+
+void ctl_free_peers(struct ulnet_peer_info *pi, int n)
+{
+	for (int i = 0; pi && i < n; i++)
+		ulnet_peer_info_release(&pi[i]);
+	free(pi);
+}
 CTL_GET_ALL(ctl_get_routes, struct ulnet_route_info, ulnet_route_info)
 
 /* Split "a,b c" lists into NIDs. Returns count or -EINVAL (bad item in
@@ -492,15 +530,16 @@ static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, const st
 		if (n < 0)
 			return n;
 		for (int i = 0; i < n; i++)
-			for (int j = 0; j < pi[i].nnis && j < 16; j++) {
-				if (pi[i].nis[j].health.health_value >= ULNET_MAX_HEALTH)
+			for (int j = 0; j < pi[i].nnis; j++) {
+				const struct ulnet_peer_ni_info *pn = ulnet_peer_info_ni(&pi[i], j);
+
+				if (pn->health.health_value >= ULNET_MAX_HEALTH)
 					continue;
 				if (!k)
 					cy_key(&rp->out, 0, "Peer NI recovery");
-				ybuf_printf(&rp->out, "    nid-%d: %s\n", k++,
-					    ulnet_nid_str(&pi[i].nis[j].nid, nb));
+				ybuf_printf(&rp->out, "    nid-%d: %s\n", k++, ulnet_nid_str(&pn->nid, nb));
 			}
-		free(pi);
+		ctl_free_peers(pi, n);
 	}
 	return 0;
 }

@@ -7,6 +7,7 @@
  * ctl_opts.c the option parsing, ctl_cmds_net.c, ctl_cmds_peer.c and
  * ctl_cmds_route.c the "net", "peer" and "route" commands,
  * ctl_cmds_routing.c "routing show", "set routing" and "set *_buffers",
+ * ctl_nidrange.c the NID range lists of peer and route commands,
  * ctl_cmds_fault.c the "fault" commands, ctl_import.c export and import.
  */
 #ifndef ULNET_TOOLS_CTL_CMDS_INT_H
@@ -112,7 +113,9 @@ bool ctl_want_help(int argc, char **argv);
 int ctl_need_ln(struct ctl_ctx *ctx, const char *op, const char *what, struct ctl_reply *rp);
 /* The first `max` NIs / peers of the instance; returns how many. */
 int ctl_get_nis(ulnet_t *ln, struct ulnet_ni_info **out);
+/* Peers come with all their NIs; free them with ctl_free_peers(). */
 int ctl_get_peers(ulnet_t *ln, struct ulnet_peer_info **out);
+void ctl_free_peers(struct ulnet_peer_info *pi, int n);
 int ctl_get_routes(ulnet_t *ln, struct ulnet_route_info **out);
 /* Split "a,b c" lists into NIDs. Returns count or -EINVAL (bad item in
  * `bad`). */
@@ -166,6 +169,31 @@ extern const struct cmd ctl_peer_cmds[];
 int ctl_peer_show_common(struct ctl_ctx *ctx, const char *nidstr, int verbose, bool list,
 			 struct ctl_reply *rp);
 
+/* --- NID range lists (ctl_nidrange.c) ------------------------------------ */
+
+/* Most NIDs lnetctl lets one "peer add|del --nid" list expand to: its
+ * LNET_MAX_NIDS_PER_PEER (128), plus one (its count check is "> 128"
+ * before counting the NID). */
+#define CTL_MAX_PEER_NIDS 129
+
+/* Where in the list a bad item is: its offset and length. */
+struct ctl_nidrange_err {
+	size_t off, len;
+};
+
+/*
+ * Expand a NID list as lnetctl does for peer NIDs and gateways
+ * ("a@tcp,b@tcp", "10.0.0.[1-3,7]@tcp", "10.0.[1-2].[1-10/3]@tcp",
+ * "[8-12]@gni": each bracket a comma list of N, N-M or N-M/STEP, decimal)
+ * into at most `max` NIDs in `nids`, in order. Returns the count, or a
+ * negative errno with `*msg` set to lnetctl's text (quotes included:
+ * "\"Unable to parse nidlist: invalid NID in nidstr\"") and, when `where`
+ * is not NULL, the item at fault in it (the whole string when the string
+ * itself is refused). -E2BIG: more than `max` NIDs.
+ */
+int ctl_nid_range_expand(const char *s, ulnet_nid_t *nids, int max, const char **msg,
+			 struct ctl_nidrange_err *where);
+
 /* --- route (ctl_cmds_route.c) --------------------------------------------- */
 
 extern const struct cmd ctl_route_cmds[];
@@ -173,14 +201,7 @@ extern const struct cmd ctl_route_cmds[];
 /* Most NIDs one gateway list may expand to. */
 #define CTL_MAX_GW_NIDS 1024
 
-/*
- * Expand a gateway list as lnetctl does ("a@tcp,b@tcp", "10.0.0.[1-3,7]@tcp",
- * "10.0.[1-2].[1-10/3]@tcp": each bracket a comma list of N, N-M or
- * N-M/STEP, decimal) into at most `max` NIDs in `nids`. Returns the count,
- * or a negative errno with `*msg` set to lnetctl's text (quotes included:
- * "\"Unable to parse nidlist: invalid NID in nidstr\"").
- */
-int ctl_nid_range_expand(const char *s, ulnet_nid_t *nids, int max, const char **msg);
+
 
 /*
  * Add (or delete) the route to `netstr` through `gw` with the checks of the

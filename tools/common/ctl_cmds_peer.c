@@ -11,39 +11,47 @@
 
 /* --- peer -------------------------------------------------------------------------- */
 
+/*
+ * The primary NID and the --nid list of peer add / del. The list is a NID
+ * range list (ctl_nidrange.c), expanded into `nids` (CTL_MAX_PEER_NIDS
+ * room); it is read before the primary, as lnetctl expands it before the
+ * kernel sees the primary. On a bad list lnetctl says "can't parse
+ * nidrange" on stdout (naming the string up to its first '@'; here the
+ * item at fault) and its reason in the error YAML, exit 234.
+ */
 static int peer_nids(const char *op, const char *prim, const char *list, ulnet_nid_t *primary,
-		     ulnet_nid_t *nids, int max, struct ctl_reply *rp)
+		     ulnet_nid_t *nids, struct ctl_reply *rp)
 {
 	char msg[300], bad[CTL_MAX_ARG + 1] = "";
+	int n = 0;
 
 	if (!prim) {
 		y_nl_error(&rp->err, op, "peer", -EINVAL, "--prim_nid must be specified");
 		return -EINVAL;
+	}
+	if (list) {
+		struct ctl_nidrange_err where;
+		const char *why = NULL;
+
+		n = ctl_nid_range_expand(list, nids, CTL_MAX_PEER_NIDS, &why, &where);
+		if (n == -E2BIG) {
+			y_nl_error(&rp->err, op, "peer", -E2BIG,
+				   "Unable to parse nidlist: specifies more NIDs than allowed");
+			return -EINVAL;
+		}
+		if (n < 0) {
+			snprintf(msg, sizeof(msg), "can't parse nidrange: \"%.*s\"\n",
+				 (int)(where.len > 200 ? 200 : where.len), list + where.off);
+			ybuf_puts(&rp->out, msg);
+			y_nl_error(&rp->err, op, "peer", n, why);
+			return -EINVAL;
+		}
 	}
 	char *w[1] = { (char *)prim };
 
 	if (ctl_parse_nid_list(w, 1, primary, 1, bad, sizeof(bad)) != 1) {
 		snprintf(msg, sizeof(msg), "Unable to parse primary NID '%s'", prim);
 		y_nl_error(&rp->err, op, "peer", -EINVAL, msg);
-		return -EINVAL;
-	}
-	if (!list)
-		return 0;
-	w[0] = (char *)list;
-	int n = ctl_parse_nid_list(w, 1, nids, max, bad, sizeof(bad));
-
-	if (n < 0) {
-		snprintf(msg, sizeof(msg), "Unable to parse nidlist: '%.200s'", bad[0] ? bad : list);
-		y_nl_error(&rp->err, op, "peer", n, msg);
-		return -EINVAL;
-	}
-	if (n == 0) {
-		/* "--nid ,,,": lnetctl's words; never "no NIDs" (for del:
-		 * the whole peer) */
-		snprintf(msg, sizeof(msg), "can't parse nidrange: \"%.200s\"\n", list);
-		ybuf_puts(&rp->out, msg);
-		y_nl_error(&rp->err, op, "peer", -EINVAL,
-			   "\"Unable to parse nidlist: no valid NIDs in string\"");
 		return -EINVAL;
 	}
 	return n;
@@ -61,8 +69,8 @@ static int cmd_peer_add(struct ctl_ctx *ctx, const struct cmd *c, const struct p
 	}
 	if (ctl_need_ln(ctx, "add", "peer", rp))
 		return -EINVAL;
-	ulnet_nid_t prim, nids[128];
-	int n = peer_nids("add", p->v[0].arg, p->v[1].arg, &prim, nids, 128, rp);
+	ulnet_nid_t prim, nids[CTL_MAX_PEER_NIDS];
+	int n = peer_nids("add", p->v[0].arg, p->v[1].arg, &prim, nids, rp);
 
 	if (n < 0)
 		return -EINVAL;
@@ -84,8 +92,8 @@ static int cmd_peer_del(struct ctl_ctx *ctx, const struct cmd *c, const struct p
 
 	if (ctl_need_ln(ctx, "del", "peer", rp))
 		return -EINVAL;
-	ulnet_nid_t prim, nids[128];
-	int n = peer_nids("del", p->v[0].arg, p->v[1].arg, &prim, nids, 128, rp);
+	ulnet_nid_t prim, nids[CTL_MAX_PEER_NIDS];
+	int n = peer_nids("del", p->v[0].arg, p->v[1].arg, &prim, nids, rp);
 
 	if (n < 0)
 		return -EINVAL;
@@ -104,8 +112,8 @@ static bool peer_has_nid(const struct ulnet_peer_info *pi, const ulnet_nid_t *ni
 {
 	if (ulnet_nid_same(&pi->primary, nid))
 		return true;
-	for (int j = 0; j < pi->nnis && j < 16; j++)
-		if (ulnet_nid_same(&pi->nis[j].nid, nid))
+	for (int j = 0; j < pi->nnis; j++)
+		if (ulnet_nid_same(&ulnet_peer_info_ni(pi, j)->nid, nid))
 			return true;
 	return false;
 }
@@ -136,9 +144,12 @@ int ctl_peer_show_common(struct ctl_ctx *ctx, const char *nidstr, int verbose, b
 	if (nidstr) {
 		int k = 0;
 
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
 			if (peer_has_nid(&pi[i], &want))
 				pi[k++] = pi[i];
+			else
+				ulnet_peer_info_release(&pi[i]);
+		}
 		n = k;
 		if (n == 0) {
 			/* lnetctl 2.17: silent, exit status 234 (-EINVAL). */
@@ -150,7 +161,7 @@ int ctl_peer_show_common(struct ctl_ctx *ctx, const char *nidstr, int verbose, b
 		ctl_render_peer_list(&rp->out, pi, n);
 	else
 		ctl_render_peer_show(&rp->out, pi, n, verbose);
-	free(pi);
+	ctl_free_peers(pi, n);
 	return 0;
 }
 
@@ -187,13 +198,15 @@ static const struct optspec peer_show_opts[] = { { "nid", 'n', ARG_REQ }, { "ver
 const struct cmd ctl_peer_cmds[] = {
 	{ "add", cmd_peer_add, NULL, "add a peer\n"
 	  "\t--prim_nid: primary NID of the peer\n"
-	  "\t--nid: comma-separated list of peer NIDs\n"
+	  "\t--nid: comma-separated list of peer NIDs, ranges allowed\n"
+	  "\t       (10.0.0.[1-4,7]@tcp, 10.0.[1-2].[2-8/2]@tcp, [3-5]@gni)\n"
 	  "\t--non_mr: the peer is not Multi-Rail capable\n"
 	  "\t--ip2nets, --lock_prim: not supported by ulnet (refused)\n", LK_WRITE,
 	  OPTS(peer_add_opts), 0, false },
 	{ "del", cmd_peer_del, NULL, "delete a peer (or some of its NIDs)\n"
 	  "\t--prim_nid: primary NID of the peer\n"
-	  "\t--nid: comma-separated list of NIDs to remove\n"
+	  "\t--nid: comma-separated list of NIDs to remove, ranges allowed\n"
+	  "\t       (the primary NID among them: the whole peer)\n"
 	  "\t--force: accepted (ulnet has no locked primary NIDs to override)\n", LK_WRITE,
 	  OPTS(peer_del_opts), 0, false },
 	{ "show", cmd_peer_show, NULL, "show peer information\n"

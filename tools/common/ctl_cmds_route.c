@@ -5,171 +5,16 @@
  * what lnetctl checks itself (mandatory options, the gateway list), then
  * what the kernel's netlink handler checks (net, hop, priority), then
  * lnet_add_route()/lnet_del_route() (the core's errors). The gateway list
- * expansion and the route change are shared with import (ctl_import.c).
+ * is expanded by ctl_nidrange.c; the route change is shared with import
+ * (ctl_import.c).
  */
 #include "ctl_cmds_int.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* --- gateway lists ------------------------------------------------------------------ */
-
-#define NR_MSG(x) "\"Unable to parse nidlist: " x "\""
-/* An item of a list ("10.0.0.[1-3]@tcp") is short; these bound the work
- * and the stack of a hostile one. */
-#define NR_ITEM_MAX 256
-#define NR_BRACKETS_MAX 16
-
-struct nr_exp {
-	ulnet_nid_t *nids;
-	int max, n;
-	const char *msg;
-};
-
-static int nr_fail(struct nr_exp *e, const char *msg, int err)
-{
-	e->msg = msg;
-	return err;
-}
-
-/* A decimal number of at most 10 digits that fits 32 bits; *q moves past. */
-static bool nr_number(const char **q, unsigned long *v)
-{
-	const char *s = *q;
-	unsigned long x = 0;
-	int nd = 0;
-
-	while (isdigit((unsigned char)*s) && nd < 11) {
-		x = x * 10 + (unsigned long)(*s - '0');
-		s++;
-		nd++;
-	}
-	if (nd == 0 || nd > 10 || x > UINT32_MAX)
-		return false;
-	*q = s;
-	*v = x;
-	return true;
-}
-
-/* One NID with brackets left in `s`: expand the first, recursively. */
-static int nr_item(struct nr_exp *e, const char *s, int depth)
-{
-	const char *lb = strchr(s, '['), *at = strchr(s, '@');
-
-	if (!lb) {
-		if (strchr(s, ']'))
-			return nr_fail(e, NR_MSG("incomplete bracket set"), -EINVAL);
-		if (e->n >= e->max)
-			return nr_fail(e, NR_MSG("too many NIDs"), -E2BIG);
-		if (ulnet_nid_parse(s, &e->nids[e->n], NULL) < 0)
-			return nr_fail(e, NR_MSG("invalid NID in nidstr"), -EINVAL);
-		e->n++;
-		return 0;
-	}
-	const char *rb = strchr(lb + 1, ']');
-
-	if (!rb || memchr(lb + 1, '[', (size_t)(rb - lb - 1)))
-		return nr_fail(e, NR_MSG("incomplete bracket set"), -EINVAL);
-	if ((at && lb > at) || depth >= NR_BRACKETS_MAX)
-		return nr_fail(e, NR_MSG("invalid NID in nidstr"), -EINVAL);
-
-	const char *q = lb + 1;
-	bool after_comma = false;
-
-	for (;;) {
-		unsigned long first, last, step = 1;
-
-		if (!nr_number(&q, &first))
-			return after_comma ? nr_fail(e, NR_MSG("range needs number after ,"), -ERANGE)
-					   : nr_fail(e, NR_MSG("invalid NID in nidstr"), -EINVAL);
-		last = first;
-		if (*q == '-') {
-			q++;
-			if (!nr_number(&q, &last))
-				return nr_fail(e, NR_MSG("range needs number after -"), -ERANGE);
-		}
-		if (*q == '/') {
-			q++;
-			if (!nr_number(&q, &step))
-				return nr_fail(e, NR_MSG("range needs number after /"), -ERANGE);
-			if (step == 0)
-				return nr_fail(e, NR_MSG("invalid NID in nidstr"), -EINVAL);
-		}
-		if (first > last)
-			return nr_fail(e, NR_MSG("range is wrong order"), -ERANGE);
-		for (unsigned long v = first;; v += step) {
-			char buf[NR_ITEM_MAX + 16];
-
-			snprintf(buf, sizeof(buf), "%.*s%lu%s", (int)(lb - s), s, v, rb + 1);
-			int rc = nr_item(e, buf, depth + 1);
-
-			if (rc < 0)
-				return rc;
-			if (last - v < step)
-				break;
-		}
-		if (*q == ',') {
-			q++;
-			after_comma = true;
-			continue;
-		}
-		if (q == rb)
-			return 0;
-		return nr_fail(e, NR_MSG("invalid NID in nidstr"), -EINVAL);
-	}
-}
-
-int ctl_nid_range_expand(const char *s, ulnet_nid_t *nids, int max, const char **msg)
-{
-	struct nr_exp e = { .nids = nids, .max = max };
-
-	/* lnetctl's checks of the whole string, in its order */
-	if (strchr(s, '*')) {
-		*msg = "asterisk not allowed in nidstring";
-		return -EINVAL;
-	}
-	if (strstr(s, "<?>")) {
-		*msg = NR_MSG("LNET_ANY_NID is unsupported");
-		return -EINVAL;
-	}
-	if (!strchr(s, '@')) {
-		*msg = NR_MSG("no valid NIDs in string");
-		return -EINVAL;
-	}
-	/* items are separated by commas outside brackets */
-	for (const char *p = s;;) {
-		const char *end = p;
-		int depth = 0;
-
-		while (*end && (depth > 0 || *end != ',')) {
-			depth += *end == '[' ? 1 : *end == ']' ? -1 : 0;
-			end++;
-		}
-		char item[NR_ITEM_MAX + 1];
-		size_t len = (size_t)(end - p);
-		int rc;
-
-		if (len > NR_ITEM_MAX) {
-			*msg = NR_MSG("invalid NID in nidstr");
-			return -EINVAL;
-		}
-		memcpy(item, p, len);
-		item[len] = '\0';
-		rc = nr_item(&e, item, 0);
-		if (rc < 0) {
-			*msg = e.msg;
-			return rc;
-		}
-		if (!*end)
-			break;
-		p = end + 1;
-	}
-	return e.n;
-}
 
 /* --- route add / del ---------------------------------------------------------------- */
 
@@ -302,7 +147,7 @@ static int route_change_cmd(struct ctl_ctx *ctx, bool add, const char *net, cons
 	gw = malloc(CTL_MAX_GW_NIDS * sizeof(*gw));
 	if (!gw)
 		return -ENOMEM;
-	n = ctl_nid_range_expand(gwstr, gw, CTL_MAX_GW_NIDS, &msg);
+	n = ctl_nid_range_expand(gwstr, gw, CTL_MAX_GW_NIDS, &msg, NULL);
 	if (n < 0) {
 		y_nl_error(&rp->err, op, "route", n, msg);
 		rc = -EINVAL;
@@ -368,7 +213,7 @@ static int cmd_route_show(struct ctl_ctx *ctx, const struct cmd *c, const struct
 		gw = malloc(CTL_MAX_GW_NIDS * sizeof(*gw));
 		if (!gw)
 			return -ENOMEM;
-		ngw = ctl_nid_range_expand(gwstr, gw, CTL_MAX_GW_NIDS, &msg);
+		ngw = ctl_nid_range_expand(gwstr, gw, CTL_MAX_GW_NIDS, &msg, NULL);
 		if (ngw < 0) {
 			y_nl_error(&rp->err, "show", "route", ngw, msg);
 			free(gw);

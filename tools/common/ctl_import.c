@@ -44,7 +44,7 @@ int ctl_cmd_export(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed
 	if (nn < 0 || nr < 0 || np < 0) {
 		free(ni);
 		free(ri);
-		free(pi);
+		ctl_free_peers(pi, np);
 		return -ENOMEM;
 	}
 
@@ -56,7 +56,7 @@ int ctl_cmd_export(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed
 	ctl_render_export(&rp->out, ni, nn, ri, nr, pi, np, &rt, &g, p->v[0].set);
 	free(ni);
 	free(ri);
-	free(pi);
+	ctl_free_peers(pi, np);
 	return 0;
 }
 
@@ -203,46 +203,139 @@ static void imp_net(struct imp *im, yaml_node_t *net)
 	}
 }
 
+/* NIDs one import peer entry may list: liblnetconfig's
+ * LNET_MAX_NIDS_PER_PEER. */
+#define IMP_PEER_NIDS 128
+
+/*
+ * One "nid:" of a peer's "peer ni" list, appended to nids[*n]: a NID, or a
+ * NID range list as liblnetconfig's YAML path reads it (cfs_parse_nidlist,
+ * cfs_expand_nidlist: "1.1.1.[1-3]@tcp", "[5-9/2]@gni"). Returns 0 or
+ * -EINVAL (error said).
+ */
+static int imp_peer_nid(struct imp *im, yaml_node_t *nn, const char *s, ulnet_nid_t *nids,
+			int *n)
+{
+	struct ulnet_parse_err pe = { 0 };
+	ulnet_nidlist_t *list = NULL;
+	int rc;
+
+	if (!s) {
+		imp_error(im, nn, -EINVAL, "bad peer ni 'nid'");
+		return -EINVAL;
+	}
+	if (*n >= IMP_PEER_NIDS) {
+		rc = -E2BIG;
+		goto out;
+	}
+	if (ulnet_nid_parse(s, &nids[*n], NULL) == 0) {
+		(*n)++;
+		return 0;
+	}
+	if (strchr(s, '*')) {
+		imp_error(im, nn, -EINVAL, "asterisk not allowed in nidstring '%s'", s);
+		return -EINVAL;
+	}
+	if (!strchr(s, '[')) {
+		imp_error(im, nn, -EINVAL, "bad peer ni 'nid' '%s'", s);
+		return -EINVAL;
+	}
+	rc = ulnet_nidlist_parse(s, &list, &pe);
+	if (rc == 0) {
+		rc = ulnet_nidlist_expand(list, nids + *n, IMP_PEER_NIDS - *n, &pe);
+		ulnet_nidlist_free(list);
+	}
+out:
+	if (rc == -E2BIG) {
+		imp_error(im, nn, -E2BIG,
+			  "'%s' specifies more than the %d NIDs allowed by this operation", s,
+			  IMP_PEER_NIDS);
+		return -EINVAL;
+	}
+	if (rc < 0) {
+		imp_error(im, nn, rc, "Unable to parse nidlist from: %s (at byte %d: %s)", s,
+			  pe.pos + 1, pe.msg);
+		return -EINVAL;
+	}
+	*n += rc;
+	return 0;
+}
+
+/*
+ * A peer entry. --add: the peer with its NIDs (an existing configured peer
+ * with this primary NID gets those it lacks). --del, as the kernel's
+ * netlink handler: without "peer ni", or with the primary NID among them,
+ * the whole peer; otherwise only the NIDs listed.
+ */
 static void imp_peer(struct imp *im, yaml_node_t *peer)
 {
 	yaml_node_t *pn = ymap_get(im, peer, "primary nid");
 	const char *prim = yscalar(pn);
 	const char *mr = yscalar(ymap_get(im, peer, "Multi-Rail"));
 	yaml_node_t *pnis = ymap_get(im, peer, "peer ni");
-	ulnet_nid_t p, nids[16];
-	int n = 0;
+	ulnet_nid_t p, *nids;
+	bool whole = true;
+	int n = 0, rc;
 
 	if (!prim || ulnet_nid_parse(prim, &p, NULL) < 0) {
 		imp_error(im, pn ? pn : peer, -EINVAL, "bad or missing 'primary nid'");
 		return;
 	}
-	if (pnis && pnis->type == YAML_SEQUENCE_NODE) {
-		for (yaml_node_item_t *it = pnis->data.sequence.items.start;
-		     it < pnis->data.sequence.items.top && n < 16; it++) {
-			yaml_node_t *nn = ymap_get(im, ynode(im, *it), "nid");
-			const char *s = yscalar(nn);
-
-			if (!s || ulnet_nid_parse(s, &nids[n], NULL) < 0) {
-				imp_error(im, nn ? nn : ynode(im, *it), -EINVAL, "bad peer ni 'nid'");
-				return;
-			}
-			if (!ulnet_nid_same(&nids[n], &p))
-				n++;
-		}
-	}
-	int rc;
-
-	if (im->mode == IMP_DEL) {
-		rc = ulnet_peer_del(im->ctx->ln, &p, NULL, 0);
-		if (rc < 0)
-			imp_error(im, peer, rc, "cannot del peer %s", prim);
+	/* liblnetconfig's check and text (sanity-lnet 99b); export writes
+	 * "true"/"false", lnetctl's own files "True"/"False" */
+	if (im->mode != IMP_DEL && mr && strcasecmp(mr, "true") != 0 &&
+	    strcasecmp(mr, "false") != 0) {
+		imp_error(im, ymap_get(im, peer, "Multi-Rail"), -EINVAL,
+			  "Multi-Rail must be set to 'True' or 'False' found '%s'", mr);
 		return;
 	}
-	bool non_mr = mr && (strcasecmp(mr, "false") == 0);
+	nids = malloc(IMP_PEER_NIDS * sizeof(*nids));
+	if (!nids) {
+		imp_error(im, peer, -ENOMEM, "out of memory");
+		return;
+	}
+	if (pnis && pnis->type == YAML_SEQUENCE_NODE) {
+		for (yaml_node_item_t *it = pnis->data.sequence.items.start;
+		     it < pnis->data.sequence.items.top; it++) {
+			yaml_node_t *nn = ymap_get(im, ynode(im, *it), "nid");
+			int had = n;
 
-	rc = ulnet_peer_add(im->ctx->ln, &p, nids, n, non_mr);
-	if (rc < 0 && rc != -EEXIST)
-		imp_error(im, peer, rc, "cannot add peer %s", prim);
+			if (imp_peer_nid(im, nn ? nn : ynode(im, *it), yscalar(nn), nids, &n) < 0)
+				goto out;
+			for (int k = had; k < n; k++) {
+				if (!ulnet_nid_same(&nids[k], &p)) {
+					whole = false;
+					continue;
+				}
+				/* del: the primary NID deletes the whole peer;
+				 * add: the primary is there already */
+				if (im->mode == IMP_DEL) {
+					whole = true;
+					goto del;
+				}
+				memmove(&nids[k], &nids[k + 1], (size_t)(n - k - 1) * sizeof(*nids));
+				n--;
+				k--;
+			}
+		}
+	}
+del:
+	if (im->mode == IMP_DEL) {
+		rc = ulnet_peer_del(im->ctx->ln, &p, whole ? NULL : nids, whole ? 0 : n);
+		if (rc < 0)
+			imp_error(im, peer, rc, "cannot del peer %s", prim);
+	} else {
+		bool non_mr = mr && (strcasecmp(mr, "false") == 0);
+
+		/* a configured peer of this primary NID takes the NIDs it
+		 * lacks (importing an export again changes nothing); a NID of
+		 * another peer is an error, as the kernel's */
+		rc = ulnet_peer_add(im->ctx->ln, &p, nids, n, non_mr);
+		if (rc < 0)
+			imp_error(im, peer, rc, "cannot add peer %s", prim);
+	}
+out:
+	free(nids);
 }
 
 /* A route entry: net, gateway (a NID, list or range), hop, priority, as
@@ -318,7 +411,7 @@ static void imp_route(struct imp *im, yaml_node_t *rt)
 		imp_error(im, rt, -ENOMEM, "out of memory");
 		return;
 	}
-	int n = ctl_nid_range_expand(gwstr, gw, CTL_MAX_GW_NIDS, &msg);
+	int n = ctl_nid_range_expand(gwstr, gw, CTL_MAX_GW_NIDS, &msg, NULL);
 
 	if (n < 0)
 		imp_error(im, gwn, n, "bad 'gateway': %s", msg);

@@ -236,10 +236,8 @@ static void render_peers(struct yout *y, const struct ulnet_peer_info *peers, in
 			yo_kv_uint(y, "peer state", p->state);
 		yo_str(y, "peer ni");
 		yo_seq(y);
-		int nn = p->nnis < 16 ? p->nnis : 16;
-
-		for (int j = 0; j < nn; j++) {
-			const struct ulnet_peer_ni_info *pn = &p->nis[j];
+		for (int j = 0; j < p->nnis; j++) {
+			const struct ulnet_peer_ni_info *pn = ulnet_peer_info_ni(p, j);
 
 			yo_map(y);
 			yo_kv_str(y, "nid", nid_s(&pn->nid, nb));
