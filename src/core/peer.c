@@ -423,15 +423,18 @@ int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 	lnet_lock(ln);
 	/* A configured peer with this primary NID and Multi-Rail state gets
 	 * the NIDs it lacks (the kernel's lnet_peer_add() on an existing
-	 * configured peer); any other peer holding the primary NID is an
-	 * error. */
+	 * configured peer); a peer learnt by traffic or discovery (a
+	 * gateway's) with this primary NID becomes configured, as the
+	 * kernel's delete and re-create leaves it, keeping its state; a peer
+	 * holding the NID as another than its primary is an error. */
 	lp = lnet_peer_find_locked(ln, primary);
 	if (lp) {
-		if (!(lp->lp_state & LNET_PEER_CONFIGURED) || !lnet_nid_eq(&lp->lp_primary, primary)) {
+		if (!lnet_nid_eq(&lp->lp_primary, primary)) {
 			rc = -EEXIST;
 			goto out;
 		}
-		if ((lp->lp_state ^ mr) & LNET_PEER_MULTI_RAIL) {
+		if ((lp->lp_state & LNET_PEER_CONFIGURED) &&
+		    ((lp->lp_state ^ mr) & LNET_PEER_MULTI_RAIL)) {
 			rc = -EPERM;
 			goto out;
 		}
@@ -446,7 +449,9 @@ int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 			goto out;
 		}
 	}
-	if (!lp) {
+	if (lp && !(lp->lp_state & LNET_PEER_CONFIGURED)) {
+		lp->lp_state = (lp->lp_state & ~LNET_PEER_MULTI_RAIL) | LNET_PEER_CONFIGURED | mr;
+	} else if (!lp) {
 		lp = lnet_peer_alloc_locked(ln, primary);
 		if (!lp) {
 			rc = -ENOMEM;
