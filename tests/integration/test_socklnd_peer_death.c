@@ -14,8 +14,10 @@
  * Each scenario asserts that every operation issued gets exactly one
  * unlinked event within the documented bound (sock_timeout +
  * transaction_timeout + slack, see docs/core.md "Every operation ends"),
- * and that afterwards the node is idle: no message, no response tracker,
- * the peer NI's credits all back.
+ * with at most one SEND and one ACK/REPLY or UNLINK, and that afterwards
+ * the node is idle: no message, no response tracker, no MD of the stream
+ * left, every NI's and peer NI's credits back (tests/support/failmodel.h);
+ * once the peer is back (SIGCONT, restart) a fresh PUT and GET succeed.
  *
  * Timeouts are shortened for the test: sock_timeout 2 s, transaction_timeout
  * 5 s (retry_count 2).
@@ -36,6 +38,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "failmodel.h"
 #include "socklnd_util.h"
 
 #define PORTAL 41
@@ -111,6 +114,14 @@ static pid_t server_start(void)
 	return pid;
 }
 
+static ulnet_nid_t server_nid(void)
+{
+	ulnet_nid_t n;
+
+	assert_int_equal(ulnet_nid_parse(SERVER_NID, &n, NULL), 0);
+	return n;
+}
+
 static void server_kill(pid_t pid)
 {
 	int st;
@@ -135,6 +146,7 @@ static void server_stop(pid_t pid)
 
 struct op {
 	int events, unlinked, status;
+	int sends, responses, unlinks;  /* SEND, ACK or REPLY, UNLINK events */
 	bool responded;
 };
 
@@ -151,6 +163,7 @@ static struct {
 	bool slot_busy[CONC];
 	int slot_of[MAXOPS];
 	bool twice;                 /* an operation ended twice (or got events after) */
+	int mds0;                   /* MDs the idle node holds */
 } S;
 
 static void issue(int k);
@@ -165,6 +178,12 @@ static void op_handler(const struct ulnet_event *ev)
 	if (o->unlinked)
 		S.twice = true;
 	o->events++;
+	if (ev->type == ULNET_EVENT_SEND)
+		o->sends++;
+	else if (ev->type == ULNET_EVENT_ACK || ev->type == ULNET_EVENT_REPLY)
+		o->responses++;
+	else if (ev->type == ULNET_EVENT_UNLINK)
+		o->unlinks++;
 	if (ev->status && !o->status)
 		o->status = ev->status;
 	if ((ev->type == ULNET_EVENT_ACK || ev->type == ULNET_EVENT_REPLY) && !ev->status)
@@ -296,38 +315,25 @@ static long drain(int bound_ms)
 	return took;
 }
 
-/* Every operation issued ended exactly once; the node holds nothing. */
+/* Every operation issued ended exactly once, with at most one SEND and
+ * one response (ACK or REPLY) or UNLINK; the node holds nothing: no
+ * message, no tracker, no MD, every NI's and peer NI's credits back
+ * (tests/support/failmodel.h). */
 static void assert_all_ended_once_and_idle(void)
 {
-	struct ulnet_counters c;
-	uint64_t end = st_now_ms() + ST_WAIT_MS;
-	bool idle = false;
-
 	pthread_mutex_lock(&S.mu);
 	assert_false(S.twice);
 	assert_int_equal(S.ended, S.issued);
-	for (int i = 0; i < S.issued; i++)
-		assert_int_equal(S.ops[i].unlinked, 1);
-	pthread_mutex_unlock(&S.mu);
+	for (int i = 0; i < S.issued; i++) {
+		const struct op *o = &S.ops[i];
 
-	/* the credits come back as the LND lets go of its txs */
-	while (!idle && st_now_ms() < end) {
-		struct ulnet_peer_info pi;
-
-		ulnet_counters_get(S.node.ln, &c);
-		idle = c.msgs_alloc == 0 && c.rst_alloc == 0;
-		for (int i = 0; idle && ulnet_peer_info(S.node.ln, i, &pi) == 0; i++)
-			for (int k = 0; k < pi.nnis; k++)
-				if (pi.nis[k].available_tx_credits != pi.nis[k].max_tx_credits ||
-				    pi.nis[k].tx_q_num_of_buf != 0)
-					idle = false;
-		if (!idle)
-			usleep(20000);
+		assert_int_equal(o->unlinked, 1);
+		assert_true(o->sends <= 1);
+		assert_true(o->responses + o->unlinks <= 1);
+		assert_int_equal(o->events, o->sends + o->responses + o->unlinks);
 	}
-	ulnet_counters_get(S.node.ln, &c);
-	assert_int_equal(c.msgs_alloc, 0);
-	assert_int_equal(c.rst_alloc, 0);
-	assert_true(idle);
+	pthread_mutex_unlock(&S.mu);
+	fm_assert_idle(S.node.ln, S.mds0);
 }
 
 static void tweak(struct ulnet_ni_conf *c)
@@ -356,6 +362,7 @@ static int setup(void **state)
 		return -1;
 	ulnet_globals_get(S.node.ln, &g);
 	g.transaction_timeout = TX_TIMEOUT_S;
+	S.mds0 = fm_md_count(S.node.ln);
 	return ulnet_globals_set(S.node.ln, &g);
 }
 
@@ -430,6 +437,8 @@ static void test_peer_stopped_then_continued(void **state)
 	assert_true(took >= 0);
 	drain(END_BOUND_MS);
 	assert_all_ended_once_and_idle();
+	fm_assert_put_get_ok(S.node.ln, server_nid(), PORTAL, MB, ST_WAIT_MS);
+	assert_all_ended_once_and_idle();
 	server_kill(pid);
 }
 
@@ -451,6 +460,8 @@ static void test_peer_restarted_during_stream(void **state)
 	took = drain(END_BOUND_MS);
 	report("kill + restart", took);
 	assert_true(S.failed >= 1);
+	assert_all_ended_once_and_idle();
+	fm_assert_put_get_ok(S.node.ln, server_nid(), PORTAL, MB, ST_WAIT_MS);
 	assert_all_ended_once_and_idle();
 	server_kill(pid);
 }
