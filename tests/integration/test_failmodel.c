@@ -38,6 +38,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "ctl_test.h"
 #include "failmodel.h"
 #include "socklnd_util.h"
 #include "ulnet/fault.h"
@@ -470,6 +471,60 @@ static void test_local_ni_unhealthy(void **state)
 	assert_recovered();
 }
 
+/* --- discovery whose ping REPLY is lost ------------------------------------------- */
+
+/* `ulnetctl discover` (ctl_cmds.c, in-process on A) of a peer whose ping
+ * REPLY is lost, with the tool's wait cap below transaction_timeout (as
+ * the daemon's 120 s is below the default 150 s): the command ends when
+ * the discovery does, by the ping's response tracker at
+ * transaction_timeout, with -EIO; a second discover, the REPLY no longer
+ * lost, starts afresh and succeeds at once. */
+static void test_discover_reply_lost(void **state)
+{
+	struct ulnet_fault_rule r;
+	struct ulnet_fault_stats st;
+	struct ctl_ctx ctx;
+	struct ctl_reply rp;
+	uint64_t t0;
+	long ms1, ms2;
+	int rc1, rc2;
+
+	(void)state;
+	nodes_up(false);
+	assert_int_equal(ctl_ctx_init(&ctx, NULL, false), 0);
+	ctx.ln = T.a.ln;
+	ctx.max_wait_s = TT_S - 1;
+	ctl_reply_init(&rp);
+	rule_for(ULNET_MSG_REPLY, &r);
+	r.rate = 1;
+	assert_int_equal(ulnet_fault_add(T.a.ln, ULNET_FAULT_DROP, &r), 0);
+	t0 = st_now_ms();
+	rc1 = ctl_run_line(&ctx, &rp, NULL, 0, "discover --force " B_NID);
+	ms1 = (long)(st_now_ms() - t0);
+	assert_int_equal(ulnet_fault_list(T.a.ln, ULNET_FAULT_DROP, 0, NULL, &st), 0);
+	assert_int_equal(ulnet_fault_del(T.a.ln, ULNET_FAULT_DROP, NULL, NULL), 1);
+	t0 = st_now_ms();
+	rc2 = ctl_run_line(&ctx, &rp, NULL, 0, "discover --force " B_NID);
+	ms2 = (long)(st_now_ms() - t0);
+	fprintf(stderr,
+		"discover, ping REPLY lost (%llu dropped): exit %d after %ld ms; again: exit %d "
+		"after %ld ms (transaction_timeout %d ms, wait cap %d ms)\n",
+		(unsigned long long)st.dropped, rc1, ms1, rc2, ms2, TT_S * 1000,
+		ctx.max_wait_s * 1000);
+	ctx.ln = NULL;
+	ctl_reply_free(&rp);
+	ctl_ctx_fini(&ctx);
+	assert_true(st.dropped >= 1);
+	/* failed, once the discovery itself had ended */
+	assert_int_not_equal(rc1, 0);
+	assert_true(ms1 >= TT_S * 1000 - 20);
+	assert_true(ms1 <= END_BOUND_MS);
+	/* a fresh discovery, not the failed one's end */
+	assert_int_equal(rc2, 0);
+	assert_true(ms2 < 1000);
+	assert_recovered();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +538,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_delay_reply, teardown),
 		cmocka_unit_test_teardown(test_delay_on_send, teardown),
 		cmocka_unit_test_teardown(test_local_ni_unhealthy, teardown),
+		cmocka_unit_test_teardown(test_discover_reply_lost, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

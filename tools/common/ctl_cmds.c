@@ -275,9 +275,21 @@ int ctl_ping_like(struct ctl_ctx *ctx, bool discover, const struct parsed *p,
 	for (int i = 0; i < n; i++) {
 		res[i].target = nids[i];
 		if (discover) {
-			/* Discovery waits for ping + push: the transaction timeout
-			 * bounds it in the kernel; we cap it for the daemon. */
-			int to = ctx->max_wait_s * 1000;
+			/* Discovery waits for ping + push, each ended by its
+			 * response tracker: transaction_timeout bounds it, and
+			 * lnetctl waits as long. The daemon's cap applies only
+			 * above that bound: a wait given up before it left the
+			 * discovery running, and the next discover of the peer
+			 * joined it and got its failure. */
+			struct ulnet_globals g;
+			long long s;
+			int to;
+
+			ulnet_globals_get(ctx->ln, &g);
+			s = (long long)g.transaction_timeout + 1;
+			if (s < ctx->max_wait_s)
+				s = ctx->max_wait_s;
+			to = s > INT_MAX / 1000 ? INT_MAX : (int)s * 1000;
 
 			res[i].rc = ulnet_discover(ctx->ln, &nids[i], p->v[0].set, to, &res[i].peer);
 			/* The kernel reports failed discovery as -EIO. */
