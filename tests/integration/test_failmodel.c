@@ -66,6 +66,7 @@ static struct {
 	uint8_t bbuf[OPSIZE];
 	int a_mds, b_mds;              /* MDs each holds when idle */
 	uint16_t port;
+	bool up;                       /* nodes_up() ran: teardown has work */
 } T;
 
 static void tweak(struct ulnet_ni_conf *c)
@@ -111,6 +112,7 @@ static void nodes_up(bool two)
 {
 	memset(&T, 0, sizeof(T));
 	T.port = st_port();
+	T.up = true;
 	st_md_init(&T.bm);
 	assert_int_equal(st_node_start_conf(&T.a, A_NID, T.port, "all", NULL, NULL, 0, tweak), 0);
 	assert_int_equal(st_node_start_conf(&T.b, B_NID, T.port, "all", NULL, NULL, 0, tweak), 0);
@@ -129,6 +131,9 @@ static void nodes_up(bool two)
 static int teardown(void **state)
 {
 	(void)state;
+	if (!T.up)
+		return 0;
+	T.up = false;
 	st_md_release(&T.b, &T.bm);
 	st_node_stop(&T.a);
 	st_node_stop(&T.b);
@@ -525,6 +530,57 @@ static void test_discover_reply_lost(void **state)
 	assert_recovered();
 }
 
+/* --- health after a response timeout (known divergence, skipped) -------------------- */
+
+static int peer_ni_health(ulnet_t *ln, ulnet_nid_t nid)
+{
+	struct ulnet_peer_info pi;
+
+	for (int i = 0; ulnet_peer_info(ln, i, &pi) == 0; i++)
+		for (int k = 0; k < pi.nnis; k++)
+			if (ulnet_nid_same(&pi.nis[k].nid, &nid))
+				return pi.nis[k].health.health_value;
+	fail_msg("no peer NI");
+	return -1;
+}
+
+/* The kernel's response tracker, on a timeout, lowers the health of the
+ * peer NI the request went to (lnet_finalize_expired_responses() ->
+ * lnet_handle_remote_failure_locked(): health_sensitivity off, and the
+ * peer NI queued for recovery pings), whatever the peer's NI count.
+ * ulnet's (lnet_rspt_timer_cb(), send.c) counts response_timeout_count
+ * and unlinks the MD but leaves the peer NI's health as it was: after a
+ * PUT whose message was lost, `peer show -v` still says 1000, and the
+ * peer is not pinged. Skipped until fixed (the peer health and recovery
+ * code is being reworked elsewhere); ULNET_RUN_KNOWN_BUGS=1 runs it. */
+static void test_response_timeout_lowers_peer_health(void **state)
+{
+	struct ulnet_fault_rule r;
+	struct fm_result res;
+	struct fm_ops s;
+	int h0, h1;
+
+	(void)state;
+	if (!getenv("ULNET_RUN_KNOWN_BUGS"))
+		skip();
+	nodes_up(false);
+	rule_for(ULNET_MSG_PUT, &r);
+	r.drop_all = true;
+	assert_int_equal(ulnet_fault_add(T.b.ln, ULNET_FAULT_DROP, &r), 0);
+	h0 = peer_ni_health(T.a.ln, T.b.nid);
+	fm_init(&s, T.a.ln, 1, OPSIZE);
+	fm_issue(&s, false, NULL, T.b.nid, PORTAL, MB);
+	assert_true(fm_wait_all(&s, END_BOUND_MS));
+	fm_check_ended(&s, &res);
+	h1 = peer_ni_health(T.a.ln, T.b.nid);
+	fprintf(stderr, "response timeout: peer NI health %d -> %d\n", h0, h1);
+	assert_int_equal(res.timedout, 1);
+	assert_int_equal(h0, ULNET_MAX_HEALTH);
+	assert_true(h1 < h0);
+	assert_int_equal(ulnet_fault_del(T.b.ln, ULNET_FAULT_DROP, NULL, NULL), 1);
+	fm_fini(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -539,6 +595,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_delay_on_send, teardown),
 		cmocka_unit_test_teardown(test_local_ni_unhealthy, teardown),
 		cmocka_unit_test_teardown(test_discover_reply_lost, teardown),
+		cmocka_unit_test_teardown(test_response_timeout_lowers_peer_health, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
