@@ -314,20 +314,29 @@ static void delay_case(int type)
 	assert_int_equal(res.timedout, NDELAY);
 	assert_true(res.min_failed_ms >= TT_S * 1000 - 20);
 	assert_true(st_now_ms() - t0 < LATENCY_S * 1000);
-	/* the held messages go on late: the nodes are idle once they did */
-	fm_assert_idle(T.a.ln, T.a_mds);
-	fm_assert_idle(T.b.ln, T.b_mds);
-	assert_int_equal(ulnet_fault_list(at->ln, ULNET_FAULT_DELAY, 0, NULL, &st), 0);
+	/* the held messages go on late, one after the other (the second is
+	 * read only once the first went on): once the last is held, the
+	 * nodes are idle when it went */
+	for (uint64_t end = st_now_ms() + (uint64_t)(NDELAY + 2) * LATENCY_S * 1000;;) {
+		assert_int_equal(ulnet_fault_list(at->ln, ULNET_FAULT_DELAY, 0, NULL, &st), 0);
+		if (st.delayed >= NDELAY || st_now_ms() > end)
+			break;
+		usleep(20000);
+	}
 	assert_int_equal(st.delayed, NDELAY);
 	assert_int_equal(stat_of(&st, type), NDELAY);
+	fm_assert_idle(T.a.ln, T.a_mds);
+	fm_assert_idle(T.b.ln, T.b_mds);
 	/* the late requests reached B's MD; the responses that came late to
 	 * A found no MD there and were dropped */
 	pthread_mutex_lock(&T.bm.mu);
-	if (type == ULNET_MSG_PUT || type == ULNET_MSG_ACK)
-		assert_int_equal(T.bm.n[ULNET_EVENT_PUT] - bput0, NDELAY);
-	else
-		assert_int_equal(T.bm.n[ULNET_EVENT_GET] - bget0, NDELAY);
+	bput0 = T.bm.n[ULNET_EVENT_PUT] - bput0;
+	bget0 = T.bm.n[ULNET_EVENT_GET] - bget0;
 	pthread_mutex_unlock(&T.bm.mu);
+	if (type == ULNET_MSG_PUT || type == ULNET_MSG_ACK)
+		assert_int_equal(bput0, NDELAY);
+	else
+		assert_int_equal(bget0, NDELAY);
 	ulnet_counters_get(T.a.ln, &ca1);
 	assert_int_equal(ca1.drop_count - ca0.drop_count, NDELAY);
 	assert_int_equal(ca1.response_timeout_count - ca0.response_timeout_count, NDELAY);
@@ -374,6 +383,7 @@ static void test_delay_reply(void **state)
  * its ACK finds no MD. */
 static void test_delay_on_send(void **state)
 {
+	struct ulnet_counters ca0, ca1;
 	struct ulnet_fault_rule r;
 	struct ulnet_fault_stats st;
 	struct fm_result res;
@@ -384,6 +394,7 @@ static void test_delay_on_send(void **state)
 	rule_for(ULNET_MSG_PUT, &r);
 	r.rate = 1;
 	r.latency = LATENCY_S;
+	ulnet_counters_get(T.a.ln, &ca0);
 	assert_int_equal(ulnet_fault_add(T.a.ln, ULNET_FAULT_DELAY, &r), 0);
 	fm_init(&s, T.a.ln, NDELAY, OPSIZE);
 	for (int i = 0; i < NDELAY; i++)
@@ -399,9 +410,19 @@ static void test_delay_on_send(void **state)
 	assert_true(res.min_failed_ms >= LATENCY_S * 1000 - 20);
 	assert_int_equal(ulnet_fault_list(T.a.ln, ULNET_FAULT_DELAY, 0, NULL, &st), 0);
 	assert_int_equal(st.delayed, NDELAY);
+	/* the PUTs reach B, whose ACKs find no MD at A: dropped there */
+	for (uint64_t end = st_now_ms() + ST_WAIT_MS;;) {
+		ulnet_counters_get(T.a.ln, &ca1);
+		if (ca1.drop_count - ca0.drop_count >= NDELAY || st_now_ms() > end)
+			break;
+		usleep(20000);
+	}
+	assert_int_equal(ca1.drop_count - ca0.drop_count, NDELAY);
+	assert_int_equal(ca1.response_timeout_count - ca0.response_timeout_count, NDELAY);
 	fm_assert_idle(T.a.ln, T.a_mds);
 	fm_assert_idle(T.b.ln, T.b_mds);
 	fm_check_ended(&s, &res);
+	assert_int_equal(res.failed, NDELAY);
 	assert_int_equal(ulnet_fault_del(T.a.ln, ULNET_FAULT_DELAY, NULL, NULL), 1);
 	fm_fini(&s);
 	assert_recovered();
