@@ -19,6 +19,10 @@
  *    at A. Each operation whose message was dropped ends by the response
  *    tracker (-ETIMEDOUT, at transaction_timeout), the others succeed;
  *    the number failed is the rule's `dropped` figure, exactly N/rate;
+ *  - drop rules with a health error (REMOTE_DROPPED), which act on the
+ *    sending node's send path: PUT and GET at A, ACK and REPLY at B; a
+ *    failed request's SEND event says so, and every failed operation
+ *    still ends once, by the tracker;
  *  - delay rules holding every PUT, GET, ACK or REPLY on arrival for
  *    longer than transaction_timeout: every operation ends by timeout,
  *    and the late messages, let go afterwards, cause no second event (a
@@ -26,7 +30,11 @@
  *    path holds the MD until the rule lets the PUT go;
  *  - a local NI taken unhealthy (ulnet_ni_set_health 0) on a node with two
  *    NIs, mid-stream: the traffic moves to the other NI, every operation
- *    succeeds.
+ *    succeeds;
+ *  - `ulnetctl discover` of a peer whose ping REPLY is lost ends with its
+ *    discovery, and the next discover starts afresh;
+ *  - skipped, a known divergence: a response timeout should lower the
+ *    peer NI's health, as the kernel's.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -269,6 +277,71 @@ static void test_drop_reply(void **state)
 	nodes_up(false);
 	drop_case(ULNET_MSG_REPLY, 2);
 	drop_case(ULNET_MSG_REPLY, 10);
+}
+
+/* A drop rule with a health error acts on the sending node's send path, as
+ * the kernel's: the sender's LND "fails" the message (here
+ * REMOTE_DROPPED, -ECONNRESET: B has one NI, so nothing is resent). A
+ * failed request's SEND event says so and its MD waits for the tracker; a
+ * failed response leaves its request unanswered: either way the
+ * operation ends at transaction_timeout, -ETIMEDOUT. */
+static void drop_on_send_case(int type, uint32_t rate)
+{
+	bool req = type == ULNET_MSG_PUT || type == ULNET_MSG_GET;
+	struct st_node *at = req ? &T.a : &T.b;
+	struct ulnet_fault_rule r;
+	struct ulnet_fault_stats st;
+	struct ulnet_counters ca0, ca1;
+	struct fm_result res;
+	struct fm_ops s;
+	int send_failed = 0;
+
+	rule_for(type, &r);
+	r.rate = rate;
+	r.health_error_mask = ULNET_HSTATUS_BIT(ULNET_HSTATUS_REMOTE_DROPPED);
+	ulnet_counters_get(T.a.ln, &ca0);
+	assert_int_equal(ulnet_fault_add(at->ln, ULNET_FAULT_DROP, &r), 0);
+	fm_init(&s, T.a.ln, NOPS, OPSIZE);
+	for (int i = 0; i < NOPS; i++)
+		fm_issue(&s, ops_are_gets(type), NULL, T.b.nid, PORTAL, MB);
+	assert_true(fm_wait_all(&s, END_BOUND_MS));
+	fm_check_ended(&s, &res);
+	assert_int_equal(ulnet_fault_list(at->ln, ULNET_FAULT_DROP, 0, NULL, &st), 0);
+	ulnet_counters_get(T.a.ln, &ca1);
+	pthread_mutex_lock(&s.mu);
+	for (int i = 0; i < s.n; i++)
+		send_failed += s.op[i]->ev[ULNET_EVENT_SEND] && s.op[i]->send_status != 0;
+	pthread_mutex_unlock(&s.mu);
+	fprintf(stderr,
+		"drop on send %-5s 1/%-2u: %d ops, %d ok, %d failed (%d of them a failed SEND; "
+		"rule: %llu matched, %llu dropped); the failed ones ended %ld..%ld ms after "
+		"their issue\n",
+		type_name[type], rate, s.n, res.ok, res.failed, send_failed,
+		(unsigned long long)st.count, (unsigned long long)st.dropped, res.min_failed_ms,
+		res.max_failed_ms);
+	assert_int_equal(st.count, NOPS);
+	assert_int_equal(st.dropped, NOPS / rate);
+	assert_int_equal(stat_of(&st, type), st.dropped);
+	assert_int_equal(res.failed, (int)st.dropped);
+	assert_int_equal(res.timedout, res.failed);
+	assert_true(res.min_failed_ms >= TT_S * 1000 - 20);
+	assert_true(res.max_failed_ms <= END_BOUND_MS);
+	assert_int_equal(ca1.response_timeout_count - ca0.response_timeout_count, res.failed);
+	/* a failed request shows on its SEND event, a failed response not */
+	assert_int_equal(send_failed, req ? res.failed : 0);
+	assert_int_equal(ulnet_fault_del(at->ln, ULNET_FAULT_DROP, NULL, NULL), 1);
+	fm_fini(&s);
+	assert_recovered();
+}
+
+static void test_drop_on_send(void **state)
+{
+	(void)state;
+	nodes_up(false);
+	drop_on_send_case(ULNET_MSG_PUT, 2);
+	drop_on_send_case(ULNET_MSG_GET, 2);
+	drop_on_send_case(ULNET_MSG_ACK, 2);
+	drop_on_send_case(ULNET_MSG_REPLY, 2);
 }
 
 /* --- delay rules ----------------------------------------------------------------- */
@@ -609,6 +682,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_drop_get, teardown),
 		cmocka_unit_test_teardown(test_drop_ack, teardown),
 		cmocka_unit_test_teardown(test_drop_reply, teardown),
+		cmocka_unit_test_teardown(test_drop_on_send, teardown),
 		cmocka_unit_test_teardown(test_delay_put, teardown),
 		cmocka_unit_test_teardown(test_delay_get, teardown),
 		cmocka_unit_test_teardown(test_delay_ack, teardown),

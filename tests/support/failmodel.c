@@ -76,6 +76,8 @@ static void fm_handler(const struct ulnet_event *ev)
 		o->after_end++;
 	if (ev->type < 8)
 		o->ev[ev->type]++;
+	if (ev->type == ULNET_EVENT_SEND)
+		o->send_status = ev->status;
 	if (ev->status && !o->first_status)
 		o->first_status = ev->status;
 	if ((ev->type == ULNET_EVENT_ACK || ev->type == ULNET_EVENT_REPLY) && !ev->status)

@@ -41,6 +41,7 @@ struct fm_op {
 	int after_end;              /* events after the unlinked one (must be 0) */
 	int first_status;           /* the first non-zero status, or 0 */
 	int end_status;             /* the status of the unlinked event */
+	int send_status;            /* the status of the SEND event */
 	enum ulnet_event_kind end_type;
 	bool responded;             /* an ACK or REPLY with status 0 */
 	uint64_t t_issue_ms, t_end_ms;
