@@ -163,6 +163,8 @@ struct lnet_libmd {
 	uint64_t md_rspt_start;
 	int md_rspt_pending;           /* responses (ACK/REPLY) still expected */
 	bool md_rspt_active;
+	bool md_rspt_hop_set;
+	ulnet_nid_t md_rspt_hop;       /* the peer NI the last request went to */
 	unsigned md_niov;
 	struct iovec md_iov[];         /* md_niov fragments (1 for a plain buffer) */
 };

@@ -157,8 +157,7 @@ static void lnet_recovery_handler(const struct ulnet_event *ev)
 		lpni->lpni_health.ping_count = 0;
 	} else if (ev->type == ULNET_EVENT_UNLINK && ev->status == -ETIMEDOUT &&
 		   ln->ln_state == LNET_STATE_RUNNING) {
-		/* no answer: nothing failed a message, so lower it here */
-		lnet_peer_ni_health_dec_locked(ln, lpni);
+		/* no answer: the response tracker lowered its health */
 		lnet_log(ln, ULNET_LOG_INFO, "peer NI %s: recovery ping unanswered, health %d",
 			 lnet_nidstr(&lpni->lpni_nid, nid), lpni->lpni_health.health_value);
 	}

@@ -588,6 +588,12 @@ committed:
 	lnet_ni_addref_locked(best_ni);
 	msg->msg_txpeer = best_lpni;
 	lnet_peer_ni_addref_locked(best_lpni);
+	if (msg->msg_tracked && msg->msg_md) {
+		/* a response that never comes counts against this hop (the
+		 * kernel's rspt_next_hop_nid) */
+		msg->msg_md->md_rspt_hop = best_lpni->lpni_nid;
+		msg->msg_md->md_rspt_hop_set = true;
+	}
 	return lnet_post_send_locked(ln, msg, 0);
 }
 
@@ -673,6 +679,28 @@ lnet_rspt_attach_locked(ulnet_t *ln, struct lnet_libmd *md)
 }
 
 
+/* No response in time: the peer NI the request went to (a gateway for a
+ * routed one) is less healthy, whatever its peer's NI count, and goes into
+ * recovery, as the kernel's lnet_finalize_expired_responses() does with
+ * lnet_handle_remote_failure_locked(). */
+static void lnet_rspt_hop_failed_locked(ulnet_t *ln, struct lnet_libmd *md)
+{
+	struct lnet_peer_ni *lpni = md->md_rspt_hop_set
+		? lnet_peer_ni_find_locked(ln, &md->md_rspt_hop) : NULL;
+	char nid[ULNET_NIDSTR_SIZE];
+
+	if (!lpni || !lpni->lpni_peer) {
+		lnet_log(ln, ULNET_LOG_INFO, "response timeout on MD %#llx",
+			 (unsigned long long)md->md_cookie);
+		return;
+	}
+	lnet_peer_ni_health_dec_locked(ln, lpni);
+	lnet_recovery_arm_locked(ln);
+	lnet_log(ln, ULNET_LOG_INFO, "response timeout on MD %#llx: peer NI %s health %d",
+		 (unsigned long long)md->md_cookie, lnet_nidstr(&lpni->lpni_nid, nid),
+		 lpni->lpni_health.health_value);
+}
+
 void lnet_rspt_timer_cb(struct ul_timer *t)
 {
 	ulnet_t *ln = ul_container_of(t, ulnet_t, ln_rspt_timer);
@@ -687,8 +715,7 @@ void lnet_rspt_timer_cb(struct ul_timer *t)
 		 * MD and is dropped */
 		lnet_rspt_detach_locked(ln, md);
 		ln->ln_ctr.response_timeout_count++;
-		lnet_log(ln, ULNET_LOG_INFO, "response timeout on MD %#llx",
-			 (unsigned long long)md->md_cookie);
+		lnet_rspt_hop_failed_locked(ln, md);
 		lnet_md_unlink_event_locked(ln, md, -ETIMEDOUT);
 	}
 	md = ul_list_first(&ln->ln_rspt_list, struct lnet_libmd, md_rspt_list);
