@@ -421,6 +421,7 @@ struct ulnet_health_stats {
 	uint64_t network_timeout;
 	uint64_t ping_count;
 	int64_t next_ping;
+	bool in_recovery;            /* in the recovery queue (debug recovery) */
 };
 
 struct ulnet_ni_info {

@@ -1098,6 +1098,12 @@ static inline void lnet_peer_ni_health_inc_locked(ulnet_t *ln, struct lnet_peer_
  * runs. */
 void lnet_recovery_init(ulnet_t *ln);
 void lnet_recovery_arm_locked(ulnet_t *ln);
+/* Whether recovery pings it (the kernel's recovery queues, as `debug
+ * recovery` lists them): our up NI below full health; a peer NI below full
+ * health we have heard from, not aged out by recovery_limit. */
+bool lnet_ni_in_recovery_locked(const ulnet_t *ln, const struct lnet_ni *ni);
+bool lnet_peer_ni_in_recovery_locked(const ulnet_t *ln, const struct lnet_peer_ni *lpni,
+				     uint64_t now);
 /* A send on our NI failed (`what`, `why` for the log): lower its health,
  * status DOWN at 0, recovery (the kernel's lnet_handle_local_failure()). */
 void lnet_ni_health_fail_locked(ulnet_t *ln, struct lnet_ni *ni, const char *what, const char *why);

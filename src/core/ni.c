@@ -358,6 +358,7 @@ int ulnet_ni_info(ulnet_t *ln, int index, struct ulnet_ni_info *info)
 	info->received = ni->ni_received;
 	info->dropped = ni->ni_dropped;
 	info->health = ni->ni_health;
+	info->health.in_recovery = lnet_ni_in_recovery_locked(ln, ni);
 	info->tun = ni->ni_conf.tun;
 	info->lnd_timeout = ulnet_lnd_timeout(&ln->ln_g);
 	info->credits_max = ni->ni_tx_credits_max;

@@ -586,6 +586,7 @@ static int lnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info, 
 		pi->get_rtt = lnet_latency_get(&lpni->lpni_get_rtt);
 		pi->put_ack = lnet_latency_get(&lpni->lpni_put_ack);
 		pi->health = lpni->lpni_health;
+		pi->health.in_recovery = lnet_peer_ni_in_recovery_locked(ln, lpni, lnet_now(ln));
 	}
 	lnet_unlock(ln);
 	return 0;

@@ -166,34 +166,47 @@ static void lnet_recovery_handler(const struct ulnet_event *ev)
 	free(op);
 }
 
+/* Send one recovery ping (a GET of the ping target at `nid`, tracked:
+ * no answer within transaction_timeout lowers the peer NI it went to) for
+ * `op`; the reply lands in op->buf. 0, or -errno with op freed and
+ * nothing sent (the MD never saw a message: no event). */
+static int lnet_recovery_send_locked(ulnet_t *ln, struct lnet_recovery_op *op,
+				     const ulnet_nid_t *nid, struct lnet_sendq *q)
+{
+	struct ulnet_md umd = { .start = op->buf, .length = LNET_PING_INFO_MIN_SIZE,
+				.threshold = 2,
+				.options = ULNET_MD_TRUNCATE | ULNET_MD_TRACK_RESPONSE,
+				.user_ptr = op, .handler = lnet_recovery_handler };
+	struct lnet_libmd *md;
+	int rc;
+
+	op->ln = ln;
+	rc = lnet_md_bind_locked(ln, &umd, ULNET_UNLINK, &md);
+	if (!rc) {
+		rc = lnet_get_recovery_locked(ln, md, nid, q);
+		if (rc)
+			lnet_md_unlink_locked(ln, md);
+	}
+	if (rc)
+		free(op);
+	return rc;
+}
+
 static void lnet_recovery_ping_locked(ulnet_t *ln, struct lnet_peer_ni *lpni, uint64_t now,
 				      struct lnet_sendq *q)
 {
 	struct lnet_recovery_op *op = calloc(1, sizeof(*op));
-	struct ulnet_md umd = { .length = LNET_PING_INFO_MIN_SIZE, .threshold = 2,
-				.options = ULNET_MD_TRUNCATE | ULNET_MD_TRACK_RESPONSE,
-				.user_ptr = op, .handler = lnet_recovery_handler };
-	struct lnet_libmd *md;
 	char nid[ULNET_NIDSTR_SIZE];
 
 	if (!op)
 		return;
 	lpni->lpni_next_ping = lnet_recovery_next(ln, &lpni->lpni_health, now);
-	op->ln = ln;
 	op->lpni = lpni;
-	umd.start = op->buf;
-	if (lnet_md_bind_locked(ln, &umd, ULNET_UNLINK, &md)) {
-		free(op);
-		return;
-	}
 	lnet_peer_ni_addref_locked(lpni);
 	lpni->lpni_recovering = true;
-	if (lnet_get_recovery_locked(ln, md, &lpni->lpni_nid, q)) {
-		/* nothing sent: the MD never saw a message, no event */
-		lnet_md_unlink_locked(ln, md);
+	if (lnet_recovery_send_locked(ln, op, &lpni->lpni_nid, q)) {
 		lpni->lpni_recovering = false;
 		lnet_peer_ni_decref_locked(ln, lpni);
-		free(op);
 		return;
 	}
 	lnet_log(ln, ULNET_LOG_DEBUG, "peer NI %s: recovery ping %llu, health %d",
@@ -205,29 +218,17 @@ static void lnet_local_recovery_ping_locked(ulnet_t *ln, struct lnet_ni *ni, uin
 					    struct lnet_sendq *q)
 {
 	struct lnet_recovery_op *op = calloc(1, sizeof(*op));
-	struct ulnet_md umd = { .length = LNET_PING_INFO_MIN_SIZE, .threshold = 2,
-				.options = ULNET_MD_TRUNCATE | ULNET_MD_TRACK_RESPONSE,
-				.user_ptr = op, .handler = lnet_recovery_handler };
-	struct lnet_libmd *md;
 	char nid[ULNET_NIDSTR_SIZE];
 	int rc;
 
 	if (!op)
 		return;
 	ni->ni_next_ping = lnet_recovery_next(ln, &ni->ni_health, now);
-	op->ln = ln;
 	op->ni_nid = ni->ni_nid;
-	umd.start = op->buf;
-	if (lnet_md_bind_locked(ln, &umd, ULNET_UNLINK, &md)) {
-		free(op);
-		return;
-	}
 	ni->ni_recovering = true;
-	rc = lnet_get_recovery_locked(ln, md, &ni->ni_nid, q);
+	rc = lnet_recovery_send_locked(ln, op, &ni->ni_nid, q);
 	if (rc) {
-		lnet_md_unlink_locked(ln, md);
 		ni->ni_recovering = false;
-		free(op);
 		lnet_log(ln, ULNET_LOG_INFO, "local NI %s: can't send a recovery ping: %s",
 			 lnet_nidstr(&ni->ni_nid, nid), ulnet_strerror(rc));
 		return;
@@ -235,6 +236,24 @@ static void lnet_local_recovery_ping_locked(ulnet_t *ln, struct lnet_ni *ni, uin
 	lnet_log(ln, ULNET_LOG_DEBUG, "local NI %s: recovery ping %llu, health %d",
 		 lnet_nidstr(&ni->ni_nid, nid), (unsigned long long)ni->ni_health.ping_count,
 		 ni->ni_health.health_value);
+}
+
+bool lnet_ni_in_recovery_locked(const ulnet_t *ln, const struct lnet_ni *ni)
+{
+	return ni != ln->ln_loni && ni->ni_up && ni->ni_health.health_value < ULNET_MAX_HEALTH;
+}
+
+/* As the kernel's lnet_peer_ni_add_to_recoveryq_locked(): only a peer NI
+ * we have heard from (a gateway's NI on another net never speaks to us,
+ * and a ping to it would be dropped by that gateway), and, with
+ * recovery_limit set, not once that many seconds have passed since. */
+bool lnet_peer_ni_in_recovery_locked(const ulnet_t *ln, const struct lnet_peer_ni *lpni,
+				     uint64_t now)
+{
+	if (lpni->lpni_health.health_value >= ULNET_MAX_HEALTH || !lpni->lpni_last_alive)
+		return false;
+	return !ln->ln_g.recovery_limit ||
+	       now <= lpni->lpni_last_alive + (uint64_t)ln->ln_g.recovery_limit * LNET_NSEC_PER_SEC;
 }
 
 /* Our unhealthy NIs (the kernel's lnet_recover_local_nis()): each up NI
@@ -248,8 +267,7 @@ static bool lnet_recover_local_nis_locked(ulnet_t *ln, uint64_t now, struct lnet
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
 
-		if (ni == ln->ln_loni || !ni->ni_up ||
-		    ni->ni_health.health_value >= ULNET_MAX_HEALTH)
+		if (!lnet_ni_in_recovery_locked(ln, ni))
 			continue;
 		unhealthy = true;
 		if (ni->ni_recovering || now < ni->ni_next_ping)
@@ -277,19 +295,12 @@ static void lnet_recovery_timer_cb(struct ul_timer *t)
 			struct lnet_peer_ni *lpni =
 				ul_container_of(p2, struct lnet_peer_ni, lpni_peer_list);
 
-			if (lpni->lpni_health.health_value >= ULNET_MAX_HEALTH)
-				continue;
-			/* as the kernel: only a peer NI we have heard from
-			 * (a gateway's NI on another net never speaks to us:
-			 * pinging it would go through that gateway, which
-			 * drops a message for its own NID on another net),
-			 * and not once recovery_limit has passed since */
-			if (!lpni->lpni_last_alive)
-				continue;
-			if (ln->ln_g.recovery_limit &&
-			    now > lpni->lpni_last_alive +
-					  (uint64_t)ln->ln_g.recovery_limit * LNET_NSEC_PER_SEC) {
-				lpni->lpni_health.ping_count = 0;
+			if (!lnet_peer_ni_in_recovery_locked(ln, lpni, now)) {
+				/* aged out (or healthy): counted from 0 again
+				 * if it comes back, as the kernel */
+				if (lpni->lpni_health.health_value < ULNET_MAX_HEALTH &&
+				    lpni->lpni_last_alive)
+					lpni->lpni_health.ping_count = 0;
 				continue;
 			}
 			unhealthy = true;

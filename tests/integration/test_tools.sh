@@ -36,6 +36,13 @@ has() { # has STREAM TEXT
 	else grep -qF -- "$txt" "$T/err" || fail "stderr of '$LAST' lacks '$txt': $ERR"; fi
 }
 
+hasnt() { # hasnt STREAM TEXT
+	local f=$T/out
+	[[ $1 == out ]] || f=$T/err
+	CHECKS=$((CHECKS + 1))
+	! grep -qF -- "$2" "$f" || fail "$1 of '$LAST' has '$2': $(cat "$f")"
+}
+
 # --- no daemon -----------------------------------------------------------------
 "$CTL" --ctl "$T/none.sock" net show >"$T/out" 2>"$T/err"
 rc=$?
@@ -266,9 +273,15 @@ run A 0 peer add --prim_nid 127.0.7.52@tcp
 run A 0 peer set --nid 127.0.7.52@tcp --health 400
 run A 0 peer show -v 2 --nid 127.0.7.52@tcp
 has out "health value: 400"
+# a peer NI never heard from is not pinged (the kernel's recovery queue
+# takes it only with a last_alive); our own NID, pinged above, is
+run A 0 debug recovery --peer
+hasnt out "127.0.7.52@tcp"
+run A 0 peer set --nid 127.0.7.2@tcp --health 300
 run A 0 debug recovery --peer
 has out "Peer NI recovery:"
-has out "    nid-0: 127.0.7.52@tcp"
+has out "    nid-0: 127.0.7.2@tcp"
+run A 0 peer set --nid 127.0.7.2@tcp --health 1000
 run A 0 peer set --all --health 1000
 run A 0 peer show -v 2 --nid 127.0.7.52@tcp
 has out "health value: 1000"

@@ -514,9 +514,10 @@ static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, const st
 {
 	if (!ctx->ln)
 		return ctl_down_error(rp, "recovery", "Network is down");
-	/* What is in recovery: our up NIs and the peer NIs below full health,
-	 * numbered as the kernel's netlink reply numbers them ("nid-N");
-	 * nothing at all when the list is empty. */
+	/* What is in recovery (the core's recovery queues: our up NIs below
+	 * full health; peer NIs below it that we heard from, not aged out by
+	 * recovery_limit), numbered as the kernel's netlink reply numbers them
+	 * ("nid-N"); nothing at all when the list is empty. */
 	if (!p->v[1].set) {
 		struct ulnet_ni_info *ni;
 		int n = ctl_get_nis(ctx->ln, &ni), k = 0;
@@ -525,8 +526,7 @@ static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, const st
 		if (n < 0)
 			return n;
 		for (int i = 0; i < n; i++) {
-			if (ni[i].nid.type == ULNET_LND_LO ||
-			    ni[i].health.health_value >= ULNET_MAX_HEALTH)
+			if (!ni[i].health.in_recovery)
 				continue;
 			if (!k)
 				cy_key(&rp->out, 0, "Local NI recovery");
@@ -545,7 +545,7 @@ static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, const st
 			for (int j = 0; j < pi[i].nnis; j++) {
 				const struct ulnet_peer_ni_info *pn = ulnet_peer_info_ni(&pi[i], j);
 
-				if (pn->health.health_value >= ULNET_MAX_HEALTH)
+				if (!pn->health.in_recovery)
 					continue;
 				if (!k)
 					cy_key(&rp->out, 0, "Peer NI recovery");
