@@ -101,4 +101,31 @@ int ulnet_fault_list(ulnet_t *ln, enum ulnet_fault_kind kind, int pos,
 /* Zero the figures of every rule of `kind`. */
 void ulnet_fault_reset(ulnet_t *ln, enum ulnet_fault_kind kind);
 
+/*
+ * Link faults (beyond lnetctl): take one of our NIs down as a pulled cable
+ * would, without touching the interface. While down the NI is "fatal", as
+ * the kernel's ni_fatal_error_on: its status is down (net show: status
+ * down, fatal_error 1), path selection takes it last, and peers learn it
+ * by a push of our ping info; its LND closes its connections, fails its
+ * sends with -ENETUNREACH, and makes and takes no connection. `up` (or
+ * the end of `duration_s`, when not 0) undoes it and pushes again.
+ *
+ * A link held down by its interface (the LND saw the carrier go) is the
+ * same state from another cause: fault link up does not end that one.
+ *
+ * Errors: -EINVAL (NULL, 0@lo, a duration with up), -ENOENT (no NI with
+ * that NID), -EOPNOTSUPP (its LND cannot take a link down).
+ */
+int ulnet_fault_link_set(ulnet_t *ln, const ulnet_nid_t *nid, bool down, uint32_t duration_s);
+
+struct ulnet_fault_link {
+	ulnet_nid_t nid;
+	bool fault;                 /* held down by ulnet_fault_link_set() */
+	bool carrier_down;          /* its interface has no link */
+	uint64_t left_ms;           /* fault with a duration: time left; 0 none */
+};
+/* The pos-th of our NIs whose link is held down, by either cause.
+ * Errors: -ENOENT past the last, -EINVAL. */
+int ulnet_fault_link_list(ulnet_t *ln, int pos, struct ulnet_fault_link *l);
+
 #endif

@@ -356,6 +356,11 @@ struct lnet_ni {
 	bool ni_up;                    /* in ln_nis and usable */
 	bool ni_recovering;            /* a recovery ping of it is out (recovery.c) */
 	uint64_t ni_next_ping;         /* instance clock: next recovery ping no sooner */
+	/* link state (ni_link.c): LNET_NI_LINK_* causes holding the link
+	 * down; any of them makes the NI "fatal" (ni_health.fatal_error):
+	 * reported DOWN, chosen last */
+	unsigned ni_link_down;
+	uint64_t ni_link_fault_until;  /* fault link --duration: up again at (ns); 0 none */
 	uint32_t ni_status;            /* LNET_NI_STATUS_* for the ping info */
 	uint64_t ni_rtr_ping_last;     /* a router: the last ping from a node on its net */
 	int ni_tx_credits, ni_tx_credits_max, ni_tx_credits_min;
@@ -513,6 +518,9 @@ struct ulnet {
 	int ln_fault_n[2];             /* rules of each kind (lock-free hint) */
 	int ln_fault_nhealth;          /* drop rules acting on the send path */
 	struct ul_timer ln_fault_timer;  /* releases held messages */
+	/* link state (ni_link.c) */
+	int ln_nfatal;                 /* NIs with a link held down: selection looks */
+	struct ul_timer ln_link_timer; /* ends fault link --duration */
 	struct lnet_rtrbufpool *ln_rtrpools;   /* ULNET_RTR_NPOOLS */
 	int ln_rtr_nbuffers[3];        /* wanted totals (0: the default) */
 	uint64_t ln_rtr_phase_min, ln_rtr_phase_max; /* STARTING/STOPPING ends */
@@ -599,6 +607,29 @@ static inline void lnet_ni_list_changed_locked(ulnet_t *ln)
 		ln->ln_ni_gen = 1;
 }
 void lnet_net_cache_fill_locked(ulnet_t *ln, ulnet_net_t net);
+
+/* --- link state (ni_link.c) ---------------------------------------------------- */
+
+/* What holds an NI's link down (bits of ni_link_down). */
+#define LNET_NI_LINK_FAULT   (1u << 0)   /* ulnet_fault_link_set() */
+#define LNET_NI_LINK_CARRIER (1u << 1)   /* its interface lost its link (rtnetlink) */
+
+void lnet_ni_link_init(ulnet_t *ln);
+/* Shutdown: the --duration timer stops. */
+void lnet_ni_link_shutdown(ulnet_t *ln);
+/* Set or clear `cause` on `ni` (not locked; the NI referenced by the
+ * caller). When the NI's fatal state flips: status, the LND told
+ * (link_state op), and peers pushed our new ping info. `why` goes in the
+ * log. Returns 1 if the fatal state changed, 0 if not, -EAGAIN if the NI
+ * is not in service (not yet, or no longer). */
+int lnet_ni_link_set(ulnet_t *ln, struct lnet_ni *ni, unsigned cause, bool down,
+		      const char *why);
+/* Whether `net` has an up NI whose link is not held down. */
+bool lnet_net_has_live_ni_locked(ulnet_t *ln, ulnet_net_t net);
+static inline bool lnet_ni_fatal(const struct lnet_ni *ni)
+{
+	return ni->ni_link_down != 0;
+}
 /* How many up NIs `net` has, and (*only) the NI when it is one: the
  * cached answer of a walk of ln_nis, asked for every PUT/GET and ACK. */
 static inline int lnet_net_nis_locked(ulnet_t *ln, ulnet_net_t net, struct lnet_ni **only)

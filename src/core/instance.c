@@ -222,6 +222,7 @@ int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 	if (rc)
 		goto out_free;
 	lnet_fault_init(ln);
+	lnet_ni_link_init(ln);
 	for (i = 0; i < sizeof(lnet_builtin_lnds) / sizeof(lnet_builtin_lnds[0]); i++) {
 		rc = ulnet_lnd_register(ln, lnet_builtin_lnds[i]);
 		if (rc)
@@ -330,6 +331,8 @@ void ulnet_destroy(ulnet_t *ln)
 
 		/* messages held by delay rules end now */
 		lnet_fault_shutdown(ln);
+		/* no link comes back up by its --duration now */
+		lnet_ni_link_shutdown(ln);
 		/* forwarded messages waiting for router buffers end now */
 		lnet_router_shutdown(ln);
 		lnet_routes_shutdown(ln);

@@ -85,6 +85,14 @@ struct ulnet_lnd {
 	 * keep a partial segment (MSG_MORE); a later call with more == false
 	 * must push out everything written so far. */
 	void (*flush)(struct lnet_ni *ni, bool more);
+
+	/* Optional: the NI's link went down (`down`) or came back, as a
+	 * cable pulled or plugged in: while down the LND closes the NI's
+	 * connections, fails its sends as a dead link does (-ENETUNREACH),
+	 * makes no connection and takes none. The core calls it when the NI's
+	 * fatal state flips, whatever the cause (fault link, or the LND's own
+	 * lnet_ni_link_event()). Without it, fault link refuses the NI. */
+	void (*link_state)(struct lnet_ni *ni, bool down);
 };
 
 /* Register an LND with an instance. Errors: -EEXIST (type already there),
@@ -168,5 +176,13 @@ void lnet_finalize_many(struct lnet_msg *const *msgs, const int *status, unsigne
 /* Connection-level health report: the LND tells the core a peer NI failed
  * (status -ECONNREFUSED, -ETIMEDOUT, ...) so health and resend can act. */
 void lnet_notify_peer_ni(struct lnet_ni *ni, const ulnet_nid_t *peer, int status);
+
+/* The LND saw the NI's interface lose (`down`) or regain its link (the
+ * kernel's ksocknal_handle_link_state_change() -> lnet_set_link_fatal_state()):
+ * the NI becomes fatal or no longer is (status, selection, push to peers),
+ * and the LND's link_state op is called. Not with LND locks held. Returns
+ * -EAGAIN while the NI is not in service yet (startup has not returned):
+ * the LND tells it again later. */
+int lnet_ni_link_event(struct lnet_ni *ni, bool down, const char *why);
 
 #endif

@@ -253,6 +253,8 @@ static void lnet_ni_shutdown(ulnet_t *ln, struct lnet_ni *ni)
 	ln->ln_nnis--;
 	if (ni == ln->ln_loni)
 		ln->ln_loni = NULL;
+	if (lnet_ni_fatal(ni))
+		ln->ln_nfatal--;
 	lnet_ni_list_changed_locked(ln);
 	lnet_ptl_take_delayed_locked(ln, ni, &delayed);
 	lnet_fail_queued_locked(ln, ni, &q, -ESHUTDOWN);
@@ -401,11 +403,12 @@ int ulnet_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value)
 			continue;
 		found = true;
 		ni->ni_health.health_value = value;
-		/* status follows the extremes, as the kernel; below full
-		 * health, recovery pings it back (lnet_ni_set_healthv()) */
+		/* status follows the extremes, as the kernel (a link held
+		 * down keeps it down); below full health, recovery pings it
+		 * back (lnet_ni_set_healthv()) */
 		if (value == 0)
 			ni->ni_status = LNET_NI_STATUS_DOWN;
-		else if (value == ULNET_MAX_HEALTH)
+		else if (value == ULNET_MAX_HEALTH && !lnet_ni_fatal(ni))
 			ni->ni_status = LNET_NI_STATUS_UP;
 		changed |= st != ni->ni_status;
 		if (value < ULNET_MAX_HEALTH)

@@ -35,7 +35,7 @@ static void lnet_ni_status_follow_locked(ulnet_t *ln, struct lnet_ni *ni)
 
 	if (ni->ni_health.health_value == 0)
 		st = LNET_NI_STATUS_DOWN;
-	else if (ni->ni_health.health_value >= ULNET_MAX_HEALTH)
+	else if (ni->ni_health.health_value >= ULNET_MAX_HEALTH && !lnet_ni_fatal(ni))
 		st = LNET_NI_STATUS_UP;
 	if (st == ni->ni_status)
 		return;

@@ -397,8 +397,10 @@ static void lnet_rtrpools_empty_locked(ulnet_t *ln, struct lnet_sendq *q)
 bool lnet_router_ping_heard_locked(ulnet_t *ln, struct lnet_ni *ni)
 {
 	ni->ni_rtr_ping_last = lnet_now(ln);
-	if (ni->ni_status != LNET_NI_STATUS_DOWN || ni->ni_health.health_value < ULNET_MAX_HEALTH)
-		return false;   /* up already, or down for its health (it follows that) */
+	if (ni->ni_status != LNET_NI_STATUS_DOWN || ni->ni_health.health_value < ULNET_MAX_HEALTH ||
+	    lnet_ni_fatal(ni))
+		return false;   /* up already, down for its health (it follows
+				 * that) or its link is down */
 	ni->ni_status = LNET_NI_STATUS_UP;
 	return true;
 }

@@ -197,8 +197,14 @@ struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
 
 		if (!ni->ni_up || ulnet_nid_net(&ni->ni_nid) != net)
 			continue;
-		/* the healthiest (the kernel's first criterion), then more
+		/* one whose link is up before one whose link is down (the
+		 * kernel's first criterion), then the healthiest, then more
 		 * credits, then round robin */
+		if (best && lnet_ni_fatal(ni) != lnet_ni_fatal(best)) {
+			if (!lnet_ni_fatal(ni))
+				best = ni;
+			continue;
+		}
 		if (best && ni->ni_health.health_value != best->ni_health.health_value) {
 			if (ni->ni_health.health_value > best->ni_health.health_value)
 				best = ni;
@@ -240,7 +246,9 @@ static struct lnet_ni *lnet_nmr_src_ni_locked(ulnet_t *ln, const struct lnet_msg
 	if (lpni->lpni_pref_set && lnet_net_nis_locked(ln, net, &only) > 1 &&
 	    !lnet_msg_is_reserved(msg)) {
 		ni = lnet_nid2ni_locked(ln, &lpni->lpni_pref_nid);
-		if (ni && ni->ni_up) {
+		/* kept while its link is up, or no other NI's is */
+		if (ni && ni->ni_up &&
+		    (!lnet_ni_fatal(ni) || !lnet_net_has_live_ni_locked(ln, net))) {
 			ni->ni_seq++;
 			return ni;
 		}
@@ -323,6 +331,7 @@ lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
 		      struct lnet_ni **best_ni, struct lnet_peer_ni **best_lpni)
 {
 	struct lnet_peer_ni *best = NULL;
+	bool best_live = false;
 	struct ul_list *pos;
 
 	if (!src_ni && lp->lp_nnis == 1) {
@@ -339,17 +348,27 @@ lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
 	ul_list_for_each(pos, &lp->lp_nis) {
 		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
 		ulnet_net_t net = ulnet_nid_net(&lpni->lpni_nid);
+		bool live;
 
 		if (src_ni ? ulnet_nid_net(&src_ni->ni_nid) != net : !lnet_net_is_local_locked(ln, net))
 			continue;
-		if (best && lpni->lpni_health.health_value != best->lpni_health.health_value) {
-			if (lpni->lpni_health.health_value > best->lpni_health.health_value)
-				best = lpni;
+		/* a net where one of our NIs has its link up first (the
+		 * kernel picks our NI first, a fatal one last, then the peer
+		 * NI on its net); asked only while some link is down */
+		live = src_ni || !ln->ln_nfatal || lnet_net_has_live_ni_locked(ln, net);
+		if (best && live != best_live) {
+			if (!live)
+				continue;
+		} else if (best && lpni->lpni_health.health_value != best->lpni_health.health_value) {
+			if (lpni->lpni_health.health_value < best->lpni_health.health_value)
+				continue;
+		} else if (best && (lpni->lpni_txcredits < best->lpni_txcredits ||
+				    (lpni->lpni_txcredits == best->lpni_txcredits &&
+				     lpni->lpni_seq >= best->lpni_seq))) {
 			continue;
 		}
-		if (!best || lpni->lpni_txcredits > best->lpni_txcredits ||
-		    (lpni->lpni_txcredits == best->lpni_txcredits && lpni->lpni_seq < best->lpni_seq))
-			best = lpni;
+		best = lpni;
+		best_live = live;
 	}
 	if (!best)
 		return -EHOSTUNREACH;

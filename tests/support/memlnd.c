@@ -36,6 +36,7 @@ struct memlnd_node {
 	ulnet_nid_t nid;
 	struct ul_work work;       /* auto mode: deliver on this node's loop */
 	bool dead;
+	bool link_down;            /* the core's link_state(): a pulled cable */
 	/* its sends that a receiver's thread is finalizing right now: its
 	 * shutdown waits for them (the instance goes after it) */
 	int tx_finalizing;
@@ -345,6 +346,12 @@ static void memlnd_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	}
 	if (v == MEMLND_FAIL)
 		fail_status = -EHOSTUNREACH;
+	/* a link down: ours gives what connect() does with no route; the
+	 * peer's, what a host that stopped answering gives */
+	if (v == MEMLND_PASS && (node->link_down || (dst && dst->link_down))) {
+		v = MEMLND_FAIL;
+		fail_status = node->link_down ? -ENETUNREACH : -EHOSTUNREACH;
+	}
 	for (int i = 0; v == MEMLND_PASS && i < MEMLND_MAX_FAIL_NIDS; i++) {
 		if (net->fail_nids[i].status && ulnet_nid_same(&net->fail_nids[i].nid, &hop.nid)) {
 			v = MEMLND_FAIL;
@@ -621,6 +628,15 @@ void memlnd_trace_clear(struct memlnd_net *net)
 	pthread_mutex_unlock(&net->lock);
 }
 
+static void memlnd_link_state(struct lnet_ni *ni, bool down)
+{
+	struct memlnd_node *node = lnet_ni_data(ni);
+
+	pthread_mutex_lock(&node->net->lock);
+	node->link_down = down;
+	pthread_mutex_unlock(&node->net->lock);
+}
+
 static const struct ulnet_lnd memlnd_lnd = {
 	.type = MEMLND_TYPE,
 	.name = "mem",
@@ -628,6 +644,7 @@ static const struct ulnet_lnd memlnd_lnd = {
 	.shutdown = memlnd_shutdown,
 	.send = memlnd_send,
 	.recv = memlnd_recv,
+	.link_state = memlnd_link_state,
 };
 
 int memlnd_add_ni_conf(struct memlnd_net *net, ulnet_t *ln, struct ulnet_ni_conf *conf)
