@@ -144,6 +144,12 @@ static int ksock_accept_some(struct ksock_net *net, int budget, unsigned *accept
 	for (int n = 0; n < budget; n++) {
 		int fd = accept4(net->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
+		if (fd >= 0 && __atomic_load_n(&net->link_down, __ATOMIC_RELAXED)) {
+			/* the link is down: none is taken (the peer sees it
+			 * closed at once rather than its hello unanswered) */
+			close(fd);
+			continue;
+		}
 		if (fd >= 0) {
 			ksock_socket_bufs(net, fd);
 			(void)ksock_acceptor_adopt(net, fd);

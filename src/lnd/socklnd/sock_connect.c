@@ -245,6 +245,11 @@ void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
 
 	if (net->shutdown || peer->nconnecting > 0 || now < peer->retry_at)
 		return;
+	if (net->link_down) {
+		/* no connection over a link that is down: what waits fails */
+		ksock_fail_peer_txs_locked(net, peer, -ENETUNREACH, done);
+		return;
+	}
 	ctype = ksock_next_ctype(net, peer);
 	if (ctype == SOCKLND_CONN_NONE)
 		return;

@@ -492,6 +492,20 @@ struct ksock_net {
 	 * active connection (bind + non-blocking connect) and returns a
 	 * connected fd, e.g. one end of a socketpair, or -errno. */
 	int (*dial_hook)(struct ksock_net *net, const struct sockaddr_storage *to, socklen_t tolen);
+
+	/* link state (sock_link.c). link_down (under lock): the core says
+	 * the NI's link is down (a link fault, or the interface's): sends
+	 * fail, no connection is made or taken; link_close: the loop has
+	 * its conns to close (the kick does it) */
+	bool link_down, link_close;
+	/* the interface the NI's address is on, watched through rtnetlink
+	 * (loop thread only); rtnl_fd -1: none watched */
+	int rtnl_fd;
+	struct ul_io rtnl_io;
+	int ifindex;
+	char ifname[16];
+	bool carrier_down;                /* what we last told the core */
+	bool link_resync;                 /* the core could not take it yet: ask again */
 };
 
 /* ulnet_nid_same() without its two encodes: the host form has no padding,
@@ -648,6 +662,19 @@ static inline void ksock_done_run(struct ksock_net *net, struct ksock_done *d)
 uint64_t ksock_conn_tcp_acked(const struct ksock_conn *c);
 
 /* sock_acceptor.c */
+/* sock_link.c */
+/* Start following the link of the NI's interface (none for a loopback
+ * address or one on no interface). Failing to is logged, not fatal. */
+void ksock_link_watch_start(struct ksock_net *net);
+void ksock_link_watch_stop(struct ksock_net *net);
+/* The LND's link_state op. */
+void ksock_link_state(struct lnet_ni *ni, bool down);
+/* The kick's part: the conns of a link gone down close (loop thread). */
+void ksock_link_close_conns(struct ksock_net *net);
+/* The reaper's part: ask for the interface's state again when the core
+ * could not take the last answer (loop thread). */
+void ksock_link_resync(struct ksock_net *net);
+
 int ksock_acceptor_start(struct ksock_net *net);
 void ksock_acceptor_stop(struct ksock_net *net);
 /* The listener itself: bind and listen on net's address and port (0 or

@@ -672,6 +672,11 @@ void ksock_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		err = -ESHUTDOWN;
 		goto fail;
 	}
+	if (__builtin_expect(net->link_down, 0)) {
+		/* no route out while the link is down: what connect() gives */
+		err = -ENETUNREACH;
+		goto fail;
+	}
 	/* the last peer inline (the usual send), else the table */
 	peer = net->peer_last;
 	if (!peer || !ksock_nid_same(&peer->nid, &target.nid))

@@ -273,6 +273,7 @@ static void ksock_kick_cb(struct ul_timer *t)
 	connect = net->kick_connect;
 	net->kick_connect = false;
 	ksock_unlock(net);
+	ksock_link_close_conns(net);
 
 	for (c = dead; c; c = next) {
 		next = c->kick_next;
@@ -465,6 +466,7 @@ static void ksock_reaper_cb(struct ul_timer *t)
 	ksock_unlock(net);
 	ksock_done_run(net, &done);
 	ksock_log_flush(net, false);
+	ksock_link_resync(net);
 	ul_timer_start(net->loop, &net->reaper, now + KSOCK_NS_PER_S);
 }
 
@@ -546,6 +548,7 @@ static int ksock_startup(struct lnet_ni *ni)
 	net->accept_port = conf->accept_port ? conf->accept_port : KSOCK_DEFAULT_PORT;
 	net->timeout_ns = (uint64_t)net->tun.sock_timeout * KSOCK_NS_PER_S;
 	net->listen_fd = -1;
+	net->rtnl_fd = -1;
 	net->accept_backlog = conf->accept_backlog ? conf->accept_backlog : KSOCK_ACCEPT_BACKLOG;
 	net->verify_peer_nid = conf->verify_peer_nid == 1;
 	ul_rl_init(&net->rl, NULL);
@@ -590,6 +593,7 @@ static int ksock_startup(struct lnet_ni *ni)
 		return rc;
 	}
 	lnet_ni_set_data(ni, net);
+	ksock_link_watch_start(net);
 	ul_timer_start(net->loop, &net->reaper, ksock_now(net) + KSOCK_NS_PER_S);
 	if (net->user_mode)
 		lnet_ni_log(ni, ULNET_LOG_INFO,
@@ -610,6 +614,7 @@ static void ksock_shutdown_now(struct ksock_net *net)
 	struct ksock_conn *c, *next;
 
 	ksock_acceptor_stop(net);
+	ksock_link_watch_stop(net);
 	ul_timer_stop(net->loop, &net->reaper);
 	ksock_log_flush(net, true);
 	/* what the coalescing deferred was accepted by send(): write it (and
@@ -805,4 +810,5 @@ const struct ulnet_lnd ksocklnd = {
 	.ni_info = ksock_ni_info,
 	.notify_peer_down = ksock_notify_peer_down,
 	.flush = ksock_flush,
+	.link_state = ksock_link_state,
 };

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sock_link.c - the socklnd NI's link: following its interface's link
+ * state through rtnetlink, and acting as a dead link while the core says
+ * the link is down.
+ *
+ * Following. As the kernel's ksocklnd (ksocknal_handle_link_state_change()
+ * on netdevice events), an NI whose address is on an interface follows
+ * that interface's link: an rtnetlink socket subscribed to link changes
+ * sits in the node's event loop (no polling), and each RTM_NEWLINK or
+ * RTM_DELLINK for the interface is judged by the kernel's rule
+ * (ul_rtnl_link_is_up()). A change goes to the core
+ * (lnet_ni_link_event()), which makes the NI fatal or not, pushes, and
+ * calls back ksock_link_state(). An NI on a loopback address has no link
+ * to lose and is not watched. The state at start comes from an
+ * RTM_GETLINK request, answered on the same socket.
+ *
+ * Acting. While the link is down, sends fail at once with -ENETUNREACH
+ * (what connect() gives with no route), no connection is dialled or
+ * accepted, and the NI's connections close (on the loop thread, by the
+ * kick), failing what they carried so that the core resends it elsewhere.
+ * The kernel leaves established connections to TCP's own timeouts when a
+ * link goes; ulnet closes them at once, on a link fault (a pulled cable
+ * as the tests want it: now, not after sock_timeout) and on the
+ * interface's own loss alike, so both causes behave the same.
+ */
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/lnd.h"
+#include "lnd/socklnd/sock_int.h"
+#include "util/rtnl.h"
+
+/* --- acting on the core's word ---------------------------------------------------------- */
+
+void ksock_link_state(struct lnet_ni *ni, bool down)
+{
+	struct ksock_net *net = lnet_ni_data(ni);
+
+	if (!net)
+		return;
+	ksock_lock(net);
+	__atomic_store_n(&net->link_down, down, __ATOMIC_RELAXED);
+	if (down) {
+		net->link_close = true;
+	} else {
+		/* back: dial at once, not after the back-off of the failures */
+		for (struct ksock_peer *p = net->peers; p; p = p->next) {
+			p->retry_at = 0;
+			p->retry_ms = net->tun.min_reconnect_ms;
+		}
+	}
+	ksock_unlock(net);
+	if (down)
+		ksock_kick(net);   /* conns close on the loop thread */
+}
+
+void ksock_link_close_conns(struct ksock_net *net)
+{
+	struct ksock_done done = { 0 };
+	bool any = false;
+
+	ksock_lock(net);
+	if (!net->link_close || net->shutdown) {
+		ksock_unlock(net);
+		return;
+	}
+	net->link_close = false;
+	if (!net->link_down) {   /* back up before the loop came here */
+		ksock_unlock(net);
+		return;
+	}
+	while (net->hs_conns) {
+		ksock_conn_close_locked(net->hs_conns, -ENETDOWN, false, &done);
+		any = true;
+	}
+	for (struct ksock_peer *p = net->peers; p; p = p->next) {
+		while (p->conns) {
+			ksock_conn_close_locked(p->conns, -ENETDOWN, true, &done);
+			any = true;
+		}
+		while (p->txq_head) {
+			struct ksock_tx *tx = p->txq_head;
+
+			p->txq_head = tx->next;
+			if (tx->msg)
+				ksock_done_add(net, &done, tx, -ENETUNREACH);
+			else
+				ksock_tx_free(net, tx);
+		}
+		p->txq_tail = NULL;
+		p->nacks = 0;
+	}
+	ksock_unlock(net);
+	if (any)
+		lnet_ni_log(net->ni, ULNET_LOG_INFO, "link down: its connections closed");
+	ksock_done_run(net, &done);
+}
+
+/* --- following the interface -------------------------------------------------------------- */
+
+struct ksock_link_seen {
+	struct ksock_net *net;
+	bool any;          /* a message about our interface */
+	bool up;           /* what the last one said */
+	int operstate;
+	unsigned flags;
+};
+
+static void ksock_link_msg(void *arg, const struct ul_rtnl_link *l)
+{
+	struct ksock_link_seen *s = arg;
+	struct ksock_net *net = s->net;
+
+	/* ours by name (an interface made again gets another index, as the
+	 * kernel follows its ksni_name), else by index */
+	if (l->name[0] ? strcmp(l->name, net->ifname) != 0 : l->ifindex != net->ifindex)
+		return;
+	if (!l->deleted)
+		net->ifindex = l->ifindex;
+	s->any = true;
+	s->up = ul_rtnl_link_is_up(l);
+	s->operstate = l->operstate;
+	s->flags = l->flags;
+}
+
+static void ksock_rtnl_cb(struct ul_io *io, uint32_t revents)
+{
+	struct ksock_net *net = (struct ksock_net *)((char *)io - offsetof(struct ksock_net, rtnl_io));
+	struct ksock_link_seen s = { .net = net };
+	uint8_t buf[8192] __attribute__((aligned(8)));
+	bool resync = false;
+	char why[96];
+
+	(void)revents;
+	ksock_loop_enter(net);
+	/* what is there now, a bounded number of datagrams (a burst of
+	 * changes of other interfaces must not hold the loop) */
+	for (int i = 0; i < 64; i++) {
+		ssize_t n = recv(net->rtnl_fd, buf, sizeof(buf), MSG_DONTWAIT);
+		int rc;
+
+		if (n < 0) {
+			if (errno == ENOBUFS)   /* missed some: ask again */
+				resync = true;
+			if (errno == EINTR || errno == ENOBUFS)
+				continue;
+			break;
+		}
+		rc = ul_rtnl_decode(buf, (size_t)n, ksock_link_msg, &s);
+		if (rc < 0 && rc != -EBADMSG && rc != -ENODEV)
+			lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "rtnetlink: %s", strerror(-rc));
+		if (rc == -ENODEV) {
+			/* the interface is gone (our request's answer) */
+			s.any = true;
+			s.up = false;
+			s.operstate = -1;
+			s.flags = 0;
+		}
+	}
+	if (resync)
+		(void)ul_rtnl_request_link(net->rtnl_fd, net->ifindex);
+	if (!s.any || s.up != net->carrier_down)
+		return;   /* nothing new about our interface */
+	snprintf(why, sizeof(why), "%s %s (operstate %d, flags %#x)", net->ifname,
+		 s.up ? "has its link" : "lost its link", s.operstate, s.flags);
+	if (lnet_ni_link_event(net->ni, !s.up, why) == -EAGAIN) {
+		/* the NI is not in service yet: the reaper asks again */
+		net->link_resync = true;
+		return;
+	}
+	net->carrier_down = !s.up;
+}
+
+void ksock_link_resync(struct ksock_net *net)
+{
+	if (net->rtnl_fd < 0 || !net->link_resync)
+		return;
+	net->link_resync = false;
+	(void)ul_rtnl_request_link(net->rtnl_fd, net->ifindex);
+}
+
+/* The interface holding the NI's address (into net->ifname): 0, or
+ * -ENOENT (none, or a loopback one). */
+static int ksock_link_find_iface(struct ksock_net *net)
+{
+	const struct ulnet_ni_conf *conf = lnet_ni_conf(net->ni);
+	struct ifaddrs *ifa, *a;
+	int rc = -ENOENT;
+
+	if (getifaddrs(&ifa) < 0)
+		return -errno;
+	for (a = ifa; a; a = a->ifa_next) {
+		bool match;
+
+		if (!a->ifa_addr || a->ifa_addr->sa_family != net->family)
+			continue;
+		if (conf->iface[0])
+			match = strcmp(a->ifa_name, conf->iface) == 0;
+		else if (net->family == AF_INET)
+			match = memcmp(&((struct sockaddr_in *)a->ifa_addr)->sin_addr,
+				       &((struct sockaddr_in *)&net->sa)->sin_addr, 4) == 0;
+		else
+			match = memcmp(&((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr,
+				       &((struct sockaddr_in6 *)&net->sa)->sin6_addr, 16) == 0;
+		if (!match)
+			continue;
+		if (!(a->ifa_flags & IFF_LOOPBACK) && strlen(a->ifa_name) < sizeof(net->ifname)) {
+			strcpy(net->ifname, a->ifa_name);
+			rc = 0;
+		}
+		break;
+	}
+	freeifaddrs(ifa);
+	return rc;
+}
+
+void ksock_link_watch_start(struct ksock_net *net)
+{
+	int fd, rc;
+
+	if (ksock_link_find_iface(net) < 0)
+		return;
+	net->ifindex = (int)if_nametoindex(net->ifname);
+	fd = ul_rtnl_open();
+	if (fd < 0) {
+		lnet_ni_log(net->ni, ULNET_LOG_WARN,
+			    "can't follow the link of %s (rtnetlink: %s): link changes go unseen",
+			    net->ifname, strerror(-fd));
+		return;
+	}
+	net->rtnl_fd = fd;
+	ul_io_init(&net->rtnl_io, fd, ksock_rtnl_cb);
+	rc = ul_io_start(net->loop, &net->rtnl_io, EPOLLIN);
+	if (rc == 0)
+		rc = ul_rtnl_request_link(fd, net->ifindex);
+	if (rc < 0) {
+		lnet_ni_log(net->ni, ULNET_LOG_WARN, "can't follow the link of %s: %s", net->ifname,
+			    strerror(-rc));
+		ksock_link_watch_stop(net);
+		return;
+	}
+	lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "following the link of %s (index %d)", net->ifname,
+		    net->ifindex);
+}
+
+void ksock_link_watch_stop(struct ksock_net *net)
+{
+	if (net->rtnl_fd < 0)
+		return;
+	ul_io_stop(net->loop, &net->rtnl_io);
+	close(net->rtnl_fd);
+	net->rtnl_fd = -1;
+}
