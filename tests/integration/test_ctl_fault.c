@@ -237,6 +237,9 @@ static int clean(void **state)
 		free(e);
 		free((ctl(n, "fault delay del --all", &o, &e), o));
 		free(e);
+		free((ctl(n, n == 1 ? "fault link up --nid " N1 : "fault link up --nid " N2, &o, &e),
+		      o));
+		free(e);
 	}
 	return 0;
 }
@@ -557,6 +560,88 @@ static void test_seed_replays(void **state)
 	has(1, "ping --timeout 1 " N2, 0, "primary nid: " N2);
 }
 
+/* What "net show -v 3" on node 1 says of N1: its status (1 up, 0 down)
+ * and fatal_error (0 or 1), from the lines after its nid (0@lo comes
+ * first and is always up). */
+static void n1_state(int *up, int *fatal)
+{
+	char *o, *e, *at, *st, *fe;
+
+	assert_int_equal(ctl(1, "net show -v 3", &o, &e), 0);
+	at = strstr(o, "nid: " N1 "\n");
+	if (!at)
+		fail_msg("net show -v 3 does not list " N1 ":\n%s", o);
+	st = strstr(at, "status: ");
+	fe = strstr(at, "fatal_error: ");
+	if (!st || !fe)
+		fail_msg("no status or fatal_error for " N1 ":\n%s", at);
+	*up = strncmp(st + 8, "up\n", 3) == 0 ? 1 : strncmp(st + 8, "down\n", 5) == 0 ? 0 : -1;
+	*fatal = atoi(fe + 13);
+	free(o);
+	free(e);
+}
+
+static void expect_n1(int up, int fatal)
+{
+	int u, f;
+
+	n1_state(&u, &f);
+	if (u != up || f != fatal)
+		fail_msg(N1 ": status %s, fatal_error %d; want %s, %d", u == 1 ? "up" : "down", f,
+			 up ? "up" : "down", fatal);
+}
+
+/* fault link (ulnet's own): node 1's only NI down makes it fatal and
+ * down in net show -v, listed by fault link show, and its ping fail; up
+ * brings it back, and so does the end of --duration. Bad input is refused
+ * naming the option or the NID. */
+static void test_link(void **state)
+{
+	(void)state;
+	NEED_NODES();
+	const char *ping = "ping --timeout 1 " N2;
+
+	ok(1, "fault link show", "");
+	has(1, ping, 0, "primary nid: " N2);
+	ok(1, "fault link down --nid " N1, "");
+	expect_n1(0, 1);
+	ok(1, "fault link show",
+	   "link:\n-     nid: " N1 "\n      fault: down\n      interface: up\n");
+	has(1, ping, 255, "failed to ping " N2);
+	ok(1, "fault link up --nid " N1, "");
+	expect_n1(1, 0);
+	ok(1, "fault link show", "");
+	has(1, ping, 0, "primary nid: " N2);
+
+	ok(1, "fault link down --nid " N1 " --duration 1", "");
+	has(1, "fault link show", 0, "      seconds_left: ");
+	expect_n1(0, 1);
+	bool back = false;
+
+	for (int i = 0; i < 50 && !back; i++) {
+		int u, f;
+
+		usleep(100000);
+		n1_state(&u, &f);
+		back = u == 1 && f == 0;
+	}
+	if (!back)
+		fail_msg("the link is still down 5 s after its 1 s --duration");
+	has(1, ping, 0, "primary nid: " N2);
+
+	/* refused, naming what is wrong */
+	has(1, "fault link down", 234, "--nid is required");
+	has(1, "fault link down --nid 127.0.11.9@tcp", 254,
+	    "--nid 127.0.11.9@tcp: no such local NI");
+	has(1, "fault link down --nid bogus@@", 234, "invalid --nid: bogus@@");
+	has(1, "fault link down --nid " N1 " --duration x", 234, "invalid --duration: x");
+	has(1, "fault link down --nid " N1 " --duration 0", 234, "invalid --duration: 0");
+	has(1, "fault link up --nid " N1 " --duration 3", 161,
+	    "--duration is not supported by link up");
+	has(1, "fault link down --nid 0@lo", 234, "--nid 0@lo: not a link");
+	ok(1, "fault link show", "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -566,6 +651,7 @@ int main(void)
 		cmocka_unit_test_setup(test_seed_and_refused, clean),
 		cmocka_unit_test_setup(test_rules_act, clean),
 		cmocka_unit_test_setup(test_seed_replays, clean),
+		cmocka_unit_test_setup(test_link, clean),
 	};
 
 	return cmocka_run_group_tests(tests, setup_nodes, stop_nodes);

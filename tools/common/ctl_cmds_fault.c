@@ -558,6 +558,120 @@ static int cmd_fault_show(struct ctl_ctx *ctx, const struct cmd *c, const struct
 	return yo_end(&y);
 }
 
+/* --- link (ulnet's own) ------------------------------------------------------------------- */
+
+enum { FL_NID, FL_DURATION, FL_COUNT };
+
+static const struct optspec link_opts[FL_COUNT] = {
+	[FL_NID] = { "nid", 'n', ARG_REQ },
+	[FL_DURATION] = { "duration", 't', ARG_REQ },
+};
+
+/* "fault link down|up --nid NID [--duration S]": errors as YAML naming
+ * the option (or the NID) at fault. */
+static int cmd_fault_link(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p,
+			  int argc, char **argv, const char *blob, size_t bloblen,
+			  struct ctl_reply *rp)
+{
+	bool down = strcmp(c->name, "down") == 0;
+	const char *op = down ? "link down" : "link up";
+	unsigned long long dur = 0;
+	char msg[CTL_MAX_ARG + 96], eb[96];
+	ulnet_nid_t nid;
+	int rc;
+
+	if (!p->v[FL_NID].set) {
+		y_nl_error(&rp->err, op, "fault", -EINVAL, "--nid is required");
+		return -EINVAL;
+	}
+	if (p->v[FL_DURATION].set) {
+		if (!down) {
+			/* taken and dropped would hide a mistake */
+			y_nl_error(&rp->err, op, "fault", -EOPNOTSUPP,
+				   "--duration is not supported by link up");
+			return -EOPNOTSUPP;
+		}
+		if (parse_unsigned(p->v[FL_DURATION].arg, UINT32_MAX, &dur) < 0 || dur == 0) {
+			snprintf(msg, sizeof(msg), "invalid --duration: %.*s (seconds, 1 to %u)",
+				 CTL_MAX_ARG, p->v[FL_DURATION].arg, UINT32_MAX);
+			y_nl_error(&rp->err, op, "fault", -EINVAL, msg);
+			return -EINVAL;
+		}
+	}
+	if (ulnet_nid_parse(p->v[FL_NID].arg, &nid, NULL) < 0 || ulnet_nid_is_any(&nid)) {
+		snprintf(msg, sizeof(msg), "invalid --nid: %.*s", CTL_MAX_ARG, p->v[FL_NID].arg);
+		y_nl_error(&rp->err, op, "fault", -EINVAL, msg);
+		return -EINVAL;
+	}
+	if (!ctx->ln) {
+		y_nl_error(&rp->err, op, "fault", -ENETDOWN, "LNet is not configured");
+		return -ENETDOWN;
+	}
+	rc = ulnet_fault_link_set(ctx->ln, &nid, down, (uint32_t)dur);
+	if (rc == 0)
+		return 0;
+	switch (rc) {
+	case -ENOENT:
+		snprintf(msg, sizeof(msg), "--nid %.*s: no such local NI", CTL_MAX_ARG,
+			 p->v[FL_NID].arg);
+		break;
+	case -EINVAL:
+		snprintf(msg, sizeof(msg), "--nid %.*s: not a link (0@lo)", CTL_MAX_ARG,
+			 p->v[FL_NID].arg);
+		break;
+	case -EOPNOTSUPP:
+		snprintf(msg, sizeof(msg), "--nid %.*s: its LND can't take its link down",
+			 CTL_MAX_ARG, p->v[FL_NID].arg);
+		break;
+	default:
+		snprintf(msg, sizeof(msg), "--nid %.*s: %s", CTL_MAX_ARG, p->v[FL_NID].arg,
+			 ctl_strerror(rc, eb, sizeof(eb)));
+		break;
+	}
+	y_nl_error(&rp->err, op, "fault", rc, msg);
+	return rc;
+}
+
+/* "fault link show": the NIs whose link is down, why, and the time a
+ * --duration has left. Nothing when every link is up. */
+static int cmd_fault_link_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p,
+			       int argc, char **argv, const char *blob, size_t bloblen,
+			       struct ctl_reply *rp)
+{
+	struct ulnet_fault_link l;
+	char nb[ULNET_NIDSTR_SIZE];
+	struct yout y;
+
+	if (!ctx->ln) {
+		y_nl_error(&rp->err, "link show", "fault", -ENETDOWN, "LNet is not configured");
+		return -ENETDOWN;
+	}
+	if (ulnet_fault_link_list(ctx->ln, 0, &l) < 0)
+		return 0;
+	yo_begin(&y, &rp->out, 6, false);
+	yo_map(&y);
+	yo_str(&y, "link");
+	yo_seq(&y);
+	for (int i = 0; ulnet_fault_link_list(ctx->ln, i, &l) == 0; i++) {
+		yo_map(&y);
+		yo_kv_str(&y, "nid", ulnet_nid_str(&l.nid, nb));
+		yo_kv_str(&y, "fault", l.fault ? "down" : "none");
+		yo_kv_str(&y, "interface", l.carrier_down ? "down" : "up");
+		if (l.left_ms) {
+			char left[32];
+
+			snprintf(left, sizeof(left), "%llu.%03llu", (unsigned long long)(l.left_ms / 1000),
+				 (unsigned long long)(l.left_ms % 1000));
+			yo_str(&y, "seconds_left");
+			yo_str(&y, left);
+		}
+		yo_end_map(&y);
+	}
+	yo_end_seq(&y);
+	yo_end_map(&y);
+	return yo_end(&y);
+}
+
 /* --- tables ------------------------------------------------------------------------------- */
 
 #define SEED_HELP \
@@ -606,6 +720,18 @@ static const struct cmd delay_cmds[] = {
 	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
+static const struct cmd link_cmds[] = {
+	{ "down", cmd_fault_link, NULL, "take a local NI's link down, as a pulled cable (ulnet)\n"
+	  "\t--nid nid:     The local NI.\n"
+	  "\t--duration s:  Bring it back up after <s> seconds.\n", LK_WRITE, OPTS(link_opts), 0,
+	  false },
+	{ "up", cmd_fault_link, NULL, "bring a local NI's link back up (ulnet)\n"
+	  "\t--nid nid:     The local NI.\n", LK_WRITE, OPTS(link_opts), 0, false },
+	{ "show", cmd_fault_link_show, NULL, "show the local NIs whose link is down (ulnet)\n",
+	  LK_READ, NOOPTS, 0, false },
+	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
+};
+
 /* Which table a command is in says which kind of rule it works on. */
 static enum ulnet_fault_kind cmd_kind(const struct cmd *c)
 {
@@ -627,5 +753,9 @@ const struct cmd ctl_fault_cmds[] = {
 	  "   or: ulnetctl fault delay del -s <src> -d <dest>\n"
 	  "   or: ulnetctl fault delay show\n"
 	  "   or: ulnetctl fault delay reset\n", LK_READ, NOOPTS, 0, true },
+	{ "link", NULL, link_cmds, "Take local NIs' links down and up (ulnet extension)\n"
+	  "usage: ulnetctl fault link down --nid <nid> [--duration <seconds>]\n"
+	  "   or: ulnetctl fault link up --nid <nid>\n"
+	  "   or: ulnetctl fault link show\n", LK_READ, NOOPTS, 0, true },
 	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
