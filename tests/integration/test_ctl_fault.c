@@ -592,7 +592,8 @@ static void expect_n1(int up, int fatal)
 }
 
 /* fault link (ulnet's own): node 1's only NI down makes it fatal and
- * down in net show -v, listed by fault link show, and its ping fail; up
+ * down in net show -v 3, listed by fault link show, its pings fail both
+ * ways (its connections closed, none made or taken); up
  * brings it back, and so does the end of --duration. Bad input is refused
  * naming the option or the NID. */
 static void test_link(void **state)
@@ -608,7 +609,10 @@ static void test_link(void **state)
 	ok(1, "fault link show",
 	   "link:\n-     nid: " N1 "\n      fault: down\n      interface: up\n");
 	has(1, ping, 255, "failed to ping " N2);
+	/* and nothing comes in: node 2's connection is closed at once */
+	has(2, "ping --timeout 1 " N1, 255, "failed to ping " N1 ": Connection reset by peer");
 	ok(1, "fault link up --nid " N1, "");
+	has(2, "ping --timeout 1 " N1, 0, "primary nid: " N1);
 	expect_n1(1, 0);
 	ok(1, "fault link show", "");
 	has(1, ping, 0, "primary nid: " N2);
