@@ -157,6 +157,15 @@ else
 	fail "link 1 down: $n2 PUTs via $B2, $n1 via $B1 (want >= 40 and 0)"
 fi
 
+# No PUT was handed to the downed NI after the pull: it was not chosen
+# (one that was would fail at once with the dead link's -ENETUNREACH; the
+# PUTs in flight on its closed connections fail with -ENETDOWN instead)
+if grep -q "PUT failed (Network is unreachable)" "$T/a.err"; then
+	fail "PUTs were sent through the downed NI: $(grep -c "PUT failed (Network is unreachable)" "$T/a.err")"
+else
+	ok "no PUT chosen through the downed NI"
+fi
+
 # Link 1 back
 MARKA=$(wc -l <"$T/a.out")
 MARKB=$(wc -l <"$T/b.out")

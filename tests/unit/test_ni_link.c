@@ -255,6 +255,18 @@ static int app_puts(struct memlnd_net *net, const ulnet_nid_t *src, const ulnet_
 	return k;
 }
 
+/* Messages of any kind the trace has from `src`. */
+static int sent_from(struct memlnd_net *net, const ulnet_nid_t *src)
+{
+	static struct memlnd_trace_ent tr[512];
+	int n = memlnd_trace(net, tr, 512), k = 0;
+
+	assert_true(n <= 512);
+	for (int i = 0; i < n; i++)
+		k += ulnet_nid_same(&tr[i].hdr.src_nid, src);
+	return k;
+}
+
 /* NPUTS from A to B and NPUTS from B to A, every one delivered intact. */
 static void traffic(struct pair *p)
 {
@@ -391,6 +403,62 @@ static void test_link_duration_expires(void **state)
 	pair_down(&p);
 }
 
+/* A and B each have an NI on gni and one on gni1. Once A's gni link is
+ * down, nothing of A's goes to B's gni NI, its push included: a peer NI on
+ * a net where A has no live NI is not chosen (else the push to B's primary
+ * would go out of the downed NI and fail there first). */
+static void test_link_down_other_net(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a = mk(), *b = mk();
+	ulnet_nid_t a0, a1, b0, b1;
+	struct ulnet_ni_conf conf;
+	struct recvlog rb = { 0 };
+	struct sendlog s[NPUTS + 1] = { 0 };
+	struct ulnet_peer_info pi;
+
+	memset(&conf, 0, sizeof(conf));
+	assert_int_equal(memlnd_add_ni(net, a, 11, &a0), 0);
+	memlnd_nid(12, &conf.nid);
+	conf.nid.num = 1;
+	a1 = conf.nid;
+	assert_int_equal(memlnd_add_ni_conf(net, a, &conf), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 21, &b0), 0);
+	memlnd_nid(22, &conf.nid);
+	conf.nid.num = 1;
+	b1 = conf.nid;
+	assert_int_equal(memlnd_add_ni_conf(net, b, &conf), 0);
+	post_service(b, &rb);
+	put(a, NULL, &b0, &s[NPUTS]);   /* discovery first */
+	for (int k = 0; k < 100 && (memlnd_pump(net) + (ulnet_progress(a, 0) > 0) + (ulnet_progress(b, 0) > 0)); k++)
+		;
+	assert_int_equal(s[NPUTS].status, 0);
+	assert_int_equal(ulnet_peer_info(a, 0, &pi), 0);
+	assert_true(pi.multi_rail);
+	assert_int_equal(pi.nnis, 2);
+	memlnd_trace_clear(net);
+	rb.n = 0;
+
+	assert_int_equal(ulnet_fault_link_set(a, &a0, true, 0), 0);
+	for (int i = 0; i < NPUTS; i++)
+		put(a, NULL, &b0, &s[i]);
+	for (int k = 0; k < 100 && (memlnd_pump(net) + (ulnet_progress(a, 0) > 0) + (ulnet_progress(b, 0) > 0)); k++)
+		;
+	for (int i = 0; i < NPUTS; i++)
+		assert_int_equal(s[i].status, 0);
+	assert_int_equal(rb.n, NPUTS);
+	assert_int_equal(rb.bad, 0);
+	assert_int_equal(app_puts(net, &a1, &b1), NPUTS);
+	assert_int_equal(app_puts(net, NULL, &b0), 0);
+	/* nothing at all was handed to the downed NI, the push included */
+	assert_int_equal(sent_from(net, &a0), 0);
+	assert_true(pushes(net, &b1) >= 1);
+	ulnet_destroy(a);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+}
+
 static void test_link_refused(void **state)
 {
 	(void)state;
@@ -416,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_link_down_moves_traffic),
 		cmocka_unit_test(test_link_up_restores),
 		cmocka_unit_test(test_link_duration_expires),
+		cmocka_unit_test(test_link_down_other_net),
 		cmocka_unit_test(test_link_refused),
 	};
 
