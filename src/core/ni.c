@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/core.h"
 
@@ -258,6 +259,13 @@ static void lnet_ni_shutdown(ulnet_t *ln, struct lnet_ni *ni)
 	lnet_ni_list_changed_locked(ln);
 	lnet_ptl_take_delayed_locked(ln, ni, &delayed);
 	lnet_fail_queued_locked(ln, ni, &q, -ESHUTDOWN);
+	/* a link_state op started before ni_up went false still uses the
+	 * LND's state: it is short and waits for nothing, so wait it out */
+	for (int i = 0; ni->ni_link_busy && i < 100000; i++) {
+		lnet_unlock(ln);
+		nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+		lnet_lock(ln);
+	}
 	lnet_unlock(ln);
 
 	lnet_drop_delayed_msg_list(ln, &delayed, "NI shut down");

@@ -95,6 +95,8 @@ int lnet_ni_link_set(ulnet_t *ln, struct lnet_ni *ni, unsigned cause, bool down,
 	else if (ni->ni_health.health_value >= ULNET_MAX_HEALTH)
 		ni->ni_status = LNET_NI_STATUS_UP;   /* else when its health is back */
 	lnet_ni_addref_locked(ni);
+	/* the op uses the LND's NI state: its shutdown waits for us */
+	ni->ni_link_busy++;
 	lnet_unlock(ln);
 
 	lnet_log(ln, fatal ? ULNET_LOG_WARN : ULNET_LOG_INFO, "%s: link %s (%s: %s)",
@@ -103,6 +105,9 @@ int lnet_ni_link_set(ulnet_t *ln, struct lnet_ni *ni, unsigned cause, bool down,
 	/* no lock across LND ops */
 	if (ni->ni_lnd->link_state)
 		ni->ni_lnd->link_state(ni, fatal);
+	lnet_lock(ln);
+	ni->ni_link_busy--;
+	lnet_unlock(ln);
 	(void)lnet_ping_target_update(ln);
 
 	lnet_lock(ln);
