@@ -502,6 +502,7 @@ struct ksock_net {
 	 * (loop thread only); rtnl_fd -1: none watched */
 	int rtnl_fd;
 	struct ul_io rtnl_io;
+	uint8_t *rtnl_buf;                /* KSOCK_RTNL_BUF bytes: one datagram */
 	int ifindex;
 	char ifname[16];
 	bool carrier_down;                /* what we last told the core */
@@ -663,6 +664,7 @@ uint64_t ksock_conn_tcp_acked(const struct ksock_conn *c);
 
 /* sock_acceptor.c */
 /* sock_link.c */
+#define KSOCK_RTNL_BUF 65536              /* a link message with VF data can pass 8 KiB */
 /* Start following the link of the NI's interface (none for a loopback
  * address or one on no interface). Failing to is logged, not fatal. */
 void ksock_link_watch_start(struct ksock_net *net);

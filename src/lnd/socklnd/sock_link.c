@@ -29,6 +29,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -134,7 +135,6 @@ static void ksock_rtnl_cb(struct ul_io *io, uint32_t revents)
 {
 	struct ksock_net *net = (struct ksock_net *)((char *)io - offsetof(struct ksock_net, rtnl_io));
 	struct ksock_link_seen s = { .net = net };
-	uint8_t buf[8192] __attribute__((aligned(8)));
 	bool resync = false;
 	char why[96];
 
@@ -143,7 +143,7 @@ static void ksock_rtnl_cb(struct ul_io *io, uint32_t revents)
 	/* what is there now, a bounded number of datagrams (a burst of
 	 * changes of other interfaces must not hold the loop) */
 	for (int i = 0; i < 64; i++) {
-		ssize_t n = recv(net->rtnl_fd, buf, sizeof(buf), MSG_DONTWAIT);
+		ssize_t n = recv(net->rtnl_fd, net->rtnl_buf, KSOCK_RTNL_BUF, MSG_DONTWAIT | MSG_TRUNC);
 		int rc;
 
 		if (n < 0) {
@@ -153,7 +153,13 @@ static void ksock_rtnl_cb(struct ul_io *io, uint32_t revents)
 				continue;
 			break;
 		}
-		rc = ul_rtnl_decode(buf, (size_t)n, ksock_link_msg, &s);
+		if (n > KSOCK_RTNL_BUF) {
+			/* cut (a link message with much per-VF data): what it
+			 * said is lost, ask for our interface's state again */
+			resync = true;
+			continue;
+		}
+		rc = ul_rtnl_decode(net->rtnl_buf, (size_t)n, ksock_link_msg, &s);
 		if (rc < 0 && rc != -EBADMSG && rc != -ENODEV)
 			lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "rtnetlink: %s", strerror(-rc));
 		if (rc == -ENODEV) {
@@ -228,11 +234,20 @@ void ksock_link_watch_start(struct ksock_net *net)
 	if (ksock_link_find_iface(net) < 0)
 		return;
 	net->ifindex = (int)if_nametoindex(net->ifname);
+	net->rtnl_buf = malloc(KSOCK_RTNL_BUF);
+	if (!net->rtnl_buf) {
+		lnet_ni_log(net->ni, ULNET_LOG_WARN,
+			    "can't follow the link of %s: out of memory: link changes go unseen",
+			    net->ifname);
+		return;
+	}
 	fd = ul_rtnl_open();
 	if (fd < 0) {
 		lnet_ni_log(net->ni, ULNET_LOG_WARN,
 			    "can't follow the link of %s (rtnetlink: %s): link changes go unseen",
 			    net->ifname, strerror(-fd));
+		free(net->rtnl_buf);
+		net->rtnl_buf = NULL;
 		return;
 	}
 	net->rtnl_fd = fd;
@@ -252,9 +267,11 @@ void ksock_link_watch_start(struct ksock_net *net)
 
 void ksock_link_watch_stop(struct ksock_net *net)
 {
-	if (net->rtnl_fd < 0)
-		return;
-	ul_io_stop(net->loop, &net->rtnl_io);
-	close(net->rtnl_fd);
-	net->rtnl_fd = -1;
+	if (net->rtnl_fd >= 0) {
+		ul_io_stop(net->loop, &net->rtnl_io);
+		close(net->rtnl_fd);
+		net->rtnl_fd = -1;
+	}
+	free(net->rtnl_buf);
+	net->rtnl_buf = NULL;
 }
