@@ -49,19 +49,29 @@ static int lnet_globals_check(const struct ulnet_globals *g)
 	return 0;
 }
 
-int ulnet_globals_set(ulnet_t *ln, const struct ulnet_globals *g)
+int ulnet_globals_set(ulnet_t *ln, const struct ulnet_globals *gin)
 {
+	struct ulnet_globals g;
 	bool discovery_changed;
 	int rc;
 
-	if (!ln || !g)
+	if (!ln || !gin)
 		return -EINVAL;
-	rc = lnet_globals_check(g);
+	g = *gin;
+	lnet_lock(ln);
+	/* health turned off with the retry count left as it was: no resends
+	 * either (the kernel's sensitivity_set() zeroes lnet_retry_count);
+	 * a retry count asked for without health stays refused */
+	if (g.health_sensitivity == 0 && ln->ln_g.health_sensitivity != 0 &&
+	    g.retry_count == ln->ln_g.retry_count)
+		g.retry_count = 0;
+	lnet_unlock(ln);
+	rc = lnet_globals_check(&g);
 	if (rc)
 		return rc;
 	lnet_lock(ln);
-	discovery_changed = ln->ln_g.discovery != g->discovery;
-	ln->ln_g = *g;
+	discovery_changed = ln->ln_g.discovery != g.discovery;
+	ln->ln_g = g;
 	lnet_unlock(ln);
 	/* the DISCOVERY feature bit of our ping info follows the setting */
 	if (discovery_changed)

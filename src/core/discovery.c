@@ -211,11 +211,14 @@ merge:
 	if ((lp->lp_state & LNET_PEER_MULTI_RAIL) && !(lp->lp_state & LNET_PEER_NO_DISCOVERY) &&
 	    ln->ln_g.discovery) {
 		struct ul_list *pos, *n;
+		/* the node itself (a discovery of one of our NIDs): its NIDs
+		 * are ours, and gather in one peer (sanity-lnet 219) */
+		bool self = lnet_nid_is_local_locked(ln, &lp->lp_primary);
 
 		for (i = 1; i < pi->nnis; i++) {
 			struct lnet_peer_ni *lpni;
 
-			if (lnet_nid_is_local_locked(ln, &pi->nis[i].nid))
+			if (!self && lnet_nid_is_local_locked(ln, &pi->nis[i].nid))
 				continue; /* a misconfigured peer claiming our NID */
 			if (lnet_peer_add_nid_locked(ln, lp, &pi->nis[i].nid))
 				continue;

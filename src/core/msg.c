@@ -646,8 +646,7 @@ static void lnet_complete_msg_locked(ulnet_t *ln, struct lnet_msg *msg, int stat
 		}
 	} else {
 		/* a success: our NI works (the kernel raises a local NI's
-		 * health on every message sent or received well; one set
-		 * down by hand stays down) */
+		 * health on every message sent or received well) */
 		struct lnet_ni *ni = msg->msg_tx_committed ? msg->msg_txni
 			: msg->msg_rx_committed ? msg->msg_rxni : NULL;
 

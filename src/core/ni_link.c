@@ -19,11 +19,9 @@
  *  - our peers get a push of the new ping info (the kernel marks the ping
  *    buffer for update when a link's fatal state changes).
  *
- * Back up: fatal_error 0 and status UP unless the NI was set down by hand
- * (net set --health 0), then a push again. The kernel raises the status
- * at once only when the NI's health is full (otherwise its recovery does
- * later); ulnet's local NI health does not fall for a link's failures (the
- * peer NIs' does), so it raises it at once.
+ * Back up: fatal_error 0, and status UP if the NI's health is full (else
+ * its recovery raises it later: recovery.c), as the kernel's
+ * lnet_set_link_fatal_state(); then a push again.
  */
 #include <errno.h>
 #include <stdio.h>

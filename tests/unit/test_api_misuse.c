@@ -428,9 +428,15 @@ static void test_globals_ranges(void **state)
 	BAD(response_tracking, 4);
 	BAD(recovery_limit, -5);
 	BAD(max_recovery_ping_interval, 0);
-	/* retries need health */
+	/* health off with the retry count as it was: no retries either (the
+	 * kernel's sensitivity_set()); a retry count asked for without
+	 * health is refused */
 	bad = d;
 	bad.health_sensitivity = 0;
+	assert_int_equal(ulnet_globals_set(ln, &bad), 0);
+	ulnet_globals_get(ln, &g);
+	assert_int_equal(g.retry_count, 0);
+	bad.retry_count = 2;
 	assert_int_equal(ulnet_globals_set(ln, &bad), -EINVAL);
 	bad.retry_count = 0;
 	assert_int_equal(ulnet_globals_set(ln, &bad), 0);

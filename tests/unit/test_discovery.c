@@ -702,9 +702,27 @@ static void test_discover_and_ping_threaded(void **state)
 	assert_int_equal(ulnet_discover(a, &na, false, 2000, &pp), 0);
 	assert_true(pp.multi_rail);
 	assert_true(ulnet_nid_same(&pp.primary, &na));
+	/* a second NID of ours, pinged first (a peer of its own), then the
+	 * node discovered: both NIDs gather in one peer (sanity-lnet 219) */
+	{
+		ulnet_nid_t na2;
+		bool both = false;
+
+		assert_int_equal(memlnd_add_ni(net, a, 74, &na2), 0);
+		t.nid = na2;
+		assert_int_equal(ulnet_ping(a, t, NULL, 0, 2000, &pp), 0);
+		assert_int_equal(ulnet_discover(a, &na, true, 2000, &pp), 0);
+		for (int k = 0; ulnet_peer_info(a, k, &pi) == 0; k++)
+			if (ulnet_nid_same(&pi.primary, &na))
+				both = pi.nnis == 2 && (ulnet_nid_same(&pi.nis[0].nid, &na2) ||
+							ulnet_nid_same(&pi.nis[1].nid, &na2));
+		assert_true(both);
+		assert_int_equal(ulnet_ni_del(a, &na2), 0);
+	}
 	/* 0@lo: the node itself, as a ping of it */
 	assert_int_equal(ulnet_discover(a, &ULNET_NID_LO0, false, 2000, &pp), 0);
-	assert_true(ulnet_nid_same(&pp.primary, &na));
+	assert_int_equal(pp.nnids, 1);
+	assert_true(ulnet_nid_same(&pp.nids[0], &na));
 
 	/* a ping that gets no answer times out */
 	memlnd_drop_next(net, 1, 1u << ULNET_MSG_REPLY);
