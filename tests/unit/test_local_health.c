@@ -399,6 +399,41 @@ static void test_local_recovery_other_path(void **state)
 	nodes_down(&p);
 }
 
+/* sanity-lnet 216: a send to one of our own NIDs that fails with a
+ * network timeout puts our NI into recovery, not the peer NI (it is ours:
+ * its health is the NI's). */
+static void test_own_nid_failure_local_only(void **state)
+{
+	(void)state;
+	struct nodes p;
+	struct ulnet_fault_rule r;
+	struct txlog t = { 0 };
+	struct ulnet_md md = { .start = payload, .length = sizeof(payload), .threshold = 1,
+			       .user_ptr = &t, .handler = tx_ev };
+	ulnet_process_id_t self = { .nid = { 0 }, .pid = ULNET_PID_LUSTRE };
+	ulnet_handle_t mdh;
+
+	nodes_up(&p, true);
+	memset(&r, 0, sizeof(r));
+	r.src = p.na1;
+	r.dst = p.na1;
+	r.local = ULNET_NID_ANY;
+	r.rate = 1;
+	r.health_error_mask = ULNET_HSTATUS_BIT(ULNET_HSTATUS_NETWORK_TIMEOUT);
+	assert_int_equal(ulnet_fault_add(p.a, ULNET_FAULT_DROP, &r), 0);
+	self.nid = p.na1;
+	assert_int_equal(ulnet_md_bind(p.a, &md, ULNET_UNLINK, &mdh), 0);
+	assert_int_equal(ulnet_put(p.a, &p.na1, mdh, ULNET_NOACK_REQ, self, PORTAL, 0, 0, 0), 0);
+	settle(&p);
+	assert_int_equal(t.nerr, 1);
+	assert_int_equal(ni_info(p.a, &p.na1).health.health_value, 900);
+	assert_true(ni_info(p.a, &p.na1).health.in_recovery);
+	assert_int_equal(peer_ni(p.a, &p.na1).health.health_value, ULNET_MAX_HEALTH);
+	assert_false(peer_ni(p.a, &p.na1).health.in_recovery);
+	assert_int_equal(peer_ni(p.a, &p.na1).health.network_timeout, 1);
+	nodes_down(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -408,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_local_recovery_pings),
 		cmocka_unit_test(test_local_recovery_backs_off),
 		cmocka_unit_test(test_local_recovery_other_path),
+		cmocka_unit_test(test_own_nid_failure_local_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
