@@ -229,11 +229,14 @@ static int ksock_link_find_iface(struct ksock_net *net)
 
 void ksock_link_watch_start(struct ksock_net *net)
 {
-	int fd, rc;
+	int fd, rc, ifindex;
 
 	if (ksock_link_find_iface(net) < 0)
 		return;
-	net->ifindex = (int)if_nametoindex(net->ifname);
+	/* the loop thread owns net->ifindex once the socket is in epoll
+	 * (ksock_link_msg() follows a re-made interface): use a copy here */
+	ifindex = (int)if_nametoindex(net->ifname);
+	net->ifindex = ifindex;
 	net->rtnl_buf = malloc(KSOCK_RTNL_BUF);
 	if (!net->rtnl_buf) {
 		lnet_ni_log(net->ni, ULNET_LOG_WARN,
@@ -254,7 +257,7 @@ void ksock_link_watch_start(struct ksock_net *net)
 	ul_io_init(&net->rtnl_io, fd, ksock_rtnl_cb);
 	rc = ul_io_start(net->loop, &net->rtnl_io, EPOLLIN);
 	if (rc == 0)
-		rc = ul_rtnl_request_link(fd, net->ifindex);
+		rc = ul_rtnl_request_link(fd, ifindex);
 	if (rc < 0) {
 		lnet_ni_log(net->ni, ULNET_LOG_WARN, "can't follow the link of %s: %s", net->ifname,
 			    strerror(-rc));
@@ -262,7 +265,7 @@ void ksock_link_watch_start(struct ksock_net *net)
 		return;
 	}
 	lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "following the link of %s (index %d)", net->ifname,
-		    net->ifindex);
+		    ifindex);
 }
 
 void ksock_link_watch_stop(struct ksock_net *net)
