@@ -88,6 +88,7 @@ void ulnet_counters_get(ulnet_t *ln, struct ulnet_counters *c)
 
 void ulnet_counters_reset(ulnet_t *ln)
 {
+	struct ul_list *pos, *p2;
 	uint64_t alloc, rst;
 
 	lnet_lock(ln);
@@ -98,6 +99,33 @@ void ulnet_counters_reset(ulnet_t *ln)
 	ln->ln_ctr.msgs_alloc = alloc;
 	ln->ln_ctr.msgs_max = alloc;
 	ln->ln_ctr.rst_alloc = rst;
+	/* and every NI's and peer NI's counts by type and latency samples,
+	 * as the kernel's lnet_iface_stats_reset() (health stats stay) */
+	ul_list_for_each(pos, &ln->ln_nis) {
+		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+		memset(&ni->ni_sent, 0, sizeof(ni->ni_sent));
+		memset(&ni->ni_received, 0, sizeof(ni->ni_received));
+		memset(&ni->ni_dropped, 0, sizeof(ni->ni_dropped));
+		memset(&ni->ni_put_egress, 0, sizeof(ni->ni_put_egress));
+		memset(&ni->ni_get_rtt, 0, sizeof(ni->ni_get_rtt));
+		memset(&ni->ni_put_ack, 0, sizeof(ni->ni_put_ack));
+	}
+	ul_list_for_each(pos, &ln->ln_peers) {
+		struct lnet_peer *lp = ul_container_of(pos, struct lnet_peer, lp_list);
+
+		ul_list_for_each(p2, &lp->lp_nis) {
+			struct lnet_peer_ni *lpni =
+				ul_container_of(p2, struct lnet_peer_ni, lpni_peer_list);
+
+			memset(&lpni->lpni_sent, 0, sizeof(lpni->lpni_sent));
+			memset(&lpni->lpni_received, 0, sizeof(lpni->lpni_received));
+			memset(&lpni->lpni_dropped, 0, sizeof(lpni->lpni_dropped));
+			memset(&lpni->lpni_put_egress, 0, sizeof(lpni->lpni_put_egress));
+			memset(&lpni->lpni_get_rtt, 0, sizeof(lpni->lpni_get_rtt));
+			memset(&lpni->lpni_put_ack, 0, sizeof(lpni->lpni_put_ack));
+		}
+	}
 	lnet_unlock(ln);
 }
 

@@ -316,7 +316,7 @@ run A 0 net show -v 2 --net tcp
 for k in send_count recv_count put_egress_samples put_egress_avg_nsec get_rtt_samples \
 	 get_rtt_min_nsec put_ack_samples put_ack_max_nsec; do moved $k; done
 moved put 1; moved get 1          # sent_stats
-moved put 2; moved reply 2; moved ack 2   # received_stats (reply/ack: sent, received)
+moved reply 2; moved ack 2   # received_stats (counted since the reset: no PUT came in)
 has out "health value: 1000"
 run A 0 peer show -v 2 --nid 127.0.7.3@tcp
 for k in send_count recv_count put_egress_samples put_egress_min_nsec get_rtt_samples \
@@ -327,6 +327,17 @@ mx=$(nth max_ni_tx_credits 1); mn=$(nth min_tx_credits 1); av=$(nth available_tx
 CHECKS=$((CHECKS + 1))
 [[ $mn -lt $mx && $av == "$mx" ]] || fail "peer credits: max $mx min $mn available $av"
 run A 0 stats show
+# stats reset clears the NIs' and peer NIs' counts and latencies too (the
+# kernel's lnet_iface_stats_reset(); sanity-lnet 475), not their health
+run A 0 stats reset
+for v in "net show -v 2 --net tcp" "peer show -v 2 --nid 127.0.7.3@tcp"; do
+	run A 0 $v
+	for k in send_count recv_count get_rtt_samples put_ack_samples; do
+		CHECKS=$((CHECKS + 1))
+		[[ $(nth $k 1) == 0 ]] || fail "'$v' after stats reset: $k is $(nth $k 1)"
+	done
+	has out "health value: 1000"
+done
 # B goes away: ping now fails cleanly and A stays up
 kill -TERM "$PID_B"; wait "$PID_B" 2>/dev/null
 run A 255 ping --timeout 2 127.0.7.3@tcp
