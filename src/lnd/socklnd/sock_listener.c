@@ -32,13 +32,14 @@ static struct ksock_shared *ksock_shared_get(struct ksock_net *net)
 	if (!fresh)
 		return NULL;
 	pthread_mutex_init(&fresh->lock, NULL);
-	sh = NULL;
-	if (__atomic_compare_exchange_n(slot, &sh, fresh, false, __ATOMIC_ACQ_REL,
+	void *cur = NULL;
+
+	if (__atomic_compare_exchange_n(slot, &cur, (void *)fresh, false, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE))
 		return fresh;
 	pthread_mutex_destroy(&fresh->lock);   /* another NI installed one first */
 	free(fresh);
-	return sh;
+	return cur;
 }
 
 static bool ksock_same_listen_addr(const struct ksock_net *a, const struct ksock_net *b)
