@@ -86,6 +86,20 @@ void ulnet_counters_get(ulnet_t *ln, struct ulnet_counters *c)
 	lnet_unlock(ln);
 }
 
+/* An NI's or peer NI's counts by type and latency samples. */
+static void lnet_iface_stats_reset(struct ulnet_msg_type_counts *sent,
+				   struct ulnet_msg_type_counts *received,
+				   struct ulnet_msg_type_counts *dropped, struct lnet_latency *put_egress,
+				   struct lnet_latency *get_rtt, struct lnet_latency *put_ack)
+{
+	memset(sent, 0, sizeof(*sent));
+	memset(received, 0, sizeof(*received));
+	memset(dropped, 0, sizeof(*dropped));
+	memset(put_egress, 0, sizeof(*put_egress));
+	memset(get_rtt, 0, sizeof(*get_rtt));
+	memset(put_ack, 0, sizeof(*put_ack));
+}
+
 void ulnet_counters_reset(ulnet_t *ln)
 {
 	struct ul_list *pos, *p2;
@@ -104,12 +118,8 @@ void ulnet_counters_reset(ulnet_t *ln)
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
 
-		memset(&ni->ni_sent, 0, sizeof(ni->ni_sent));
-		memset(&ni->ni_received, 0, sizeof(ni->ni_received));
-		memset(&ni->ni_dropped, 0, sizeof(ni->ni_dropped));
-		memset(&ni->ni_put_egress, 0, sizeof(ni->ni_put_egress));
-		memset(&ni->ni_get_rtt, 0, sizeof(ni->ni_get_rtt));
-		memset(&ni->ni_put_ack, 0, sizeof(ni->ni_put_ack));
+		lnet_iface_stats_reset(&ni->ni_sent, &ni->ni_received, &ni->ni_dropped,
+				       &ni->ni_put_egress, &ni->ni_get_rtt, &ni->ni_put_ack);
 	}
 	ul_list_for_each(pos, &ln->ln_peers) {
 		struct lnet_peer *lp = ul_container_of(pos, struct lnet_peer, lp_list);
@@ -118,12 +128,9 @@ void ulnet_counters_reset(ulnet_t *ln)
 			struct lnet_peer_ni *lpni =
 				ul_container_of(p2, struct lnet_peer_ni, lpni_peer_list);
 
-			memset(&lpni->lpni_sent, 0, sizeof(lpni->lpni_sent));
-			memset(&lpni->lpni_received, 0, sizeof(lpni->lpni_received));
-			memset(&lpni->lpni_dropped, 0, sizeof(lpni->lpni_dropped));
-			memset(&lpni->lpni_put_egress, 0, sizeof(lpni->lpni_put_egress));
-			memset(&lpni->lpni_get_rtt, 0, sizeof(lpni->lpni_get_rtt));
-			memset(&lpni->lpni_put_ack, 0, sizeof(lpni->lpni_put_ack));
+			lnet_iface_stats_reset(&lpni->lpni_sent, &lpni->lpni_received,
+					       &lpni->lpni_dropped, &lpni->lpni_put_egress,
+					       &lpni->lpni_get_rtt, &lpni->lpni_put_ack);
 		}
 	}
 	lnet_unlock(ln);

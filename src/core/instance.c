@@ -357,6 +357,11 @@ void ulnet_destroy(ulnet_t *ln)
 	lnet_routes_fini(ln);
 	lnet_unlock(ln);
 	lnet_peer_tables_fini(ln);
+	/* what the LNDs' NIs shared lives as long as the instance: an NI
+	 * starting never races its last sibling's shutdown freeing it */
+	for (unsigned t = 0; t < 256; t++)
+		if (ln->ln_lnd_shared[t] && ln->ln_lnds[t] && ln->ln_lnds[t]->shared_fini)
+			ln->ln_lnds[t]->shared_fini(ln->ln_lnd_shared[t]);
 	lnet_router_fini(ln);
 	lnet_fault_fini(ln);
 	lnet_portals_fini(ln);

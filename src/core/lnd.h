@@ -93,6 +93,10 @@ struct ulnet_lnd {
 	 * fatal state flips, whatever the cause (fault link, or the LND's own
 	 * lnet_ni_link_event()). Without it, fault link refuses the NI. */
 	void (*link_state)(struct lnet_ni *ni, bool down);
+
+	/* Optional: free what the LND put in the instance's slot
+	 * (lnet_ni_lnd_shared()), once every NI of the instance is down. */
+	void (*shared_fini)(void *shared);
 };
 
 /* Register an LND with an instance. Errors: -EEXIST (type already there),
@@ -113,8 +117,9 @@ void *lnet_ni_data(const struct lnet_ni *ni);
 struct ul_loop *lnet_ni_loop(const struct lnet_ni *ni);
 /* One pointer per instance and LND type, for what the LND's NIs of one
  * instance share (socklnd: the listeners). The LND installs and frees
- * what it puts there (atomically: NIs may start on several threads); the
- * core only keeps it, NULL at first. */
+ * it installs there (atomically: NIs may start on several threads); the
+ * core keeps it, NULL at first, and gives it to the LND's shared_fini op
+ * when the instance goes. */
 void **lnet_ni_lnd_shared(const struct lnet_ni *ni);
 /* The instance's clock (ns) and pid. */
 uint64_t lnet_ni_now(const struct lnet_ni *ni);

@@ -100,10 +100,18 @@ int lnet_ni_link_set(ulnet_t *ln, struct lnet_ni *ni, unsigned cause, bool down,
 	lnet_log(ln, fatal ? ULNET_LOG_WARN : ULNET_LOG_INFO, "%s: link %s (%s: %s)",
 		 lnet_nidstr(&ni->ni_nid, nb), fatal ? "down: NI fatal, reported down" : "up",
 		 lnet_link_cause_name(cause), why);
-	/* no lock across LND ops */
-	if (ni->ni_lnd->link_state)
-		ni->ni_lnd->link_state(ni, fatal);
+	/* no lock across LND ops; a change on another thread meanwhile (a
+	 * fault on an API thread, the carrier on the loop) may have told the
+	 * LND out of order: tell it again until it has the state that holds */
 	lnet_lock(ln);
+	while (ni->ni_lnd->link_state && ni->ni_up) {
+		lnet_unlock(ln);
+		ni->ni_lnd->link_state(ni, fatal);
+		lnet_lock(ln);
+		if ((ni->ni_link_down != 0) == fatal)
+			break;
+		fatal = !fatal;
+	}
 	ni->ni_link_busy--;
 	lnet_unlock(ln);
 	(void)lnet_ping_target_update(ln);

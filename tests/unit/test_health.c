@@ -21,6 +21,7 @@
 
 #include "core/ping_info.h"
 #include "memlnd.h"
+#include "node_info.h"
 #include "ulnet/ulnet.h"
 
 #define PORTAL 51
@@ -111,19 +112,6 @@ static void put(ulnet_t *ln, const ulnet_nid_t *to, struct sendlog *s, enum ulne
 
 	assert_int_equal(ulnet_md_bind(ln, &md, ULNET_UNLINK, &mdh), 0);
 	assert_int_equal(ulnet_put(ln, NULL, mdh, ack, t, PORTAL, 1, 0, 0), 0);
-}
-
-/* The peer NI `nid` as `ln` sees it. */
-static struct ulnet_peer_ni_info peer_ni(ulnet_t *ln, const ulnet_nid_t *nid)
-{
-	static struct ulnet_peer_info pi;
-
-	for (int p = 0; ulnet_peer_info(ln, p, &pi) == 0; p++)
-		for (int i = 0; i < pi.nnis; i++)
-			if (ulnet_nid_same(&pi.nis[i].nid, nid))
-				return pi.nis[i];
-	fail_msg("no peer NI");
-	return pi.nis[0];
 }
 
 /* Application PUTs (portal 51) in the trace sent to `to`. */

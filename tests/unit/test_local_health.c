@@ -21,6 +21,7 @@
 
 #include "fake_node.h"
 #include "memlnd.h"
+#include "node_info.h"
 #include "ulnet/fault.h"
 
 #define PORTAL 44
@@ -153,29 +154,6 @@ static void fail_puts(struct nodes *p, enum ulnet_hstatus hs)
 	r.portal_mask = 1ULL << PORTAL;   /* not discovery's push */
 	r.health_error_mask = ULNET_HSTATUS_BIT(hs);
 	assert_int_equal(ulnet_fault_add(p->a, ULNET_FAULT_DROP, &r), 0);
-}
-
-static struct ulnet_ni_info ni_info(ulnet_t *ln, const ulnet_nid_t *nid)
-{
-	struct ulnet_ni_info info;
-
-	for (int i = 0; ulnet_ni_info(ln, i, &info) == 0; i++)
-		if (ulnet_nid_same(&info.nid, nid))
-			return info;
-	fail_msg("no such NI");
-	return info;
-}
-
-static struct ulnet_peer_ni_info peer_ni(ulnet_t *ln, const ulnet_nid_t *nid)
-{
-	static struct ulnet_peer_info pi;
-
-	for (int k = 0; ulnet_peer_info(ln, k, &pi) == 0; k++)
-		for (int i = 0; i < pi.nnis; i++)
-			if (ulnet_nid_same(&pi.nis[i].nid, nid))
-				return pi.nis[i];
-	fail_msg("no such peer NI");
-	return pi.nis[0];
 }
 
 /* Recovery pings (GETs of the ping portal) in the trace sent to `to`, and
@@ -362,6 +340,31 @@ static void test_local_recovery_backs_off(void **state)
 	nodes_down(&p);
 }
 
+/* A rule failing everything 1@gni sends to itself with `hs`, then a PUT
+ * from 1@gni to 1@gni (the suite's `ping --source nid1 nid1`: a GET there,
+ * a PUT will do), which fails. */
+static void fail_self_put(struct nodes *p, enum ulnet_hstatus hs)
+{
+	struct ulnet_fault_rule r;
+	struct txlog t = { 0 };
+	struct ulnet_md md = { .start = payload, .length = sizeof(payload), .threshold = 1,
+			       .user_ptr = &t, .handler = tx_ev };
+	ulnet_process_id_t self = { .nid = p->na1, .pid = ULNET_PID_LUSTRE };
+	ulnet_handle_t mdh;
+
+	memset(&r, 0, sizeof(r));
+	r.src = p->na1;
+	r.dst = p->na1;
+	r.local = ULNET_NID_ANY;
+	r.rate = 1;
+	r.health_error_mask = ULNET_HSTATUS_BIT(hs);
+	assert_int_equal(ulnet_fault_add(p->a, ULNET_FAULT_DROP, &r), 0);
+	assert_int_equal(ulnet_md_bind(p->a, &md, ULNET_UNLINK, &mdh), 0);
+	assert_int_equal(ulnet_put(p->a, &p->na1, mdh, ULNET_NOACK_REQ, self, PORTAL, 0, 0, 0), 0);
+	settle(p);
+	assert_int_equal(t.nerr, 1);
+}
+
 /* sanity-lnet 218: a rule fails everything 1@gni sends to itself; a ping of
  * 1@gni from 1@gni fails and lowers its health; the recovery ping goes
  * from the healthier 3@gni and brings it back. */
@@ -369,27 +372,9 @@ static void test_local_recovery_other_path(void **state)
 {
 	(void)state;
 	struct nodes p;
-	struct ulnet_fault_rule r;
-	struct txlog t = { 0 };
-	struct ulnet_md md = { .start = payload, .length = sizeof(payload), .threshold = 1,
-			       .user_ptr = &t, .handler = tx_ev };
-	ulnet_process_id_t self = { .nid = { 0 }, .pid = ULNET_PID_LUSTRE };
-	ulnet_handle_t mdh;
 
 	nodes_up(&p, true);
-	memset(&r, 0, sizeof(r));
-	r.src = p.na1;
-	r.dst = p.na1;
-	r.local = ULNET_NID_ANY;
-	r.rate = 1;
-	r.health_error_mask = ULNET_HSTATUS_BIT(ULNET_HSTATUS_LOCAL_ERROR);
-	assert_int_equal(ulnet_fault_add(p.a, ULNET_FAULT_DROP, &r), 0);
-	/* (the test's `ping --source nid1 nid1`: a GET here, a PUT will do) */
-	self.nid = p.na1;
-	assert_int_equal(ulnet_md_bind(p.a, &md, ULNET_UNLINK, &mdh), 0);
-	assert_int_equal(ulnet_put(p.a, &p.na1, mdh, ULNET_NOACK_REQ, self, PORTAL, 0, 0, 0), 0);
-	settle(&p);
-	assert_int_equal(t.nerr, 1);
+	fail_self_put(&p, ULNET_HSTATUS_LOCAL_ERROR);
 	assert_int_equal(ni_info(p.a, &p.na1).health.health_value, 900);
 	memlnd_trace_clear(p.net);
 	tick(&p, SEC);
@@ -406,26 +391,9 @@ static void test_own_nid_failure_local_only(void **state)
 {
 	(void)state;
 	struct nodes p;
-	struct ulnet_fault_rule r;
-	struct txlog t = { 0 };
-	struct ulnet_md md = { .start = payload, .length = sizeof(payload), .threshold = 1,
-			       .user_ptr = &t, .handler = tx_ev };
-	ulnet_process_id_t self = { .nid = { 0 }, .pid = ULNET_PID_LUSTRE };
-	ulnet_handle_t mdh;
 
 	nodes_up(&p, true);
-	memset(&r, 0, sizeof(r));
-	r.src = p.na1;
-	r.dst = p.na1;
-	r.local = ULNET_NID_ANY;
-	r.rate = 1;
-	r.health_error_mask = ULNET_HSTATUS_BIT(ULNET_HSTATUS_NETWORK_TIMEOUT);
-	assert_int_equal(ulnet_fault_add(p.a, ULNET_FAULT_DROP, &r), 0);
-	self.nid = p.na1;
-	assert_int_equal(ulnet_md_bind(p.a, &md, ULNET_UNLINK, &mdh), 0);
-	assert_int_equal(ulnet_put(p.a, &p.na1, mdh, ULNET_NOACK_REQ, self, PORTAL, 0, 0, 0), 0);
-	settle(&p);
-	assert_int_equal(t.nerr, 1);
+	fail_self_put(&p, ULNET_HSTATUS_NETWORK_TIMEOUT);
 	assert_int_equal(ni_info(p.a, &p.na1).health.health_value, 900);
 	assert_true(ni_info(p.a, &p.na1).health.in_recovery);
 	assert_int_equal(peer_ni(p.a, &p.na1).health.health_value, ULNET_MAX_HEALTH);

@@ -21,6 +21,7 @@
 
 #include "core/ping_info.h"
 #include "memlnd.h"
+#include "node_info.h"
 #include "ulnet/fault.h"
 #include "ulnet/ulnet.h"
 
@@ -177,30 +178,6 @@ static void pair_down(struct pair *p)
 	ulnet_destroy(p->a);
 	ulnet_destroy(p->b);
 	memlnd_net_destroy(p->net);
-}
-
-static struct ulnet_ni_info ni_info(ulnet_t *ln, const ulnet_nid_t *nid)
-{
-	struct ulnet_ni_info info;
-
-	for (int i = 0; ulnet_ni_info(ln, i, &info) == 0; i++)
-		if (ulnet_nid_same(&info.nid, nid))
-			return info;
-	fail_msg("no such NI");
-	return info;
-}
-
-/* The peer NI `nid` as `ln` sees it. */
-static struct ulnet_peer_ni_info peer_ni(ulnet_t *ln, const ulnet_nid_t *nid)
-{
-	static struct ulnet_peer_info pi;
-
-	for (int p = 0; ulnet_peer_info(ln, p, &pi) == 0; p++)
-		for (int i = 0; i < pi.nnis; i++)
-			if (ulnet_nid_same(&pi.nis[i].nid, nid))
-				return pi.nis[i];
-	fail_msg("no peer NI");
-	return pi.nis[0];
 }
 
 /* Counts in the trace: pushes (PUTs on portal 0) from `from`'s NIs to

@@ -509,6 +509,16 @@ static int cmd_debug_peer(struct ctl_ctx *ctx, const struct cmd *c, const struct
 	return rc;
 }
 
+/* One "nid-N: NID" line of a recovery queue, its heading before the first. */
+static void recovery_entry(struct ctl_reply *rp, const char *heading, int *k, const ulnet_nid_t *nid)
+{
+	char nb[ULNET_NIDSTR_SIZE];
+
+	if (!*k)
+		cy_key(&rp->out, 0, heading);
+	ybuf_printf(&rp->out, "    nid-%d: %s\n", (*k)++, ulnet_nid_str(nid, nb));
+}
+
 static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			      const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
@@ -521,23 +531,17 @@ static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, const st
 	if (!p->v[1].set) {
 		struct ulnet_ni_info *ni;
 		int n = ctl_get_nis(ctx->ln, &ni), k = 0;
-		char nb[ULNET_NIDSTR_SIZE];
 
 		if (n < 0)
 			return n;
-		for (int i = 0; i < n; i++) {
-			if (!ni[i].health.in_recovery)
-				continue;
-			if (!k)
-				cy_key(&rp->out, 0, "Local NI recovery");
-			ybuf_printf(&rp->out, "    nid-%d: %s\n", k++, ulnet_nid_str(&ni[i].nid, nb));
-		}
+		for (int i = 0; i < n; i++)
+			if (ni[i].health.in_recovery)
+				recovery_entry(rp, "Local NI recovery", &k, &ni[i].nid);
 		free(ni);
 	}
 	if (!p->v[0].set || p->v[1].set) {
 		struct ulnet_peer_info *pi;
 		int n = ctl_get_peers(ctx->ln, &pi), k = 0;
-		char nb[ULNET_NIDSTR_SIZE];
 
 		if (n < 0)
 			return n;
@@ -545,11 +549,8 @@ static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, const st
 			for (int j = 0; j < pi[i].nnis; j++) {
 				const struct ulnet_peer_ni_info *pn = ulnet_peer_info_ni(&pi[i], j);
 
-				if (!pn->health.in_recovery)
-					continue;
-				if (!k)
-					cy_key(&rp->out, 0, "Peer NI recovery");
-				ybuf_printf(&rp->out, "    nid-%d: %s\n", k++, ulnet_nid_str(&pn->nid, nb));
+				if (pn->health.in_recovery)
+					recovery_entry(rp, "Peer NI recovery", &k, &pn->nid);
 			}
 		ctl_free_peers(pi, n);
 	}

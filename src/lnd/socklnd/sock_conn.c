@@ -465,11 +465,11 @@ static void ksock_refuse(struct ksock_conn *c, const struct ksock_hello *h, cons
 	ksock_conn_close_locked(c, -EALREADY, false, done);
 }
 
-static bool ksock_sa_same_ip(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+bool ksock_sa_same_ip(const struct sockaddr *a, const struct sockaddr *b)
 {
-	if (a->ss_family != b->ss_family)
+	if (a->sa_family != b->sa_family)
 		return false;
-	if (a->ss_family == AF_INET)
+	if (a->sa_family == AF_INET)
 		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
 		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
 	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
@@ -483,14 +483,17 @@ static int ksock_count_dup(const struct ksock_peer *p, const struct ksock_conn *
 	int n = 0;
 
 	for (const struct ksock_conn *o = p->conns; o; o = o->next)
-		n += o->ctype == c->ctype && ksock_sa_same_ip(&o->peer_sa, &c->peer_sa) &&
-		     ksock_sa_same_ip(&o->my_sa, &c->my_sa);
+		n += o->ctype == c->ctype &&
+		     ksock_sa_same_ip((const struct sockaddr *)&o->peer_sa,
+				      (const struct sockaddr *)&c->peer_sa) &&
+		     ksock_sa_same_ip((const struct sockaddr *)&o->my_sa,
+				      (const struct sockaddr *)&c->my_sa);
 	return n;
 }
 
 static bool ksock_same_ip(const struct ksock_conn *c)
 {
-	return ksock_sa_same_ip(&c->peer_sa, &c->my_sa);
+	return ksock_sa_same_ip((const struct sockaddr *)&c->peer_sa, (const struct sockaddr *)&c->my_sa);
 }
 
 /* Read the rest of a HELLO; returns 1 with *h filled, 0 for "more later",

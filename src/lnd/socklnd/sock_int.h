@@ -420,7 +420,6 @@ struct ksock_lgroup {
 struct ksock_shared {
 	pthread_mutex_t lock;             /* the groups and their lists */
 	struct ksock_lgroup *groups;
-	unsigned nnets;                   /* NIs in a group: freed at 0 */
 };
 
 struct ksock_net {
@@ -662,6 +661,10 @@ static inline void ksock_done_run(struct ksock_net *net, struct ksock_done *d)
  * getsockopt: for the keepalive check and conn setup, never per message. */
 uint64_t ksock_conn_tcp_acked(const struct ksock_conn *c);
 
+/* Whether two socket addresses (AF_INET or AF_INET6) have the same IP,
+ * ports aside (sock_conn.c). */
+bool ksock_sa_same_ip(const struct sockaddr *a, const struct sockaddr *b);
+
 /* sock_acceptor.c */
 /* sock_link.c */
 #define KSOCK_RTNL_BUF 65536              /* a link message with VF data can pass 8 KiB */
@@ -694,6 +697,8 @@ int ksock_lgroup_join(struct ksock_net *net);
 /* Leave it; a listener it held goes to the next NI of the group, or is
  * closed with the last. */
 void ksock_lgroup_leave(struct ksock_net *net);
+/* The lnd's shared_fini op: the instance goes. */
+void ksock_shared_fini(void *shared);
 /* An accepted connection whose acceptor request names `target`, another
  * NI of its listener's group: moved there (its conn list, its id).
  * Returns that NI's net, or NULL when no NI of the group has `target`.

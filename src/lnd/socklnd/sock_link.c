@@ -28,6 +28,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <linux/netlink.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,9 +144,14 @@ static void ksock_rtnl_cb(struct ul_io *io, uint32_t revents)
 	/* what is there now, a bounded number of datagrams (a burst of
 	 * changes of other interfaces must not hold the loop) */
 	for (int i = 0; i < 64; i++) {
-		ssize_t n = recv(net->rtnl_fd, net->rtnl_buf, KSOCK_RTNL_BUF, MSG_DONTWAIT | MSG_TRUNC);
+		struct sockaddr_nl from;
+		socklen_t fromlen = sizeof(from);
+		ssize_t n = recvfrom(net->rtnl_fd, net->rtnl_buf, KSOCK_RTNL_BUF,
+				     MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *)&from, &fromlen);
 		int rc;
 
+		if (n >= 0 && (fromlen < sizeof(from) || from.nl_pid != 0))
+			continue;   /* only the kernel speaks for links: not another process */
 		if (n < 0) {
 			if (errno == ENOBUFS)   /* missed some: ask again */
 				resync = true;
@@ -209,12 +215,8 @@ static int ksock_link_find_iface(struct ksock_net *net)
 			continue;
 		if (conf->iface[0])
 			match = strcmp(a->ifa_name, conf->iface) == 0;
-		else if (net->family == AF_INET)
-			match = memcmp(&((struct sockaddr_in *)a->ifa_addr)->sin_addr,
-				       &((struct sockaddr_in *)&net->sa)->sin_addr, 4) == 0;
 		else
-			match = memcmp(&((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr,
-				       &((struct sockaddr_in6 *)&net->sa)->sin6_addr, 16) == 0;
+			match = ksock_sa_same_ip(a->ifa_addr, (const struct sockaddr *)&net->sa);
 		if (!match)
 			continue;
 		if (!(a->ifa_flags & IFF_LOOPBACK) && strlen(a->ifa_name) < sizeof(net->ifname)) {

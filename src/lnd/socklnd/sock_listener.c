@@ -11,8 +11,9 @@
  * it is closed with the last.
  *
  * The groups live in the instance's socklnd slot (lnet_ni_lnd_shared()),
- * under their own mutex: NIs start and stop on API threads, while hand
- * overs happen on the loop thread.
+ * freed with the instance (ksock_shared_fini()), under their own mutex:
+ * NIs start and stop on API threads, while hand overs happen on the loop
+ * thread.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,13 +45,8 @@ static struct ksock_shared *ksock_shared_get(struct ksock_net *net)
 
 static bool ksock_same_listen_addr(const struct ksock_net *a, const struct ksock_net *b)
 {
-	if (a->family != b->family || a->accept_port != b->accept_port)
-		return false;
-	if (a->family == AF_INET)
-		return ((const struct sockaddr_in *)&a->sa)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)&b->sa)->sin_addr.s_addr;
-	return memcmp(&((const struct sockaddr_in6 *)&a->sa)->sin6_addr,
-		      &((const struct sockaddr_in6 *)&b->sa)->sin6_addr, 16) == 0;
+	return a->accept_port == b->accept_port &&
+	       ksock_sa_same_ip((const struct sockaddr *)&a->sa, (const struct sockaddr *)&b->sa);
 }
 
 int ksock_lgroup_join(struct ksock_net *net)
@@ -74,8 +70,7 @@ int ksock_lgroup_join(struct ksock_net *net)
 		*pp = net;
 		net->lg_next = NULL;
 		net->lg = g;
-		sh->nnets++;
-		pthread_mutex_unlock(&sh->lock);
+			pthread_mutex_unlock(&sh->lock);
 		lnet_ni_log(net->ni, ULNET_LOG_INFO,
 			    "acceptor: %s shares the listener of %s (port %u)",
 			    ksock_nidstr(&net->nid, nb), ksock_nidstr(&g->nets->nid, hb),
@@ -98,7 +93,6 @@ int ksock_lgroup_join(struct ksock_net *net)
 	net->lg = g;
 	g->next = sh->groups;
 	sh->groups = g;
-	sh->nnets++;
 	pthread_mutex_unlock(&sh->lock);
 	return 0;
 }
@@ -109,7 +103,6 @@ void ksock_lgroup_leave(struct ksock_net *net)
 	void **slot;
 	struct ksock_shared *sh;
 	struct ksock_net **pp;
-	bool last;
 
 	if (!g) {
 		ksock_listener_close(net);   /* never joined: nothing shared */
@@ -141,14 +134,21 @@ void ksock_lgroup_leave(struct ksock_net *net)
 			*gp = g->next;
 		free(g);
 	}
-	last = --sh->nnets == 0;
-	if (last)
-		__atomic_store_n(slot, NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&sh->lock);
-	if (last) {
-		pthread_mutex_destroy(&sh->lock);
-		free(sh);
+}
+
+void ksock_shared_fini(void *shared)
+{
+	struct ksock_shared *sh = shared;
+
+	while (sh->groups) {   /* none left once every NI is down */
+		struct ksock_lgroup *g = sh->groups;
+
+		sh->groups = g->next;
+		free(g);
 	}
+	pthread_mutex_destroy(&sh->lock);
+	free(sh);
 }
 
 /* Unlink c from its net's handshaking conns. */

@@ -811,4 +811,5 @@ const struct ulnet_lnd ksocklnd = {
 	.notify_peer_down = ksock_notify_peer_down,
 	.flush = ksock_flush,
 	.link_state = ksock_link_state,
+	.shared_fini = ksock_shared_fini,
 };
