@@ -37,6 +37,7 @@
 #include <sys/uio.h>
 
 #include "core/lnet_hdr.h"
+#include "ulnet/fault.h"
 #include "ulnet/ulnet.h"
 
 struct lnet_ni;    /* one network interface of an instance */
@@ -155,6 +156,12 @@ ulnet_process_id_t lnet_msg_target(const struct lnet_msg *msg);
 /* LND scratch space: one pointer the LND may use while it owns the message
  * (e.g. to link it into a tx queue without allocating). */
 void **lnet_msg_lnd_slot(struct lnet_msg *msg);
+/* The health class of a send the LND is about to fail, where its errno
+ * alone would class it otherwise (the kernel's tx_hstatus): e.g. the send
+ * whose own write failed is a LOCAL_ERROR, though the same errno on a send
+ * only queued behind it is a REMOTE_DROPPED. Call it before
+ * lnet_finalize(); a class already set (by a fault rule) is kept. */
+void lnet_msg_set_hstatus(struct lnet_msg *msg, enum ulnet_hstatus hs);
 
 /* Copy `nob` bytes from the fragments `src` (starting `soff` bytes in) to the
  * fragments `dst` (starting `doff` bytes in); stops early if either list

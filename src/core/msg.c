@@ -105,6 +105,12 @@ void **lnet_msg_lnd_slot(struct lnet_msg *msg)
 	return &msg->msg_lnd_slot;
 }
 
+void lnet_msg_set_hstatus(struct lnet_msg *msg, enum ulnet_hstatus hs)
+{
+	if (!msg->msg_hstatus && hs > ULNET_HSTATUS_OK && hs < ULNET_HSTATUS_END)
+		msg->msg_hstatus = hs;
+}
+
 size_t lnet_copy_iov(const struct iovec *dst, unsigned ndst, size_t doff,
 		     const struct iovec *src, unsigned nsrc, size_t soff, size_t nob)
 {

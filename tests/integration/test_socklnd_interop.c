@@ -52,6 +52,7 @@
 
 #define RAW_PORT_OFFSET 17
 #include "socklnd_raw.h"
+#include "node_info.h"
 
 /* Tests that dial from privileged ports skip without the right to. */
 static bool priv_or_skip(void)
@@ -645,6 +646,108 @@ static void test_keepalive_tx_liveness_user(void **state)
 	keepalive_run(true, "127.0.6.61", "127.0.6.61@tcp");
 }
 
+/* --- health class of a failed write ------------------------------------- */
+
+/* The peer takes the conns of 8 PUTs of 1 MiB (the peer credits) with a
+ * small receive buffer but reads nothing, then
+ * resets the conn they are stuck on: our write fails with ECONNRESET. As
+ * in the kernel (ksocknal_process_transmit()), the send being written is
+ * a LOCAL_ERROR, counted on our NI, not the REMOTE_DROPPED its errno alone
+ * gives the sends merely queued behind it (ksocknal_txlist_done()). */
+static void test_write_error_is_local_error(void **state)
+{
+	enum { NPUT = 8 };
+	static struct st_node n;
+	static struct st_md md;
+	const char *ip = "127.0.6.70", *nid = "127.0.6.70@tcp";
+	const size_t len = 1u << 20;
+	uint8_t *src = malloc(len);
+	ulnet_nid_t me = nid_of(U_NID), peer = nid_of(nid);
+	struct raw rs[4];
+	int lfd, nc = 0, stuck = -1;
+	uint64_t end;
+
+	(void)state;
+	if (!priv_or_skip())
+		return;
+	assert_non_null(src);
+	assert_int_equal(node_start(&n, U_NID, NULL), 0);
+	lfd = raw_listen(ip);
+	{
+		int rcvbuf = 4096;   /* inherited by the accepted conns */
+
+		assert_int_equal(setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
+	}
+	st_fill(src, len, 70);
+	st_md_init(&md);
+	assert_int_equal(st_bind(&n, src, len, NPUT, &md), 0);
+	for (int i = 0; i < NPUT; i++)
+		assert_int_equal(ulnet_put(n.ln, NULL, md.h, ULNET_NOACK_REQ, pid_of(nid), PORTAL, MB,
+					   0, 0), 0);
+	/* take every conn it dials, answer its HELLO, read nothing; the one
+	 * whose socket has bytes waiting carries the PUTs */
+	end = st_now_ms() + RAW_WAIT_MS;
+	while (st_now_ms() < end && stuck < 0) {
+		struct pollfd p[5];
+
+		p[0].fd = lfd;
+		p[0].events = POLLIN;
+		for (int i = 0; i < nc; i++) {
+			p[i + 1].fd = rs[i].fd;
+			p[i + 1].events = POLLIN;
+		}
+		if (poll(p, (nfds_t)nc + 1, 50) <= 0)
+			continue;
+		for (int i = 0; i < nc; i++)
+			if (p[i + 1].revents & POLLIN)
+				stuck = i;
+		if ((p[0].revents & POLLIN) && nc < 4) {
+			struct lnet_acceptor_req req;
+			struct ksock_hello h;
+
+			assert_true(raw_accept(lfd, &rs[nc], &req, &h));
+			raw_answer(&rs[nc], &h, KSOCK_PROTO_V3, ksock_invert_ctype(h.ctype), nid, 0x70);
+			nc++;
+		}
+	}
+	if (stuck < 0) {
+		dump_log(&n, "node");
+		fail_msg("no conn carried the PUTs (%d conns)", nc);
+	}
+	/* let the socket buffers fill, then reset that conn alone */
+	usleep(300 * 1000);
+	{
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+		assert_int_equal(setsockopt(rs[stuck].fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+		close(rs[stuck].fd);
+		rs[stuck].fd = -1;
+	}
+	assert_true(st_md_wait(&md, ULNET_EVENT_SEND, NPUT));
+	{
+		struct ulnet_ni_info ni = ni_info(n.ln, &me);
+		struct ulnet_peer_ni_info pni = peer_ni(n.ln, &peer);
+
+		print_message("%d of %d PUTs failed; NI local errors %llu, peer NI remote drops %llu\n",
+			      md.nerr, NPUT, (unsigned long long)ni.health.error,
+			      (unsigned long long)pni.health.dropped);
+		assert_true(md.nerr >= 2);   /* the socket buffers hold less than 7 MiB */
+		if (ni.health.error != 1 || pni.health.dropped != (uint64_t)md.nerr - 1) {
+			dump_log(&n, "node");
+			fail_msg("NI local errors %llu (want 1), peer NI remote drops %llu (want %d)",
+				 (unsigned long long)ni.health.error,
+				 (unsigned long long)pni.health.dropped, md.nerr - 1);
+		}
+	}
+	st_md_release(&n, &md);
+	st_md_fini(&md);
+	for (int i = 0; i < nc; i++)
+		raw_close(&rs[i]);
+	close(lfd);
+	node_stop(&n);
+	free(src);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -667,6 +770,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_unknown_hello_reply_dst, test_teardown),
 		cmocka_unit_test_teardown(test_keepalive_tx_liveness, test_teardown),
 		cmocka_unit_test_teardown(test_keepalive_tx_liveness_user, test_teardown),
+		cmocka_unit_test_teardown(test_write_error_is_local_error, test_teardown),
 	};
 
 	if (getenv("TEST_FILTER"))

@@ -820,13 +820,8 @@ static __attribute__((noinline)) void ksock_conn_io_drain(struct ksock_conn *c)
 	ksock_done_init(&done);
 	ksock_lock(net);
 	rc = c->state == KSOCK_CS_UP ? ksock_conn_flush_locked(c, &done) : 0;
-	if (rc < 0) {
-		char desc[160];
-
-		ksock_conn_describe(c, desc, sizeof(desc));
-		lnet_ni_log(net->ni, ULNET_LOG_ERROR, "%s: write error: %s", desc, strerror(-rc));
-		ksock_conn_close_locked(c, rc, true, &done);
-	}
+	if (rc < 0)
+		ksock_conn_write_failed_locked(c, rc, &done);
 	ksock_unlock(net);
 	ksock_done_run(net, &done);
 }

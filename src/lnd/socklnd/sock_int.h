@@ -757,6 +757,9 @@ void ksock_flush(struct lnet_ni *ni, bool more);
 void ksock_conn_tx_forget_locked(struct ksock_conn *c);
 /* Write what the conn has queued; returns 0 or -errno (conn must close). */
 int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done);
+/* A write on `c` failed with `rc` (< 0): log it, class the send being
+ * written, close `c` and its siblings. */
+void ksock_conn_write_failed_locked(struct ksock_conn *c, int rc, struct ksock_done *done);
 void ksock_send_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t cookie,
 			     struct ksock_done *done);
 /* ACK a cookie on the conn it arrived on (user-space mode). */

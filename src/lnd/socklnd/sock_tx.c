@@ -458,12 +458,20 @@ int ksock_conn_flush_locked(struct ksock_conn *c, struct ksock_done *done)
 	return ksock_conn_write_locked(c, false, done);
 }
 
-static __attribute__((noinline, cold)) void ksock_conn_write_failed_locked(struct ksock_conn *c,
-									    int rc,
-									    struct ksock_done *done)
+/* A write on `c` failed with `rc`: the send it was writing (the head of
+ * the queue) failed here, not at the peer, as the kernel's
+ * ksocknal_process_transmit() classes it: a timeout is the remote's
+ * (REMOTE_TIMEOUT), anything else is a LOCAL_ERROR, never resent. The
+ * sends queued behind it fail with the close, classed by the errno. */
+__attribute__((noinline, cold)) void ksock_conn_write_failed_locked(struct ksock_conn *c, int rc,
+								      struct ksock_done *done)
 {
+	struct ksock_tx *tx = c->txq_head;
 	char desc[160];
 
+	if (tx && tx->msg)
+		lnet_msg_set_hstatus(tx->msg, rc == -ETIMEDOUT ? ULNET_HSTATUS_REMOTE_TIMEOUT
+							: ULNET_HSTATUS_LOCAL_ERROR);
 	ksock_conn_describe(c, desc, sizeof(desc));
 	lnet_ni_log(c->net->ni, ULNET_LOG_ERROR, "%s: write error: %s", desc, strerror(-rc));
 	ksock_conn_close_locked(c, rc, true, done);
