@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rtnl.c - rtnetlink link messages (rtnl.h).
+ * rtnl.c - rtnetlink link and address messages (rtnl.h).
  *
  * The decoder reads from bytes the kernel sent, but a fuzzer (and a
  * kernel of another version) may send anything: every header is copied
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 /* The attributes of one link message (`len` bytes at `p`) into `l`. */
-static int ul_rtnl_attrs(const uint8_t *p, size_t len, struct ul_rtnl_link *l)
+static int ul_rtnl_link_attrs(const uint8_t *p, size_t len, struct ul_rtnl_link *l)
 {
 	while (len >= sizeof(struct rtattr)) {
 		struct rtattr rta;
@@ -59,7 +59,42 @@ static int ul_rtnl_attrs(const uint8_t *p, size_t len, struct ul_rtnl_link *l)
 	return 0;
 }
 
-int ul_rtnl_decode(const void *buf, size_t len, ul_rtnl_link_fn fn, void *arg)
+/* The attributes of one address message into `a`: the address of the
+ * family's size, IFA_LOCAL (the interface's own on a point-to-point
+ * link) before IFA_ADDRESS. */
+static int ul_rtnl_addr_attrs(const uint8_t *p, size_t len, struct ul_rtnl_addr *a)
+{
+	size_t want = a->family == AF_INET ? 4 : a->family == AF_INET6 ? 16 : 0;
+	bool have_local = false;
+
+	while (len >= sizeof(struct rtattr)) {
+		struct rtattr rta;
+		size_t alen, plen, step;
+
+		memcpy(&rta, p, sizeof(rta));
+		alen = rta.rta_len;
+		if (alen < sizeof(rta) || alen > len)
+			return -EBADMSG;
+		plen = alen - sizeof(rta);
+		if (rta.rta_type == IFA_LOCAL || rta.rta_type == IFA_ADDRESS) {
+			if (want == 0 || plen != want)
+				return -EBADMSG;
+			if (rta.rta_type == IFA_LOCAL || !have_local) {
+				memcpy(a->addr, p + sizeof(rta), want);
+				a->has_addr = true;
+				have_local |= rta.rta_type == IFA_LOCAL;
+			}
+		}
+		step = RTA_ALIGN(alen);
+		if (step > len)
+			step = len;
+		p += step;
+		len -= step;
+	}
+	return 0;
+}
+
+int ul_rtnl_decode_all(const void *buf, size_t len, const struct ul_rtnl_handlers *h)
 {
 	const uint8_t *p = buf;
 	int n = 0;
@@ -100,10 +135,27 @@ int ul_rtnl_decode(const void *buf, size_t len, ul_rtnl_link_fn fn, void *arg)
 			l.flags = ifi.ifi_flags;
 			l.operstate = -1;
 			l.deleted = nh.nlmsg_type == RTM_DELLINK;
-			if (mlen > off && ul_rtnl_attrs(p + off, mlen - off, &l) < 0)
+			if (mlen > off && ul_rtnl_link_attrs(p + off, mlen - off, &l) < 0)
 				return -EBADMSG;
-			if (fn)
-				fn(arg, &l);
+			if (h->link)
+				h->link(h->arg, &l);
+			n++;
+		} else if (nh.nlmsg_type == RTM_NEWADDR || nh.nlmsg_type == RTM_DELADDR) {
+			struct ul_rtnl_addr a;
+			struct ifaddrmsg ifa;
+			size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifa));
+
+			if (mlen < NLMSG_HDRLEN + sizeof(ifa))
+				return -EBADMSG;
+			memcpy(&ifa, p + NLMSG_HDRLEN, sizeof(ifa));
+			memset(&a, 0, sizeof(a));
+			a.ifindex = (int)ifa.ifa_index;
+			a.family = ifa.ifa_family;
+			a.deleted = nh.nlmsg_type == RTM_DELADDR;
+			if (mlen > off && ul_rtnl_addr_attrs(p + off, mlen - off, &a) < 0)
+				return -EBADMSG;
+			if (h->addr)
+				h->addr(h->arg, &a);
 			n++;
 		}
 		step = NLMSG_ALIGN(mlen);
@@ -113,6 +165,36 @@ int ul_rtnl_decode(const void *buf, size_t len, ul_rtnl_link_fn fn, void *arg)
 		len -= step;
 	}
 	return n;
+}
+
+/* Link messages alone: the address messages are counted out again. */
+struct ul_rtnl_links_only {
+	ul_rtnl_link_fn fn;
+	void *arg;
+	int naddr;
+};
+
+static void ul_rtnl_only_link(void *arg, const struct ul_rtnl_link *l)
+{
+	struct ul_rtnl_links_only *o = arg;
+
+	if (o->fn)
+		o->fn(o->arg, l);
+}
+
+static void ul_rtnl_only_addr(void *arg, const struct ul_rtnl_addr *a)
+{
+	(void)a;
+	((struct ul_rtnl_links_only *)arg)->naddr++;
+}
+
+int ul_rtnl_decode(const void *buf, size_t len, ul_rtnl_link_fn fn, void *arg)
+{
+	struct ul_rtnl_links_only o = { .fn = fn, .arg = arg };
+	struct ul_rtnl_handlers h = { ul_rtnl_only_link, ul_rtnl_only_addr, &o };
+	int n = ul_rtnl_decode_all(buf, len, &h);
+
+	return n < 0 ? n : n - o.naddr;
 }
 
 bool ul_rtnl_link_is_up(const struct ul_rtnl_link *l)
@@ -133,7 +215,7 @@ int ul_rtnl_open(void)
 		return -errno;
 	memset(&sa, 0, sizeof(sa));
 	sa.nl_family = AF_NETLINK;
-	sa.nl_groups = RTMGRP_LINK;
+	sa.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR;
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int rc = -errno;
 

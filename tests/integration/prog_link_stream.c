@@ -8,6 +8,7 @@
  *
  * usage: prog_link_stream serve|send --nid NID[,NID...] --port P
  *                         [--to NID] [--stop FILE] [--timeout S]
+ *                         [--transaction-timeout S]
  *   serve   PUT i goes to its own target (match bits i) on portal 33, 1 MiB
  *           in slot i % NSLOTS, checked against the pattern of i; a target
  *           stays until no resend of its PUT can come (see target_handler)
@@ -21,6 +22,8 @@
  *           ends when FILE exists (after what is in flight), printing
  *           "sent N failed M"
  *   --timeout S  the whole run (default 120): exit 3 when it expires
+ *   --transaction-timeout S  LNet's (default 150): a PUT whose ACK is lost
+ *           ends (fails) that long after it was sent
  *
  * Lines: "ready", "ni NID fatal=F status=up|down" (at start and on every
  * change), then as above. Exit 0 when no PUT failed and none had a wrong
@@ -417,7 +420,7 @@ static void log_to_stderr(void *arg, enum ulnet_log_level lvl, const char *msg)
 static int usage(const char *why)
 {
 	fprintf(stderr, "prog_link_stream: %s\nusage: prog_link_stream serve|send --nid NID[,NID...] "
-		"--port P [--to NID] [--stop FILE] [--timeout S]\n", why);
+		"--port P [--to NID] [--stop FILE] [--timeout S] [--transaction-timeout S]\n", why);
 	return 2;
 }
 
@@ -426,16 +429,17 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "nid", required_argument, NULL, 'n' }, { "port", required_argument, NULL, 'p' },
 		{ "to", required_argument, NULL, 't' }, { "stop", required_argument, NULL, 's' },
-		{ "timeout", required_argument, NULL, 'T' }, { NULL, 0, NULL, 0 },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "transaction-timeout", required_argument, NULL, 'X' }, { NULL, 0, NULL, 0 },
 	};
 	struct ulnet_opts o = { 0 };
 	const char *nidlist = NULL, *to = NULL;
-	long port = 0, timeout = 120;
+	long port = 0, timeout = 120, tx_timeout = 0;
 	ulnet_nid_t to_nid;
 	char *end;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "n:p:t:s:T:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:p:t:s:T:X:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			nidlist = optarg;
@@ -455,6 +459,11 @@ int main(int argc, char **argv)
 			timeout = strtol(optarg, &end, 10);
 			if (*end || timeout < 1 || timeout > 600)
 				return usage("--timeout: 1..600 seconds");
+			break;
+		case 'X':
+			tx_timeout = strtol(optarg, &end, 10);
+			if (*end || tx_timeout < 1 || tx_timeout > 600)
+				return usage("--transaction-timeout: 1..600 seconds");
 			break;
 		default:
 			return usage("unknown option");
@@ -477,6 +486,18 @@ int main(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "prog_link_stream: ulnet_create: %s\n", ulnet_strerror(rc));
 		return 1;
+	}
+	if (tx_timeout) {
+		struct ulnet_globals g;
+
+		ulnet_globals_get(ln, &g);
+		g.transaction_timeout = (int)tx_timeout;
+		rc = ulnet_globals_set(ln, &g);
+		if (rc) {
+			fprintf(stderr, "prog_link_stream: transaction_timeout %ld: %s\n", tx_timeout,
+				ulnet_strerror(rc));
+			return 1;
+		}
 	}
 	char buf[512];
 

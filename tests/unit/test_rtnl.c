@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_rtnl.c - the rtnetlink link message decoder and the link rule
- * (src/util/rtnl.c): messages built here field by field decode to what
- * they say; each length that does not hold is refused; an NLMSG_ERROR
+ * test_rtnl.c - the rtnetlink link and address message decoder and the
+ * link rule (src/util/rtnl.c): messages built here field by field decode
+ * to what they say; each length that does not hold is refused; an NLMSG_ERROR
  * gives its errno; up or down by the kernel's rule.
  */
 #include <setjmp.h>
@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <sys/socket.h>
 #include <linux/if.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -68,6 +69,97 @@ static size_t add_link(struct msgbuf *m, uint16_t type, int index, unsigned flag
 	hp = (struct nlmsghdr *)(void *)(m->b + start);
 	hp->nlmsg_len = (uint32_t)(m->len - start);
 	return start;
+}
+
+/* One address message: `local` (NULL: none) as IFA_LOCAL, `addr` (NULL:
+ * none) as IFA_ADDRESS, each `alen` bytes. */
+static void add_addr(struct msgbuf *m, uint16_t type, int family, int index, const void *local,
+		     const void *addr, size_t alen)
+{
+	size_t start = m->len;
+	struct nlmsghdr nh = { .nlmsg_type = type };
+	struct ifaddrmsg ifa = { .ifa_family = (uint8_t)family, .ifa_index = (unsigned)index };
+	const void *v[2] = { addr, local };
+	const unsigned short t[2] = { IFA_ADDRESS, IFA_LOCAL };
+
+	put_bytes(m, &nh, sizeof(nh));
+	put_bytes(m, &ifa, sizeof(ifa));
+	for (int i = 0; i < 2; i++) {
+		struct rtattr rta = { .rta_len = (unsigned short)(sizeof(rta) + alen), .rta_type = t[i] };
+
+		if (!v[i])
+			continue;
+		put_bytes(m, &rta, sizeof(rta));
+		put_bytes(m, v[i], alen);
+		pad4(m);
+	}
+	((struct nlmsghdr *)(void *)(m->b + start))->nlmsg_len = (uint32_t)(m->len - start);
+}
+
+struct gota {
+	int nlink, n;
+	struct ul_rtnl_addr a[4];
+};
+
+static void collect_addr(void *arg, const struct ul_rtnl_addr *a)
+{
+	struct gota *g = arg;
+
+	if (g->n < 4)
+		g->a[g->n] = *a;
+	g->n++;
+}
+
+static void count_link(void *arg, const struct ul_rtnl_link *l)
+{
+	(void)l;
+	((struct gota *)arg)->nlink++;
+}
+
+/* RTM_NEWADDR / RTM_DELADDR: the interface, the family, and the
+ * interface's own address (IFA_LOCAL before IFA_ADDRESS, which is the far
+ * end on a point-to-point link); the links-only decoder skips them. */
+static void test_decode_addrs(void **state)
+{
+	(void)state;
+	struct msgbuf m = { .len = 0 };
+	struct gota g = { 0 };
+	struct ul_rtnl_handlers h = { count_link, collect_addr, &g };
+	const uint8_t v4[4] = { 10, 201, 1, 1 }, peer4[4] = { 10, 201, 1, 9 };
+	uint8_t v6[16] = { 0xfe, 0x80 };
+
+	v6[15] = 7;
+	add_addr(&m, RTM_NEWADDR, AF_INET, 5, v4, peer4, 4);
+	add_link(&m, RTM_NEWLINK, 5, IFF_UP | IFF_LOWER_UP, "va1", IF_OPER_UP);
+	add_addr(&m, RTM_DELADDR, AF_INET6, 6, NULL, v6, 16);
+	add_addr(&m, RTM_DELADDR, AF_INET, 7, NULL, NULL, 4);
+	assert_int_equal(ul_rtnl_decode_all(m.b, m.len, &h), 4);
+	assert_int_equal(g.nlink, 1);
+	assert_int_equal(g.n, 3);
+	assert_int_equal(g.a[0].ifindex, 5);
+	assert_int_equal(g.a[0].family, AF_INET);
+	assert_true(g.a[0].has_addr);
+	assert_memory_equal(g.a[0].addr, v4, 4);
+	assert_false(g.a[0].deleted);
+	assert_int_equal(g.a[1].family, AF_INET6);
+	assert_memory_equal(g.a[1].addr, v6, 16);
+	assert_true(g.a[1].deleted);
+	assert_false(g.a[2].has_addr);
+	/* the links-only decoder: one link, the addresses not counted */
+	assert_int_equal(ul_rtnl_decode(m.b, m.len, NULL, NULL), 1);
+
+	/* an address of the wrong size for its family, an unknown family */
+	m.len = 0;
+	add_addr(&m, RTM_NEWADDR, AF_INET, 5, v6, NULL, 16);
+	assert_int_equal(ul_rtnl_decode_all(m.b, m.len, &h), -EBADMSG);
+	m.len = 0;
+	add_addr(&m, RTM_NEWADDR, 99, 5, v4, NULL, 4);
+	assert_int_equal(ul_rtnl_decode_all(m.b, m.len, &h), -EBADMSG);
+	/* the ifaddrmsg cut short */
+	m.len = 0;
+	add_addr(&m, RTM_NEWADDR, AF_INET, 5, NULL, NULL, 4);
+	((struct nlmsghdr *)(void *)m.b)->nlmsg_len = NLMSG_HDRLEN + 4;
+	assert_int_equal(ul_rtnl_decode_all(m.b, NLMSG_HDRLEN + 4, &h), -EBADMSG);
 }
 
 struct got {
@@ -201,6 +293,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_links),
+		cmocka_unit_test(test_decode_addrs),
 		cmocka_unit_test(test_link_rule),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_error_message),

@@ -504,7 +504,9 @@ struct ksock_net {
 	uint8_t *rtnl_buf;                /* KSOCK_RTNL_BUF bytes: one datagram */
 	int ifindex;
 	char ifname[16];
-	bool carrier_down;                /* what we last told the core */
+	bool if_down;                     /* the interface's link, as last seen */
+	bool addr_gone;                   /* the NI's address is off the interface */
+	bool carrier_down;                /* what we last told the core: either */
 	bool link_resync;                 /* the core could not take it yet: ask again */
 };
 

@@ -9,7 +9,11 @@
  * that interface's link: an rtnetlink socket subscribed to link changes
  * sits in the node's event loop (no polling), and each RTM_NEWLINK or
  * RTM_DELLINK for the interface is judged by the kernel's rule
- * (ul_rtnl_link_is_up()). A change goes to the core
+ * (ul_rtnl_link_is_up()). Its address counts too, as the kernel's
+ * inetaddr events and its link rule's "no matching IP" do: an
+ * RTM_DELADDR of the NI's address on the interface takes the NI down as a
+ * lost link would, and an RTM_NEWADDR of it gives the link's state back.
+ * A change goes to the core
  * (lnet_ni_link_event()), which makes the NI fatal or not, pushes, and
  * calls back ksock_link_state(). An NI on a loopback address has no link
  * to lose and is not watched. The state at start comes from an
@@ -24,6 +28,7 @@
  * as the tests want it: now, not after sock_timeout) and on the
  * interface's own loss alike, so both causes behave the same.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -109,10 +114,12 @@ void ksock_link_close_conns(struct ksock_net *net)
 
 struct ksock_link_seen {
 	struct ksock_net *net;
-	bool any;          /* a message about our interface */
+	bool any;          /* a link message about our interface */
 	bool up;           /* what the last one said */
 	int operstate;
 	unsigned flags;
+	bool addr_any;     /* an address message about the NI's address */
+	bool addr_present; /* what the last one said */
 };
 
 static void ksock_link_msg(void *arg, const struct ul_rtnl_link *l)
@@ -132,12 +139,57 @@ static void ksock_link_msg(void *arg, const struct ul_rtnl_link *l)
 	s->flags = l->flags;
 }
 
+/* The NI's own address: 4 bytes (AF_INET) or 16 (AF_INET6). */
+static const void *ksock_link_ip(const struct ksock_net *net)
+{
+	if (net->family == AF_INET)
+		return &((const struct sockaddr_in *)&net->sa)->sin_addr;
+	return &((const struct sockaddr_in6 *)&net->sa)->sin6_addr;
+}
+
+/* Whether `ip` (4 or 16 bytes of `family`) is the NI's own address. */
+static bool ksock_link_is_our_ip(const struct ksock_net *net, int family, const uint8_t *ip)
+{
+	return family == net->family &&
+	       memcmp(ip, ksock_link_ip(net), family == AF_INET ? 4 : 16) == 0;
+}
+
+static void ksock_addr_msg(void *arg, const struct ul_rtnl_addr *a)
+{
+	struct ksock_link_seen *s = arg;
+	struct ksock_net *net = s->net;
+
+	if (a->ifindex != net->ifindex || !a->has_addr ||
+	    !ksock_link_is_our_ip(net, a->family, a->addr))
+		return;
+	s->addr_any = true;
+	s->addr_present = !a->deleted;
+}
+
+/* Whether the NI's address is on its interface now (getifaddrs: after
+ * rtnetlink lost messages). */
+static bool ksock_link_addr_present(struct ksock_net *net)
+{
+	struct ifaddrs *ifa, *a;
+	bool found = false;
+
+	if (getifaddrs(&ifa) < 0)
+		return !net->addr_gone;   /* can't tell: keep what we know */
+	for (a = ifa; a && !found; a = a->ifa_next)
+		found = a->ifa_addr && a->ifa_addr->sa_family == net->family &&
+			strcmp(a->ifa_name, net->ifname) == 0 &&
+			ksock_sa_same_ip(a->ifa_addr, (const struct sockaddr *)&net->sa);
+	freeifaddrs(ifa);
+	return found;
+}
+
 static void ksock_rtnl_cb(struct ul_io *io, uint32_t revents)
 {
 	struct ksock_net *net = (struct ksock_net *)((char *)io - offsetof(struct ksock_net, rtnl_io));
 	struct ksock_link_seen s = { .net = net };
-	bool resync = false;
-	char why[96];
+	const struct ul_rtnl_handlers h = { ksock_link_msg, ksock_addr_msg, &s };
+	bool resync = false, down;
+	char why[128], ipbuf[64];
 
 	(void)revents;
 	ksock_loop_enter(net);
@@ -165,7 +217,7 @@ static void ksock_rtnl_cb(struct ul_io *io, uint32_t revents)
 			resync = true;
 			continue;
 		}
-		rc = ul_rtnl_decode(net->rtnl_buf, (size_t)n, ksock_link_msg, &s);
+		rc = ul_rtnl_decode_all(net->rtnl_buf, (size_t)n, &h);
 		if (rc < 0 && rc != -EBADMSG && rc != -ENODEV)
 			lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "rtnetlink: %s", strerror(-rc));
 		if (rc == -ENODEV) {
@@ -176,18 +228,33 @@ static void ksock_rtnl_cb(struct ul_io *io, uint32_t revents)
 			s.flags = 0;
 		}
 	}
-	if (resync)
+	if (resync) {
 		(void)ul_rtnl_request_link(net->rtnl_fd, net->ifindex);
-	if (!s.any || s.up != net->carrier_down)
+		s.addr_any = true;
+		s.addr_present = ksock_link_addr_present(net);
+	}
+	if (s.any)
+		net->if_down = !s.up;
+	if (s.addr_any)
+		net->addr_gone = !s.addr_present;
+	down = net->if_down || net->addr_gone;
+	if (down == net->carrier_down)
 		return;   /* nothing new about our interface */
-	snprintf(why, sizeof(why), "%s %s (operstate %d, flags %#x)", net->ifname,
-		 s.up ? "has its link" : "lost its link", s.operstate, s.flags);
-	if (lnet_ni_link_event(net->ni, !s.up, why) == -EAGAIN) {
+	if (!inet_ntop(net->family, ksock_link_ip(net), ipbuf, sizeof(ipbuf)))
+		strcpy(ipbuf, "?");
+	if (net->addr_gone)
+		snprintf(why, sizeof(why), "%s no longer has %s", net->ifname, ipbuf);
+	else if (s.any)
+		snprintf(why, sizeof(why), "%s %s (operstate %d, flags %#x)", net->ifname,
+			 down ? "lost its link" : "has its link", s.operstate, s.flags);
+	else
+		snprintf(why, sizeof(why), "%s has %s again", net->ifname, ipbuf);
+	if (lnet_ni_link_event(net->ni, down, why) == -EAGAIN) {
 		/* the NI is not in service yet: the reaper asks again */
 		net->link_resync = true;
 		return;
 	}
-	net->carrier_down = !s.up;
+	net->carrier_down = down;
 }
 
 void ksock_link_resync(struct ksock_net *net)
