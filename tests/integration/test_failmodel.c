@@ -33,6 +33,13 @@
  *    succeeds;
  *  - `ulnetctl discover` of a peer whose ping REPLY is lost ends with its
  *    discovery, and the next discover starts afresh;
+ *  - the drop and delay scenarios again with A and B on two nets and the
+ *    rules on the router R between them (127.0.15.21@tcp -> R
+ *    127.0.15.22@tcp / 127.0.15.23@tcp1 -> 127.0.15.24@tcp1), where the
+ *    kernel applies them to forwarded messages as they arrive (a delay
+ *    rule holds one a second time as R sends it on); R must be
+ *    idle afterwards too, every router buffer back in its pool (root:
+ *    routed headers need privileged ports, see test_socklnd_routing);
  *  - skipped, a known divergence: a response timeout should lower the
  *    peer NI's health, as the kernel's.
  */
@@ -50,6 +57,7 @@
 #include "failmodel.h"
 #include "socklnd_util.h"
 #include "ulnet/fault.h"
+#include "ulnet/routing.h"
 
 #define PORTAL 42
 #define MB 0xfa11
@@ -67,14 +75,20 @@
 #define B_NID "127.0.15.2@tcp"
 #define A2_NID "127.0.15.3@tcp"
 #define B2_NID "127.0.15.4@tcp"
+/* routed: A on tcp, B on tcp1, R between */
+#define RA_NID "127.0.15.21@tcp"
+#define R0_NID "127.0.15.22@tcp"
+#define R1_NID "127.0.15.23@tcp1"
+#define RB_NID "127.0.15.24@tcp1"
 
 static struct {
-	struct st_node a, b;
+	struct st_node a, b, r;
 	struct st_md bm;               /* B's target */
 	uint8_t bbuf[OPSIZE];
-	int a_mds, b_mds;              /* MDs each holds when idle */
+	int a_mds, b_mds, r_mds;       /* MDs each holds when idle */
 	uint16_t port;
 	bool up;                       /* nodes_up() ran: teardown has work */
+	bool routed;                   /* A and B on two nets, R between */
 } T;
 
 static void tweak(struct ulnet_ni_conf *c)
@@ -139,6 +153,48 @@ static void nodes_up(bool two)
 	T.b_mds = fm_md_count(T.b.ln);
 }
 
+static void route_add(ulnet_t *ln, const char *net, const char *gw)
+{
+	struct ulnet_route_conf rc = { .hops = ULNET_ROUTE_HOPS_UNSET };
+
+	assert_int_equal(ulnet_net_parse(net, &rc.net, NULL), 0);
+	rc.gateway = nid_of(gw);
+	assert_int_equal(ulnet_route_add(ln, &rc), 0);
+}
+
+/* A (tcp) and B (tcp1) with the router R between, forwarding at once;
+ * false (the test skipped) without privileged ports. */
+static bool nodes_up_routed(void)
+{
+	if (!st_is_privileged()) {
+		fprintf(stderr, "skipped: needs root (privileged ports): routing between "
+				"user-space peers cannot keep end-to-end NIDs\n");
+		skip();
+		return false;
+	}
+	memset(&T, 0, sizeof(T));
+	T.port = st_port();
+	T.up = true;
+	T.routed = true;
+	st_md_init(&T.bm);
+	assert_int_equal(st_node_start_conf(&T.a, RA_NID, T.port, "all", NULL, NULL, 0, tweak), 0);
+	assert_int_equal(st_node_start_conf(&T.r, R0_NID, T.port, "all", NULL, NULL, 0, tweak), 0);
+	add_ni(&T.r, R1_NID);
+	assert_int_equal(st_node_start_conf(&T.b, RB_NID, T.port, "all", NULL, NULL, 0, tweak), 0);
+	short_timeouts(T.a.ln);
+	short_timeouts(T.r.ln);
+	short_timeouts(T.b.ln);
+	route_add(T.a.ln, "tcp1", R0_NID);
+	route_add(T.b.ln, "tcp", R1_NID);
+	assert_int_equal(ulnet_routing_enable_now(T.r.ln), 0);
+	assert_int_equal(st_target(&T.b, PORTAL, MB, T.bbuf, sizeof(T.bbuf), &T.bm), 0);
+	fm_assert_put_get_ok(T.a.ln, T.b.nid, PORTAL, MB, ST_WAIT_MS);
+	T.a_mds = fm_md_count(T.a.ln);
+	T.b_mds = fm_md_count(T.b.ln);
+	T.r_mds = fm_md_count(T.r.ln);
+	return true;
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -148,18 +204,26 @@ static int teardown(void **state)
 	st_md_release(&T.b, &T.bm);
 	st_node_stop(&T.a);
 	st_node_stop(&T.b);
+	if (T.routed)
+		st_node_stop(&T.r);
 	st_md_fini(&T.bm);
 	return 0;
 }
 
-/* After a scenario: both nodes idle, and they serve new traffic. */
-static void assert_recovered(void)
+static void assert_all_idle(void)
 {
 	fm_assert_idle(T.a.ln, T.a_mds);
 	fm_assert_idle(T.b.ln, T.b_mds);
+	if (T.routed)
+		fm_assert_idle(T.r.ln, T.r_mds);
+}
+
+/* After a scenario: the nodes idle, and they serve new traffic. */
+static void assert_recovered(void)
+{
+	assert_all_idle();
 	fm_assert_put_get_ok(T.a.ln, T.b.nid, PORTAL, MB, ST_WAIT_MS);
-	fm_assert_idle(T.a.ln, T.a_mds);
-	fm_assert_idle(T.b.ln, T.b_mds);
+	assert_all_idle();
 }
 
 static const char *const type_name[] = { "ACK", "PUT", "GET", "REPLY" };
@@ -180,6 +244,8 @@ static struct st_node *rule_for(int type, struct ulnet_fault_rule *r)
 	if (req)
 		r->portal_mask = 1ULL << PORTAL;
 	r->seed = 0x1500 + (uint64_t)type;
+	if (T.routed)   /* forwarded: where it arrives first */
+		return &T.r;
 	return req ? &T.b : &T.a;
 }
 
@@ -363,7 +429,7 @@ static void delay_case(int type)
 	struct st_node *at = rule_for(type, &r);
 	struct fm_result res;
 	struct fm_ops s;
-	int bput0, bget0;
+	int bput0, bget0, holds = T.routed ? 2 : 1;
 	uint64_t t0;
 
 	r.rate = 1;
@@ -392,17 +458,18 @@ static void delay_case(int type)
 	assert_true(st_now_ms() - t0 < LATENCY_S * 1000);
 	/* the held messages go on late, one after the other (the second is
 	 * read only once the first went on): once the last is held, the
-	 * nodes are idle when it went */
-	for (uint64_t end = st_now_ms() + (uint64_t)(NDELAY + 2) * LATENCY_S * 1000;;) {
+	 * nodes are idle when it went. A router holds a forwarded message
+	 * twice, as the kernel's: as it arrives (lnet_parse) and as it is
+	 * sent on (lnet_post_send_locked) */
+	for (uint64_t end = st_now_ms() + (uint64_t)(NDELAY * holds + 2) * LATENCY_S * 1000;;) {
 		assert_int_equal(ulnet_fault_list(at->ln, ULNET_FAULT_DELAY, 0, NULL, &st), 0);
-		if (st.delayed >= NDELAY || st_now_ms() > end)
+		if (st.delayed >= (uint64_t)(NDELAY * holds) || st_now_ms() > end)
 			break;
 		usleep(20000);
 	}
-	assert_int_equal(st.delayed, NDELAY);
-	assert_int_equal(stat_of(&st, type), NDELAY);
-	fm_assert_idle(T.a.ln, T.a_mds);
-	fm_assert_idle(T.b.ln, T.b_mds);
+	assert_int_equal(st.delayed, NDELAY * holds);
+	assert_int_equal(stat_of(&st, type), NDELAY * holds);
+	assert_all_idle();
 	/* the late requests reached B's MD; the responses that came late to
 	 * A found no MD there and were dropped */
 	pthread_mutex_lock(&T.bm.mu);
@@ -675,6 +742,28 @@ static void test_response_timeout_lowers_peer_health(void **state)
 	fm_fini(&s);
 }
 
+/* --- the same rules on a router ----------------------------------------------- */
+
+static void test_router_drop(void **state)
+{
+	(void)state;
+	if (!nodes_up_routed())
+		return;
+	drop_case(ULNET_MSG_PUT, 2);
+	drop_case(ULNET_MSG_GET, 2);
+	drop_case(ULNET_MSG_ACK, 2);
+	drop_case(ULNET_MSG_REPLY, 10);
+}
+
+static void test_router_delay(void **state)
+{
+	(void)state;
+	if (!nodes_up_routed())
+		return;
+	delay_case(ULNET_MSG_PUT);
+	delay_case(ULNET_MSG_REPLY);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -691,6 +780,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_local_ni_unhealthy, teardown),
 		cmocka_unit_test_teardown(test_discover_reply_lost, teardown),
 		cmocka_unit_test_teardown(test_response_timeout_lowers_peer_health, teardown),
+		cmocka_unit_test_teardown(test_router_drop, teardown),
+		cmocka_unit_test_teardown(test_router_delay, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

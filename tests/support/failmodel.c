@@ -15,6 +15,7 @@
 
 #include "core/core.h"
 #include "failmodel.h"
+#include "ulnet/routing.h"
 
 #define FM_IDLE_WAIT_MS 15000
 
@@ -220,6 +221,7 @@ static const char *fm_busy(ulnet_t *ln, int keep_mds, char *why, size_t len)
 	struct ulnet_counters c;
 	struct ulnet_ni_info ni;
 	struct ulnet_peer_info pi;
+	struct ulnet_routing_info ri;
 	int mds;
 
 	ulnet_counters_get(ln, &c);
@@ -238,6 +240,16 @@ static const char *fm_busy(ulnet_t *ln, int keep_mds, char *why, size_t len)
 			snprintf(why, len, "NI %d: %d of %d credits", i, ni.credits_avail,
 				 ni.credits_max);
 			return why;
+		}
+	}
+	/* a router: every buffer back in its pool */
+	if (ulnet_routing_info(ln, &ri) == 0 && ri.pools) {
+		for (int i = 0; i < ULNET_RTR_NPOOLS; i++) {
+			if (ri.pool[i].credits != ri.pool[i].nbuffers) {
+				snprintf(why, len, "router pool %d: %d of %d buffers free", i,
+					 ri.pool[i].credits, ri.pool[i].nbuffers);
+				return why;
+			}
 		}
 	}
 	for (int i = 0; ulnet_peer_info(ln, i, &pi) == 0; i++) {

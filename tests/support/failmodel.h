@@ -10,7 +10,8 @@
  *  - it ends within a bound of its issue;
  *  - afterwards the node is idle: no message allocated, no response
  *    tracker, no MD but the ones the test keeps, every NI's and peer NI's
- *    credits back, nothing queued;
+ *    credits back, nothing queued, and on a router every buffer back in
+ *    its pool;
  *  - a fresh PUT and GET then succeed.
  *
  * Operations are tracked in a struct fm_ops: each is a free-floating MD of
