@@ -217,7 +217,7 @@ kill -TERM "$PID_R"; wait "$PID_R"
 
 # --- not supported by ulnet: each a clean -EOPNOTSUPP (-95), exit 234 -----------
 for cmd in "udsp add --src tcp --priority 1" "udsp del --idx 0" \
-	   "net add --ip2net tcp(lo)" "peer add --prim_nid 127.0.0.70@tcp --ip2nets 127.0.0.[70-71]" \
+	   "peer add --prim_nid 127.0.0.70@tcp --ip2nets 127.0.0.[70-71]" \
 	   "net add --nid 127.0.7.9@tcp --cpt 0" "net add --nid 127.0.7.9@tcp --skip-mr-route-setup" \
 	   "net add --nid 127.0.7.9@tcp --auth-key k" "net add --nid 127.0.7.9@tcp --traffic-class 1" \
 	   "peer add --prim_nid 127.0.7.70@tcp --lock_prim"; do

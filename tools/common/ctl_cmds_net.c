@@ -5,6 +5,8 @@
  * the tunables setter of "net set", which "peer set" shares.
  */
 #include "ctl_cmds_int.h"
+#include "ctl_ip2nets.h"
+#include "modopts.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -232,6 +234,67 @@ static int net_add_conf(struct ctl_ctx *ctx, struct ulnet_ni_conf *conf, struct 
 	return 0;
 }
 
+/*
+ * net add --ip2net: the kernel's ip2nets string, as its netlink handler
+ * takes it (lnet_handle_legacy_ip2nets): the networks of the entries whose
+ * pattern matches an IPv4 address of the node, one NI per interface (a net
+ * without interface: the first that is up, not loopback, with an IPv4
+ * address), in order; the first failure stops it (the NIs added stay).
+ * The tunables of the command apply to each NI. Errors are the kernel's
+ * "cannot setup ip2nets", with why.
+ */
+static int net_add_ip2net(struct ctl_ctx *ctx, const char *s, const struct ulnet_ni_conf *tmpl,
+			  struct ctl_reply *rp)
+{
+	struct modopt_ni *nis = calloc(MODOPT_MAX_NIS, sizeof(*nis));
+	char why[600], msg[800], eb[96], nb[ULNET_NIDSTR_SIZE], netname[ULNET_NETSTR_SIZE];
+	struct ip2n_addrs a;
+	int n = 0, rc;
+
+	if (!nis)
+		return -ENOMEM;
+	rc = ip2n_addrs_get(&a);
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "cannot list the interfaces: %s",
+			 ctl_strerror(rc, eb, sizeof(eb)));
+	} else {
+		rc = modopts_ip2nets_nis(s, &a, nis, MODOPT_MAX_NIS, &n, why, sizeof(why));
+		ip2n_addrs_free(&a);
+	}
+	for (int i = 0; rc == 0 && i < n; i++) {
+		struct ulnet_ni_conf conf = *tmpl;
+		uint32_t ip = 0;
+
+		if (ulnet_net_format(nis[i].net, netname, sizeof(netname)) < 0)
+			snprintf(netname, sizeof(netname), "?");
+		if (nis[i].iface[0]) {
+			rc = ctl_ip_of_iface(nis[i].iface, &ip);
+			snprintf(conf.iface, sizeof(conf.iface), "%s", nis[i].iface);
+		} else {
+			rc = ctl_first_iface(conf.iface, sizeof(conf.iface), &ip);
+		}
+		if (rc < 0) {
+			snprintf(why, sizeof(why), "%s(%s): no IPv4 address on %s", netname,
+				 nis[i].iface, nis[i].iface[0] ? nis[i].iface
+				 : "an interface that is up, not loopback");
+			break;
+		}
+		ulnet_nid_from_ipv4(ip, nis[i].net, &conf.nid);
+		ctl_ni_conf_defaults(ctx, &conf);
+		rc = ulnet_ni_add(ctx->ln, &conf);
+		if (rc < 0)
+			snprintf(why, sizeof(why), "%s(%s): cannot add NI %s: %s", netname, conf.iface,
+				 ulnet_nid_str(&conf.nid, nb), ctl_strerror(rc, eb, sizeof(eb)));
+	}
+	free(nis);
+	if (rc < 0) {
+		snprintf(msg, sizeof(msg), "cannot setup ip2nets: %s", why);
+		y_nl_error(&rp->err, "add", "net", rc, msg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 		       const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
@@ -259,7 +322,7 @@ static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, const struct pa
 		}
 	}
 	/* lnetctl options ulnet has no counterpart for: refused, not ignored */
-	static const int unsup[] = { NA_IP2NET, NA_CPT, NA_SKIP, NA_AUTH, NA_TC };
+	static const int unsup[] = { NA_CPT, NA_SKIP, NA_AUTH, NA_TC };
 
 	for (size_t i = 0; i < sizeof(unsup) / sizeof(unsup[0]); i++) {
 		if (p->v[unsup[i]].set) {
@@ -281,9 +344,6 @@ static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, const struct pa
 		}
 		snprintf(conf.accept, sizeof(conf.accept), "%s", m);
 	}
-	rc = ctl_ni_conf_addr(p->v[NA_NID].arg, p->v[NA_NET].arg, p->v[NA_IF].arg, &conf, rp, "add");
-	if (rc)
-		return -EINVAL;
 	conf.tun.peer_timeout = (int)v[0];
 	conf.tun.peer_credits = (int)v[1];
 	conf.tun.peer_buffer_credits = (int)v[2];
@@ -291,6 +351,19 @@ static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, const struct pa
 	conf.tun.conns_per_peer = (int)v[4];
 	conf.tun.tos = p->v[NA_TOS].set ? (int)v[5] : -1;
 	conf.accept_port = (uint16_t)v[6];
+	if (p->v[NA_IP2NET].set) {
+		/* lnetctl sends --net (or --nid) instead, and --if with it
+		 * makes a request the kernel refuses: said here */
+		if (p->v[NA_NET].set || p->v[NA_NID].set || p->v[NA_IF].set) {
+			y_nl_error(&rp->err, "add", "net", -EINVAL,
+				   "--ip2net cannot be combined with --net, --nid or --if");
+			return -EINVAL;
+		}
+		return net_add_ip2net(ctx, p->v[NA_IP2NET].arg, &conf, rp);
+	}
+	rc = ctl_ni_conf_addr(p->v[NA_NID].arg, p->v[NA_NET].arg, p->v[NA_IF].arg, &conf, rp, "add");
+	if (rc)
+		return -EINVAL;
 	return net_add_conf(ctx, &conf, rp);
 }
 
@@ -555,7 +628,9 @@ const struct cmd ctl_net_cmds[] = {
 	  "\t--tos: IP type of service\n"
 	  "\t--accept-port: (ulnet) acceptor port of the NI, default 988\n"
 	  "\t--accept: (ulnet) acceptor mode: secure (default), all, none\n"
-	  "\t--ip2net, --cpt, --skip-mr-route-setup, --auth-key, --traffic-class:\n"
+	  "\t--ip2net: specify networks based on IP address patterns\n"
+	  "\t  (\"tcp(eth0) 10.0.0.*; tcp1 192.168.[1-4].*\")\n"
+	  "\t--cpt, --skip-mr-route-setup, --auth-key, --traffic-class:\n"
 	  "\t  not supported by ulnet (refused)\n", LK_WRITE, OPTS(net_add_opts), 0, false },
 	{ "del", cmd_net_del, NULL, "delete a network\n"
 	  "\t--net: net name (e.g. tcp0)\n"

@@ -76,6 +76,12 @@ struct modopts {
 	struct modopt_ni nis[MODOPT_MAX_NIS];
 	int nnis;
 	char networks_where[MODOPT_WHERE_MAX];
+	bool networks_named;        /* networks= set to a non-empty string */
+	/* ip2nets= (ctl_ip2nets.h): its syntax checked when set, matched
+	 * against the node's addresses at "configure --all", where it takes
+	 * the place of networks=; NULL when not set */
+	char *ip2nets;
+	char ip2nets_where[MODOPT_WHERE_MAX];
 	bool routes_set;
 	struct modopt_route *routes;
 	int nroutes;
@@ -142,7 +148,7 @@ int modopts_parse_text(struct modopts *mo, const char *name, const char *text, s
 int modopts_parse_file(struct modopts *mo, const char *path);
 /* The checks between parameters, once all are set (peer_credits against
  * credits, max_reconnectms against min_reconnectms, accept_port_bulk
- * against accept_port). */
+ * against accept_port, ip2nets against a non-empty networks). */
 int modopts_finish(struct modopts *mo);
 
 /* The kernel's parsers of networks= and routes= (modopts_nets.c). On
@@ -160,9 +166,18 @@ int modopts_parse_routes(const char *s, struct modopt_route **routes, int *n, ch
  */
 int modopts_load(struct ctl_ctx *ctx, struct modopts *mo);
 /*
+ * The NIs ip2nets= gives on a node with addresses `a` (ctl_ip2nets.h), as
+ * the kernel's lnet_parse_ip2nets() then lnet_parse_networks(): -ENOENT
+ * when no entry matches; -EINVAL, -E2BIG, -EOPNOTSUPP with `why`.
+ */
+struct ip2n_addrs;
+int modopts_ip2nets_nis(const char *ip2nets, const struct ip2n_addrs *a, struct modopt_ni *nis,
+			int max, int *n, char *why, size_t whylen);
+
+/*
  * "lnet configure" of ctx->ln: the router parameters, and with `all`
- * (configure --all, ulnetd's start) networks=, routes= and forwarding=,
- * in the kernel's order. Returns 0 or a negative errno with `err` set.
+ * (configure --all, ulnetd's start) networks= (or ip2nets=), routes= and
+ * forwarding=, in the kernel's order. Returns 0 or a negative errno with `err` set.
  */
 int modopts_configure(struct ctl_ctx *ctx, bool all, char *err, size_t errlen);
 

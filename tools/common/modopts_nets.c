@@ -23,6 +23,8 @@
  */
 #include "modopts.h"
 
+#include "ctl_ip2nets.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -151,6 +153,29 @@ int modopts_parse_networks(const char *s, struct modopt_ni *nis, int max, int *n
 			q++; /* ',' */
 		}
 	}
+	return 0;
+}
+
+/* --- ip2nets= ------------------------------------------------------------------- */
+
+int modopts_ip2nets_nis(const char *ip2nets, const struct ip2n_addrs *a, struct modopt_ni *nis,
+			int max, int *n, char *why, size_t wl)
+{
+	char nets[IP2N_NETWORKS_MAX + 1], w[300];
+	int rc = ip2n_kernel_networks(ip2nets, a, nets, sizeof(nets), why, wl);
+
+	*n = 0;
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return modopts_errf(why, wl, -ENOENT, "does not match any local IP interface (no "
+				    "pattern matches an IPv4 address of an interface that is up, not "
+				    "loopback)");
+	/* then the kernel's lnet_parse_networks() of what matched */
+	rc = modopts_parse_networks(nets, nis, max, n, w, sizeof(w));
+	if (rc < 0)
+		return modopts_errf(why, wl, rc, "the networks of the matching entries, '%.200s': %s",
+				    nets, w);
 	return 0;
 }
 
