@@ -174,9 +174,13 @@ ss -ltnH "sport = :$((PORT + 1))" 2>/dev/null | grep -qF "127.0.0.1:$((PORT + 1)
 kill -TERM "$PID_P"; wait "$PID_P"
 
 # --- refused: exit 1 before serving, naming the parameter -----------------------------
-refused "--module-option: lnet.ip2nets: not supported by ulnet" \
+# ip2nets: a bad pattern when set; no match (lo, loopback, never does) at start
+refused "--module-option: lnet.ip2nets: entry 1 (tcp(lo)): bad IP pattern '127.0.0'" \
+	--module-option 'lnet.ip2nets="tcp(lo) 127.0.0"'
+has "$T/X.log" "(errno -22)"
+refused "--module-option: lnet.ip2nets: does not match any local IP interface" \
 	--module-option 'lnet.ip2nets="tcp(lo) 127.0.0.*"'
-has "$T/X.log" "(errno -95)"
+has "$T/X.log" "(errno -2)"
 refused "--module-option: ksocklnd.tos: 300 is out of range (-1..255) (errno -22)" \
 	--module-option ksocklnd.tos=300
 refused "--module-option: lnet.forwarding: needs a value" --module-option lnet.forwarding

@@ -200,8 +200,8 @@ static void test_quoting_and_continuation(void **state)
 	modopts_free(&mo);
 
 	/* an error after a continuation names the line the option starts on */
-	text_fails("# one\noptions lnet \\\n  ip2nets=\"tcp0(eth0) 10.0.0.*\"\n", -EOPNOTSUPP,
-		   "f.conf:2: lnet.ip2nets:", "not supported by ulnet", "(errno -95)", NULL);
+	text_fails("# one\noptions lnet \\\n  ip2nets=\"tcp0(eth0) 10.0.0\"\n", -EINVAL,
+		   "f.conf:2: lnet.ip2nets: entry 1 (tcp0(eth0)): bad IP pattern '10.0.0'", "(errno -22)", NULL);
 	text_fails("options lnet networks=tcp\n\n\noptions lnet lnet_retry_count=x\n", -EINVAL,
 		   "f.conf:4: lnet.lnet_retry_count: 'x' is not", "(errno -22)", NULL);
 	/* quotes */
@@ -416,7 +416,7 @@ static void test_noops_and_fixed(void **state)
 	arg_fails("ksocklnd.eager_ack=1", -EOPNOTSUPP, NULL);
 	/* the rest of what ulnet does not have */
 	static const char *const unsup[] = {
-		"lnet.ip2nets=tcp", "lnet.rnet_htable_size=128", "lnet.lock_prim_nid=0",
+		"lnet.rnet_htable_size=128", "lnet.lock_prim_nid=0",
 		"lnet.local_nid_dist_zero=0", "lnet.portal_rotor=1", "lnet.enable_sysctl_setup=1",
 		"lnet.cpu_npartitions=2", "ksocklnd.nscheds=4", "ksocklnd.nconnds=2",
 		"ksocklnd.nconnds_max=8",
@@ -608,6 +608,45 @@ static void test_finish(void **state)
 	modopts_free(&mo);
 }
 
+/* ip2nets=: the kernel's string, its syntax checked when it is set (every
+ * entry, FILE:LINE in the error), matched when LNet is configured; not
+ * with a networks= that names nets. */
+static void test_ip2nets(void **state)
+{
+	(void)state;
+	struct modopts mo;
+
+	mo_new(&mo);
+	assert_int_equal(text(&mo, "options lnet networks=\"\" ip2nets=\"tcp0(eth0) 10.0.0.*; "
+			      "tcp1(eth1) 192.168.[1-4].*  # the other rack\"\n"
+			      "options lnet ip2nets=\"tcp0(eth0) 10.0.0.*; o2ib 192.168.*.*\"\n"), 0);
+	/* a later setting replaces an earlier one */
+	assert_string_equal(mo.ip2nets, "tcp0(eth0) 10.0.0.*; o2ib 192.168.*.*");
+	assert_string_equal(mo.ip2nets_where, "f.conf:2");
+	assert_int_equal(modopts_finish(&mo), 0);
+	/* networks="" is the kernel's "not set": with ip2nets, fine; naming
+	 * nets, not (the kernel's lnet_get_networks) */
+	arg_ok(&mo, "lnet.networks=tcp(eth0)");
+	assert_int_equal(modopts_finish(&mo), -EINVAL);
+	assert_non_null(strstr(mo.err, "f.conf:2: lnet.ip2nets: networks= is set too (--module-option)"));
+	assert_non_null(strstr(mo.err, "(errno -22)"));
+	/* ip2nets="" is no ip2nets */
+	arg_ok(&mo, "lnet.ip2nets=");
+	assert_null(mo.ip2nets);
+	assert_int_equal(modopts_finish(&mo), 0);
+	modopts_free(&mo);
+
+	/* bad values: where, the parameter, why */
+	arg_fails("lnet.ip2nets=\"tcp 10.0.0.0/24\"", -EINVAL,
+		  "--module-option: lnet.ip2nets: entry 1 (tcp): bad IP pattern '10.0.0.0/24': an IPv4 "
+		  "range takes no prefix length");
+	arg_fails("lnet.ip2nets=tcp(eth0 10.0.0.1", -EINVAL, "'(' without ')' after tcp");
+	arg_fails("lnet.ip2nets=tcp 10.0.0.1;tpc 10.0.0.2", -EINVAL, "entry 2: 'tpc' is not a net");
+	arg_fails("lnet.ip2nets=tcp 2001:db8::1", -EINVAL, "IPv4 patterns only");
+	text_fails("\n\noptions lnet ip2nets=\"tcp,tcp0 1.2.3.4\"", -EINVAL,
+		   "f.conf:3: lnet.ip2nets: entry 1: net tcp0 named twice", "(errno -22)", NULL);
+}
+
 /* --- on a node ------------------------------------------------------------------- */
 
 static const char node_opts[] =
@@ -744,6 +783,35 @@ static void test_router_by_route(void **state)
 
 /* An interface that is not there fails the whole configuration, naming
  * where networks= was set. */
+/* ip2nets= that matches no address of the node stops the start, as the
+ * kernel's LNetNIInit fails; a loopback address never matches. */
+static void test_ip2nets_no_match(void **state)
+{
+	(void)state;
+	struct node *n = calloc(1, sizeof(*n));
+	char err[MODOPT_ERR_MAX];
+	struct ulnet_opts o;
+
+	assert_non_null(n);
+	mo_new(&n->mo);
+	assert_int_equal(text(&n->mo, "options lnet accept=none\n"
+			      "options lnet ip2nets=\"tcp(lo) 127.0.0.*; tcp1 255.255.255.254\"\n"), 0);
+	assert_int_equal(modopts_finish(&n->mo), 0);
+	memset(&o, 0, sizeof(o));
+	o.flags = ULNET_OPT_MANUAL_PROGRESS;
+	assert_int_equal(ctl_ctx_init(&n->ctx, &o, true), 0);
+	ctl_reply_init(&n->rp);
+	assert_int_equal(modopts_load(&n->ctx, &n->mo), 0);
+	assert_int_equal(modopts_configure(&n->ctx, true, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "f.conf:2: lnet.ip2nets: does not match any local IP interface"));
+	assert_non_null(strstr(err, "(errno -2)"));
+	ctl_run_expect(&n->ctx, &n->rp, "lnet unconfigure", 0, "");
+	assert_int_equal(ctl_run_line(&n->ctx, &n->rp, NULL, 0, "lnet configure --all"), 234);
+	ctl_has(&n->rp.err, "lnet.ip2nets: does not match", "lnet configure --all");
+	node_stop(n);
+	free(n);
+}
+
 static void test_bad_interface(void **state)
 {
 	(void)state;
@@ -781,8 +849,10 @@ int main(void)
 		cmocka_unit_test(test_networks),
 		cmocka_unit_test(test_routes),
 		cmocka_unit_test(test_finish),
+		cmocka_unit_test(test_ip2nets),
 		cmocka_unit_test(test_on_a_node),
 		cmocka_unit_test(test_router_by_route),
+		cmocka_unit_test(test_ip2nets_no_match),
 		cmocka_unit_test(test_bad_interface),
 	};
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl_ip2nets.h"
 #include "ctl_render.h"
 
 /* --- one call: where it came from, what it sets ----------------------------- */
@@ -140,7 +141,28 @@ static int h_networks(struct mo_call *c)
 	}
 	mo->nnis = n;
 	mo->networks_set = true;
+	mo->networks_named = *c->v != '\0';
 	copy_where(mo->networks_where, c->where);
+	return 0;
+}
+
+/* ip2nets=: the syntax now (every entry, as the kernel parses every
+ * pattern), the matching against the node's addresses when LNet is
+ * configured (modopts_configure), as the kernel's lnet_parse_ip2nets(). */
+static int h_ip2nets(struct mo_call *c)
+{
+	struct modopts *mo = c->mo;
+	int rc = ip2n_kernel_networks(c->v, NULL, NULL, 0, c->why, sizeof(c->why));
+
+	if (rc < 0)
+		return rc;
+	/* a later setting replaces an earlier one; "" (the kernel's
+	 * default) is no ip2nets */
+	free(mo->ip2nets);
+	mo->ip2nets = NULL;
+	if (*c->v && !(mo->ip2nets = strdup(c->v)))
+		return why(c, -ENOMEM, "out of memory");
+	copy_where(mo->ip2nets_where, c->where);
 	return 0;
 }
 
@@ -501,7 +523,7 @@ static const struct mo_param params[] = {
 	/* lnet: api-ni.c */
 	{ "lnet", "networks", T_STR, h_networks, 0, NULL },
 	{ "lnet", "routes", T_STR, h_routes, 0, NULL },
-	{ "lnet", "ip2nets", T_STR, h_unsup, 0, "name the nets with networks=" },
+	{ "lnet", "ip2nets", T_STR, h_ip2nets, 0, NULL },
 	{ "lnet", "rnet_htable_size", T_INT, h_unsup, 0, "ulnet's table of remote nets has no size to set" },
 	{ "lnet", "use_tcp_bonding", T_INT, h_noop, 0, "removed from the kernel (Multi-Rail replaces it)" },
 	{ "lnet", "lnet_numa_range", T_UINT, h_global, G_NUMA, NULL },
@@ -650,6 +672,8 @@ void modopts_init(struct modopts *mo)
 
 void modopts_free(struct modopts *mo)
 {
+	free(mo->ip2nets);
+	mo->ip2nets = NULL;
 	free(mo->routes);
 	mo->routes = NULL;
 	mo->nroutes = 0;
@@ -1016,6 +1040,12 @@ int modopts_finish(struct modopts *mo)
 			 mo->sock.max_reconnectms,
 			 mo->sock.min_reconnectms > 0 ? mo->sock.min_reconnectms : 1000);
 		return fail(mo, -EINVAL, mo->reconnect_where, "ksocklnd", "max_reconnectms", reason);
+	}
+	/* the kernel's lnet_get_networks(): not both (networks="" is) */
+	if (mo->ip2nets && mo->networks_set && mo->networks_named) {
+		snprintf(reason, sizeof(reason), "networks= is set too (%.200s): specify either "
+			 "networks or ip2nets, not both (as the kernel)", mo->networks_where);
+		return fail(mo, -EINVAL, mo->ip2nets_where, "lnet", "ip2nets", reason);
 	}
 	/* ulnet listens on one port: a bulk port is fine only as that one */
 	int port = mo->accept_port ? mo->accept_port : 988;

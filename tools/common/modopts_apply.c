@@ -13,9 +13,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl_cmds_int.h"
+#include "ctl_ip2nets.h"
 
 static int fail(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int fail(char *err, size_t len, int rc, const char *fmt, ...)
@@ -85,13 +87,14 @@ int modopts_load(struct ctl_ctx *ctx, struct modopts *mo)
 	return 0;
 }
 
-/* The NIs of networks=. */
-static int configure_nets(struct ctl_ctx *ctx, const struct modopts *mo, char *err, size_t len)
+/* The NIs of networks= (or of ip2nets=: `param`), set at `where`. */
+static int configure_nis(struct ctl_ctx *ctx, const struct modopt_ni *nis, int nnis,
+			 const char *where, const char *param, char *err, size_t len)
 {
 	char eb[96], nb[ULNET_NIDSTR_SIZE], netname[ULNET_NETSTR_SIZE];
 
-	for (int i = 0; i < mo->nnis; i++) {
-		const struct modopt_ni *m = &mo->nis[i];
+	for (int i = 0; i < nnis; i++) {
+		const struct modopt_ni *m = &nis[i];
 		struct ulnet_ni_conf conf;
 		uint32_t ip = 0;
 		int rc;
@@ -103,27 +106,55 @@ static int configure_nets(struct ctl_ctx *ctx, const struct modopts *mo, char *e
 		if (m->iface[0]) {
 			rc = ctl_ip_of_iface(m->iface, &ip);
 			if (rc < 0)
-				return fail(err, len, rc, "%s: lnet.networks: %s(%s): no IPv4 address on "
-					    "interface %s", mo->networks_where, netname, m->iface, m->iface);
+				return fail(err, len, rc, "%s: lnet.%s: %s(%s): no IPv4 address on "
+					    "interface %s", where, param, netname, m->iface, m->iface);
 			snprintf(conf.iface, sizeof(conf.iface), "%s", m->iface);
 		} else {
 			rc = ctl_first_iface(conf.iface, sizeof(conf.iface), &ip);
 			if (rc < 0)
-				return fail(err, len, rc, "%s: lnet.networks: %s: no interface is up, "
-					    "not loopback, with an IPv4 address", mo->networks_where,
-					    netname);
+				return fail(err, len, rc, "%s: lnet.%s: %s: no interface is up, "
+					    "not loopback, with an IPv4 address", where, param, netname);
 		}
 		ulnet_nid_from_ipv4(ip, m->net, &conf.nid);
 		ulnet_nid_str(&conf.nid, nb);
 		ctl_ni_conf_defaults(ctx, &conf);
 		rc = ulnet_ni_add(ctx->ln, &conf);
 		if (rc < 0)
-			return fail(err, len, rc, "%s: lnet.networks: %s(%s): cannot add NI %s: %s",
-				    mo->networks_where, netname, conf.iface, nb,
-				    ctl_strerror(rc, eb, sizeof(eb)));
-		ctx_log(ctx, ULNET_LOG_INFO, "lnet.networks: NI %s up on %s", nb, conf.iface);
+			return fail(err, len, rc, "%s: lnet.%s: %s(%s): cannot add NI %s: %s", where,
+				    param, netname, conf.iface, nb, ctl_strerror(rc, eb, sizeof(eb)));
+		ctx_log(ctx, ULNET_LOG_INFO, "lnet.%s: NI %s up on %s", param, nb, conf.iface);
 	}
 	return 0;
+}
+
+/* The NIs of networks=, or of ip2nets= matched against the addresses the
+ * node has now (the kernel's lnet_get_networks() at LNetNIInit). */
+static int configure_nets(struct ctl_ctx *ctx, const struct modopts *mo, char *err, size_t len)
+{
+	if (!mo->ip2nets)
+		return configure_nis(ctx, mo->nis, mo->nnis, mo->networks_where, "networks", err, len);
+
+	struct modopt_ni *nis = calloc(MODOPT_MAX_NIS, sizeof(*nis));
+	struct ip2n_addrs a;
+	char why[600], eb[96];
+	int n = 0, rc;
+
+	if (!nis)
+		return fail(err, len, -ENOMEM, "%s: lnet.ip2nets: out of memory", mo->ip2nets_where);
+	rc = ip2n_addrs_get(&a);
+	if (rc < 0) {
+		free(nis);
+		return fail(err, len, rc, "%s: lnet.ip2nets: cannot list the interfaces: %s",
+			    mo->ip2nets_where, ctl_strerror(rc, eb, sizeof(eb)));
+	}
+	rc = modopts_ip2nets_nis(mo->ip2nets, &a, nis, MODOPT_MAX_NIS, &n, why, sizeof(why));
+	ip2n_addrs_free(&a);
+	if (rc < 0)
+		rc = fail(err, len, rc, "%s: lnet.ip2nets: %s", mo->ip2nets_where, why);
+	else
+		rc = configure_nis(ctx, nis, n, mo->ip2nets_where, "ip2nets", err, len);
+	free(nis);
+	return rc;
 }
 
 static bool is_local_nid(const ulnet_nid_t *nid, const ulnet_nid_t *local, int nlocal)
