@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ctl_cmds_net.c - the "net" commands (add, del, show, set) and their table:
- * an NI's configuration from --nid or --net/--if (also used by import), and
+ * an NI's configuration from --nid or --net/--if (also used by import) or
+ * from --ip2net (ctl_ip2nets.h), and
  * the tunables setter of "net set", which "peer set" shares.
  */
 #include "ctl_cmds_int.h"
@@ -274,9 +275,12 @@ static int net_add_ip2net(struct ctl_ctx *ctx, const char *s, const struct ulnet
 			rc = ctl_first_iface(conf.iface, sizeof(conf.iface), &ip);
 		}
 		if (rc < 0) {
-			snprintf(why, sizeof(why), "%s(%s): no IPv4 address on %s", netname,
-				 nis[i].iface, nis[i].iface[0] ? nis[i].iface
-				 : "an interface that is up, not loopback");
+			if (nis[i].iface[0])
+				snprintf(why, sizeof(why), "%s(%s): no IPv4 address on interface %s",
+					 netname, nis[i].iface, nis[i].iface);
+			else
+				snprintf(why, sizeof(why), "%s: no interface is up, not loopback, with "
+					 "an IPv4 address", netname);
 			break;
 		}
 		ulnet_nid_from_ipv4(ip, nis[i].net, &conf.nid);

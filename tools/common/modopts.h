@@ -16,10 +16,12 @@
  * (modopts_set*, no instance needed) and stores it (modopts_load); "lnet
  * configure" (modopts_configure, at ulnetd's start and at every `lnet
  * configure`) brings up what the kernel's LNetNIInit takes from module
- * parameters: with `all`, networks=, routes= and forwarding=.
+ * parameters: with `all`, networks= (or ip2nets=), routes= and
+ * forwarding=.
  *
  * modopts.c holds the parameter table, the values and the modprobe.d
- * syntax; modopts_nets.c the networks= and routes= strings;
+ * syntax; modopts_nets.c the networks= and routes= strings (and the NIs
+ * of ip2nets=, whose matching is ctl_ip2nets.c's);
  * modopts_apply.c what is done with them on a ctl_ctx.
  */
 #ifndef ULNET_TOOLS_MODOPTS_H

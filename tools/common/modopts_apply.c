@@ -4,7 +4,8 @@
  * node (modopts.h), in the kernel's order: at "module load" the globals,
  * the router buffer counts, the acceptor and the NI defaults; at every
  * "lnet configure" the router parameters, and with --all (as LNetNIInit
- * with module parameters) the NIs of networks=, the routes of routes=
+ * with module parameters) the NIs of networks= (or of ip2nets=, matched
+ * against the node's addresses then), the routes of routes=
  * (a gateway that is one of our own NIDs makes us a router), then
  * forwarding=.
  */
