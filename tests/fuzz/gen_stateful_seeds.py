@@ -151,6 +151,12 @@ def gen_yaml_import():
     write(t, "add-global", b"\x04" + glob)
     write(t, "show", b"\x02" + net + peer)
     write(t, "bad", b"\x00net:\n  - nid: 1.2.3.4@tcp\nroute:\n  - net: tcp1\n")
+    ip2nets = (b"ip2nets:\n  - net-spec: tcp\n    interfaces:\n        0: lo\n"
+               b"    ip-range:\n        0: 127.0.0.[1-3/2]\n        1: ::1/128\n"
+               b"  - net-spec: tcp\n    interfaces:\n        0: lo\n"
+               b"  - net-spec: tcp1\n    ip-range:\n        0: 127.*.*.*\n"
+               b"    tunables:\n        peer_timeout: 180\n    CPT: \"[0]\"\n")
+    write(t, "add-del-ip2nets", b"\x07" + ip2nets)
 
 
 # --- fuzz_selftest_agent --------------------------------------------------
