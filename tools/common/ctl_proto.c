@@ -574,13 +574,28 @@ int ctl_listen(const char *path, char *why, size_t whylen)
 		}
 		close(probe);
 	}
-	unlink(path);
+	/* Bound and listening under a temporary name first, then renamed
+	 * into place: a client that sees the path can connect at once (bound
+	 * on the path itself, it could meet the socket before listen() and
+	 * get ECONNREFUSED), and a stale socket file is replaced atomically. */
+	struct sockaddr_un tsa = sa;
+	int n = snprintf(tsa.sun_path, sizeof(tsa.sun_path), "%s/.ulnetd-%ld.sock",
+			 strcmp(dir, "/") == 0 ? "" : dir, (long)getpid());
+	bool staged = n > 0 && (size_t)n < sizeof(tsa.sun_path);
+
+	if (!staged)
+		unlink(path);
+	else
+		unlink(tsa.sun_path);
 	mode_t old = umask(0177);
 
-	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	rc = bind(fd, (struct sockaddr *)(staged ? &tsa : &sa), sizeof(sa));
 	umask(old);
-	if (rc < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0) {
+	if (rc < 0 || chmod(staged ? tsa.sun_path : path, 0600) < 0 || listen(fd, 64) < 0 ||
+	    (staged && rename(tsa.sun_path, path) < 0)) {
 		rc = -errno;
+		if (staged)
+			unlink(tsa.sun_path);
 		close(fd);
 		return rc;
 	}
