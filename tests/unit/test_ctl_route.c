@@ -400,7 +400,7 @@ static void test_route_import(void **state)
 		  "r.yaml:2:3: cannot add route to tcp4 through 127.0.0.12@tcp: invalid hop count "
 		  "must be between 1 and 255", -22 },
 		{ "route:\n- net: tcp4\n  gateway: " GW "\n  hop: two\n",
-		  "r.yaml:4:8: invalid value for 'hop'", -22 },
+		  "r.yaml:4:8: invalid value 'two' for key 'hop'", -22 },
 		{ "route:\n- net: tcp4\n  gateway: 127.0.0.9@tcp7\n",
 		  "No interface configured on the same net as gateway", -113 },
 		{ "route:\n- net: tcp4\n  gateway: nonid\n",

@@ -415,7 +415,7 @@ static void test_routing_import(void **state)
 		{ "routing:\n- cpt[0]:\n    huge:\n      npages: 0\n- enable: 1\n",
 		  "r.yaml:3:5: unknown routing pool 'huge'", -22 },
 		{ "routing:\n- cpt[0]:\n    tiny:\n      npages: x\n- enable: 1\n",
-		  "r.yaml:4:15: invalid value for 'npages'", -22 },
+		  "r.yaml:4:15: invalid value 'x' for key 'npages'", -22 },
 		{ "routing:\n- cpt[0]:\n    tiny:\n      pages: 0\n- enable: 1\n",
 		  "r.yaml:4:7: unknown tiny key 'pages'", -22 },
 		{ "routing:\n- cpt[x]: {}\n- enable: 1\n", "r.yaml:2:3: unknown routing key 'cpt[x]'", -22 },
@@ -424,7 +424,7 @@ static void test_routing_import(void **state)
 		{ "routing: 1\n", "r.yaml:1:10: 'routing' must be a mapping or a list", -22 },
 		{ "buffers:\n    tiny: -2\n", "r.yaml:2:5: tiny, small and large must be >= 0", -34 },
 		{ "buffers:\n    tiny: 1\n    huge: 1\n", "r.yaml:3:5: unknown buffers key 'huge'", -22 },
-		{ "buffers:\n    small: lots\n", "r.yaml:2:12: invalid value for 'small'", -22 },
+		{ "buffers:\n    small: lots\n", "r.yaml:2:12: invalid value 'lots' for key 'small'", -22 },
 		{ "buffers:\n- tiny: 1\n", "r.yaml:2:1: 'buffers' must be a mapping", -22 },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

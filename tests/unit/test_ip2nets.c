@@ -525,7 +525,7 @@ static void test_import_errors(void **state)
 	import_fails(f, "ip2nets:\n" RULE("tcp", IFS1("lo"), "") "    tunables:\n        bogus: 1\n",
 		     "errno: -95", "'bogus' in 'tunables'", NULL);
 	import_fails(f, "ip2nets:\n" RULE("tcp", IFS1("lo"), "") "    lnd tunables:\n        tos: x\n",
-		     "invalid value for 'tos'", NULL);
+		     "invalid value 'x' for key 'tos'", NULL);
 	import_fails(f, "ip2nets:\n" RULE("o2ib", IFS1("lo"), ""), "errno: -95",
 		     "net-spec 'o2ib': not supported by ulnet", NULL);
 	import_fails(f, "ip2nets:\n" RULE("lo", IFS1("lo"), ""), "setting @lo not allowed", NULL);

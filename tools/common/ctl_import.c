@@ -121,6 +121,19 @@ static int yint(yaml_node_t *n, long *v)
 	return ctl_parse_int(yscalar(n), LONG_MIN, LONG_MAX, v);
 }
 
+/* A value of key `k` that is not what it must be, in lnetctl's words (the
+ * sanity suite looks for them): "no value specified for key 'K'" when it
+ * is empty, else "invalid value 'V' for key 'K'". */
+static void imp_bad_value(struct imp *im, yaml_node_t *vn, const char *k)
+{
+	const char *v = yscalar(vn);
+
+	if (!v || !*v)
+		imp_error(im, vn, -EINVAL, "no value specified for key '%s'", k);
+	else
+		imp_error(im, vn, -EINVAL, "invalid value '%s' for key '%s'", v, k);
+}
+
 static void imp_net(struct imp *im, yaml_node_t *net)
 {
 	const char *type = yscalar(ymap_get(im, net, "net type"));
@@ -189,7 +202,7 @@ static void imp_net(struct imp *im, yaml_node_t *net)
 			if (!vn)
 				continue;
 			if (yint(vn, &v) < 0 || v < -1 || v > INT_MAX) {
-				imp_error(im, vn, -EINVAL, "invalid value for '%s'", f[k].k);
+				imp_bad_value(im, vn, f[k].k);
 				bad = true;
 				continue;
 			}
@@ -370,7 +383,7 @@ static void imp_route(struct imp *im, yaml_node_t *rt)
 			return;
 		}
 		if (!val) {
-			imp_error(im, vn, -EINVAL, "invalid value for '%s'", k);
+			imp_bad_value(im, vn, k);
 			return;
 		}
 		switch (i) {
@@ -384,7 +397,7 @@ static void imp_route(struct imp *im, yaml_node_t *rt)
 		case 2:
 		case 3:
 			if (yint(vn, &v[i - 2]) < 0 || v[i - 2] < INT_MIN || v[i - 2] > INT_MAX) {
-				imp_error(im, vn, -EINVAL, "invalid value for '%s'", k);
+				imp_bad_value(im, vn, k);
 				return;
 			}
 			break;
@@ -471,7 +484,7 @@ static bool imp_ip2n_tunables(struct imp *im, yaml_node_t *m, bool lnd, struct u
 			return false;
 		}
 		if (yint(vn, &v) < 0 || v < -1 || v > INT_MAX) {
-			imp_error(im, vn, -EINVAL, "invalid value for '%s'", k);
+			imp_bad_value(im, vn, k);
 			return false;
 		}
 		*dst[i] = (int)v;
@@ -728,7 +741,7 @@ static bool imp_int_map(struct imp *im, yaml_node_t *m, const char *what,
 			return false;
 		}
 		if (yint(vn, &v) < 0) {
-			imp_error(im, vn, -EINVAL, "invalid value for '%s'", k);
+			imp_bad_value(im, vn, k);
 			return false;
 		}
 	}
@@ -865,11 +878,11 @@ static void imp_global(struct imp *im, yaml_node_t *g)
 		if (!k || strcmp(k, "lnd_timeout") == 0)
 			continue; /* derived, read-only */
 		if (!gs) {
-			imp_error(im, ynode(im, p->key), -EINVAL, "unknown global '%s'", k);
+			imp_error(im, ynode(im, p->key), -EINVAL, "invalid key '%s' (not a global setting)", k);
 			continue;
 		}
 		if (yint(vn, &v) < 0) {
-			imp_error(im, vn, -EINVAL, "invalid value for '%s'", k);
+			imp_bad_value(im, vn, k);
 			continue;
 		}
 		struct ybuf tmp;
@@ -1039,7 +1052,7 @@ static int import_doc(struct ctl_ctx *ctx, const char *name, yaml_document_t *do
 		for (size_t i = 0; k && i < sizeof(known) / sizeof(known[0]); i++)
 			ok |= strcmp(k, known[i]) == 0;
 		if (!ok) {
-			imp_error(&im, kn, -EINVAL, "unknown top-level key '%s'", k ? k : "?");
+			imp_error(&im, kn, -EINVAL, "invalid key '%s' (not a top-level section)", k ? k : "?");
 			continue;
 		}
 		if (nets_only && strcmp(k, "net") != 0 && strcmp(k, "ip2nets") != 0)
