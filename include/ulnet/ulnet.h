@@ -135,7 +135,9 @@ struct ulnet_ni_tunables {
  * 0 takes the ksocklnd default; for on/off settings 1 is on and -1 off.
  */
 struct ulnet_sock_tunables {
-	int sock_timeout;        /* s without progress before a connection dies; 50 */
+	int sock_timeout;        /* s without progress before a connection dies; 50;
+				  * -1: the global lnd_timeout (the kernel's
+				  * sock_timeout=0) */
 	int keepalive;           /* s of silence before a keepalive NOOP; 30; -1 never */
 	int keepalive_idle;      /* TCP_KEEPIDLE s; 30; -1 no TCP keepalive */
 	int keepalive_count;     /* TCP_KEEPCNT; 5 */
@@ -516,9 +518,10 @@ int ulnet_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value);
 int ulnet_ni_set_conns_per_peer(ulnet_t *ln, const ulnet_nid_t *nid, int value);
 
 /*
- * Set the LND timeout (socklnd sock_timeout, seconds; 0 takes the default,
- * 50) of every NI of `net` (net set --net N --lnd-timeout s); it shows as
- * the NI's "timeout". Errors: -EINVAL (negative, NULL ln, or a net whose LND
+ * Set the LND timeout (socklnd sock_timeout, seconds) of every NI of `net`
+ * (net set --net N --lnd-timeout s); it shows as the NI's "timeout". 0
+ * makes it follow the global lnd_timeout (global show), as the kernel's
+ * sock_timeout=0 does. Errors: -EINVAL (negative, NULL ln, or a net whose LND
  * has no timeout: lo), -ENOENT (no NI on `net`).
  */
 int ulnet_net_set_lnd_timeout(ulnet_t *ln, ulnet_net_t net, int seconds);

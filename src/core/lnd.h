@@ -143,6 +143,11 @@ bool lnet_ni_tx_waiting(const struct lnet_ni *ni);
 int lnet_ni_conns_per_peer(const struct lnet_ni *ni);
 /* The value as configured: 0 when it was left unset (the default). */
 int lnet_ni_conns_per_peer_conf(const struct lnet_ni *ni);
+/* The global lnd_timeout (s), derived from transaction_timeout and
+ * retry_count: an LND timeout set to follow it (the kernel's
+ * sock_timeout=0) reads it again as it may change. Takes the core lock:
+ * not with the LND's own held. */
+int lnet_ni_global_lnd_timeout(struct lnet_ni *ni);
 
 /* --- what an LND may ask of a message ------------------------------------ */
 

@@ -49,6 +49,17 @@ int ulnet_lnd_timeout(const struct ulnet_globals *g)
 	return t >= 1 ? t : 1;
 }
 
+int lnet_ni_global_lnd_timeout(struct lnet_ni *ni)
+{
+	ulnet_t *ln = ni->ni_ln;
+	int t;
+
+	lnet_lock(ln);
+	t = ulnet_lnd_timeout(&ln->ln_g);
+	lnet_unlock(ln);
+	return t;
+}
+
 /* --- lookups -------------------------------------------------------------------- */
 
 struct lnet_ni *lnet_nid2ni_walk_locked(ulnet_t *ln, const ulnet_nid_t *nid)
@@ -382,7 +393,8 @@ int ulnet_ni_info(ulnet_t *ln, int index, struct ulnet_ni_info *info)
 	/* the LND may refine (its own timeout); no lock across LND ops */
 	if (ni->ni_lnd->ni_info)
 		ni->ni_lnd->ni_info(ni, info);
-	/* a timeout set in the conf (or by net set --lnd-timeout) wins */
+	/* a timeout set in the conf (or by net set --lnd-timeout) wins; -1
+	 * follows the global one, filled in above */
 	if (sock_timeout > 0 && ni->ni_nid.type == ULNET_LND_TCP)
 		info->lnd_timeout = sock_timeout;
 	lnet_lock(ln);
@@ -485,8 +497,10 @@ int ulnet_net_set_lnd_timeout(ulnet_t *ln, ulnet_net_t net, int seconds)
 			rc = -EINVAL;
 			continue;
 		}
-		/* Atomic: the socklnd reaper reads it without our lock. */
-		__atomic_store_n(&ni->ni_conf.sock.sock_timeout, seconds, __ATOMIC_RELAXED);
+		/* Atomic: the socklnd reaper reads it without our lock. 0:
+		 * the global lnd_timeout (-1 in the conf, where 0 is unset) */
+		__atomic_store_n(&ni->ni_conf.sock.sock_timeout, seconds ? seconds : -1,
+				 __ATOMIC_RELAXED);
 		rc = 0;
 	}
 	lnet_unlock(ln);

@@ -252,6 +252,21 @@ has out "conns_per_peer: 3"
 run A 0 net set --net tcp --lnd-timeout 33
 run A 0 net show -v --net tcp
 has out "timeout: 33"
+# 0: the global lnd_timeout ((transaction_timeout - 1) / (retry_count + 1)),
+# following it when it changes (the kernel's sock_timeout=0); global show
+# takes -v, as lnetctl's does (sanity-lnet 241)
+run A 0 net set --net tcp --lnd-timeout 0
+run A 0 global show -v
+lto=$(sed -n 's/^ *lnd_timeout: //p' "$T/out")
+tto=$(sed -n 's/^ *transaction_timeout: //p' "$T/out")
+rcn=$(sed -n 's/^ *retry_count: //p' "$T/out")
+[[ $lto == $(((tto - 1) / (rcn + 1))) ]] || fail "lnd_timeout $lto, not ($tto - 1) / ($rcn + 1)"
+run A 0 net show -v --net tcp
+has out "timeout: $lto"
+run A 0 set transaction_timeout $((tto + 4 * (rcn + 1)))
+run A 0 net show -v --net tcp
+has out "timeout: $((lto + 4))"
+run A 0 set transaction_timeout "$tto"
 run A 234 net set --health 1001
 has err "Invalid health value '1001'"
 run A 234 net set --health lots

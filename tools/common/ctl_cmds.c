@@ -566,6 +566,9 @@ static const struct optspec discover_opts[] = { { "force", 'f', ARG_NONE } };
 static const struct optspec debug_peer_opts[] = { { "nid", 'k', ARG_REQ } };
 static const struct optspec debug_recovery_opts[] = { { "local", 'l', ARG_NONE }, { "peer", 'p', ARG_NONE } };
 static const struct optspec export_opts[] = { { "backup", 'b', ARG_NONE } };
+/* lnetctl's global show takes -v and prints the same (it has no verbose
+ * form; scripts such as sanity-lnet 241 pass it): so does ours */
+static const struct optspec global_show_opts[] = { { "verbose", 'v', ARG_NONE } };
 static const struct optspec import_opts[] = {
 	{ "add", 'a', ARG_NONE }, { "del", 'd', ARG_NONE }, { "show", 's', ARG_NONE },
 	{ "exec", 'e', ARG_NONE },
@@ -600,7 +603,9 @@ static const struct cmd stats_cmds[] = {
 };
 
 static const struct cmd global_cmds[] = {
-	{ "show", cmd_global_show, NULL, "show global variables\n", LK_READ, NOOPTS, 0, false },
+	{ "show", cmd_global_show, NULL,
+	  "show global variables\n\t--verbose: the same (as lnetctl's, which has no verbose form)\n",
+	  LK_READ, OPTS(global_show_opts), 0, false },
 	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 

@@ -456,9 +456,8 @@ static int h_ksock(struct mo_call *c)
 	case KS_SOCK_TIMEOUT:
 		if (n < 0 || n > 86400)
 			return why(c, -EINVAL, "%lld is out of range (0..86400)", n);
-		if (n == 0)
-			warn(c, "0 (the LND timeout in the kernel) is ulnet's default, 50 s");
-		s->sock_timeout = (int)n;
+		/* 0: the global lnd_timeout, as in the kernel */
+		s->sock_timeout = n == 0 ? -1 : (int)n;
 		return 0;
 	case KS_KEEPALIVE:
 		return ks_off_or(c, &s->keepalive, 86400);

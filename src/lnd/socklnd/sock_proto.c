@@ -451,8 +451,12 @@ int ksock_tun_resolve(const struct ulnet_ni_conf *conf, int family, struct ksock
 	if (note && notelen)
 		note[0] = 0;
 #define TRY(x) do { rc = (x); if (rc < 0) return rc; } while (0)
-	TRY(tun_int(s->sock_timeout, KSOCK_SOCK_TIMEOUT_S, false, 1, 86400, &t->sock_timeout,
-		    "sock_timeout", why, whylen));
+	/* -1: the global lnd_timeout (0 here: the caller reads it) */
+	if (s->sock_timeout == -1)
+		t->sock_timeout = 0;
+	else
+		TRY(tun_int(s->sock_timeout, KSOCK_SOCK_TIMEOUT_S, false, 1, 86400,
+			    &t->sock_timeout, "sock_timeout", why, whylen));
 	TRY(tun_int(s->keepalive, KSOCK_KEEPALIVE_S, true, 1, 86400, &t->keepalive, "keepalive",
 		    why, whylen));
 	TRY(tun_int(s->keepalive_idle, KSOCK_KEEPALIVE_IDLE, true, 1, 32767, &t->keepalive_idle,

@@ -417,12 +417,20 @@ static void ksock_reap_peer_locked(struct ksock_net *net, struct ksock_peer *pee
 		ksock_peer_connect_locked(net, peer, done);
 }
 
-/* lnetctl net set --lnd-timeout changes sock_timeout on a running NI: take
- * the new value (0 = the default) at the next reaper turn. */
-static void ksock_timeout_refresh_locked(struct ksock_net *net)
+/* The timeout in seconds for a conf value `s`: 0 the default, -1 the
+ * global lnd_timeout `global` (the kernel's sock_timeout=0). */
+static int ksock_timeout_s(int s, int global)
+{
+	return s > 0 ? s : s == -1 ? global : KSOCK_SOCK_TIMEOUT_S;
+}
+
+/* lnetctl net set --lnd-timeout changes sock_timeout on a running NI (and
+ * transaction_timeout the global one it may follow): take the new value at
+ * the next reaper turn. `global`: read before the lock. */
+static void ksock_timeout_refresh_locked(struct ksock_net *net, int global)
 {
 	int s = __atomic_load_n(&lnet_ni_conf(net->ni)->sock.sock_timeout, __ATOMIC_RELAXED);
-	uint64_t ns = (uint64_t)(s > 0 ? s : KSOCK_SOCK_TIMEOUT_S) * KSOCK_NS_PER_S;
+	uint64_t ns = (uint64_t)ksock_timeout_s(s, global) * KSOCK_NS_PER_S;
 
 	if (ns != net->timeout_ns) {
 		lnet_ni_log(net->ni, ULNET_LOG_INFO, "sock_timeout now %llu s",
@@ -439,9 +447,11 @@ static void ksock_reaper_cb(struct ul_timer *t)
 	struct ksock_conn *c, *next;
 	uint64_t now;
 
+	int global = lnet_ni_global_lnd_timeout(net->ni);
+
 	ksock_loop_enter(net);
 	ksock_lock(net);
-	ksock_timeout_refresh_locked(net);
+	ksock_timeout_refresh_locked(net, global);
 	/* read under the lock: progress stamps written by senders before we
 	 * got it must not be later than `now` (now - stamp would wrap) */
 	now = ksock_now(net);
@@ -546,6 +556,8 @@ static int ksock_startup(struct lnet_ni *ni)
 	net->accept_mode = rc;
 	net->incarnation = lnet_ni_incarnation(ni);
 	net->accept_port = conf->accept_port ? conf->accept_port : KSOCK_DEFAULT_PORT;
+	if (net->tun.sock_timeout == 0)   /* the global lnd_timeout */
+		net->tun.sock_timeout = lnet_ni_global_lnd_timeout(ni);
 	net->timeout_ns = (uint64_t)net->tun.sock_timeout * KSOCK_NS_PER_S;
 	net->listen_fd = -1;
 	net->rtnl_fd = -1;
@@ -776,7 +788,8 @@ static void ksock_ni_info(struct lnet_ni *ni, struct ulnet_ni_info *info)
 	if (ksock_tun_resolve(lnet_ni_conf(ni), nid->size == 12 ? AF_INET6 : AF_INET, &tun, why,
 			      sizeof(why), NULL, 0) < 0)
 		return;
-	info->lnd_timeout = tun.sock_timeout;
+	if (tun.sock_timeout > 0)   /* else the global one the core filled in */
+		info->lnd_timeout = tun.sock_timeout;
 	info->tun.conns_per_peer = lnet_ni_conns_per_peer(ni);
 	info->tun.tos = tun.tos;
 }
