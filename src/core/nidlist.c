@@ -18,7 +18,9 @@
  * Items are separated by any whitespace, not just ' '.
  * No recursion in the parser; memory is bounded by the input length, itself
  * capped. ulnet_nidlist_expand() lists the NIDs of a parsed list (recursing
- * at most four fields deep), never more than the caller's room.
+ * at most four fields deep), never more than the caller's room. The net
+ * names and one field's range expression are also parsed for other parsers
+ * (nidlist.h: the UDSP descriptors of udsp.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/nidlist.h"
 #include "ulnet/nid.h"
 #include "util/util_bytes.h"
 
@@ -278,6 +281,51 @@ static int nidlist_expr_list(struct nidlist_ctx *cx, const char *b, const char *
 	*first = (uint32_t)start;
 	*count = (uint32_t)(cx->list->nexprs - start);
 	return 0;
+}
+
+/* --- pieces other parsers reuse (nidlist.h) --------------------------------- */
+
+int lnet_nidlist_net_name(const char *b, const char *e, uint8_t *type, size_t *len,
+			  unsigned *fields)
+{
+	for (size_t i = 0; i < NIDLIST_NLNDS; i++) {
+		const char *name = ulnet_lnd_type_name(nidlist_lnds[i].type);
+		size_t nl = name ? strlen(name) : 0;
+
+		if (!name || nl > (size_t)(e - b) || memcmp(b, name, nl) != 0)
+			continue;
+		*type = nidlist_lnds[i].type;
+		*len = nl;
+		*fields = nidlist_lnds[i].kind == NIDLIST_ADDR_NUM ? 1 : 4;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int lnet_nidlist_field_parse(const char *s, const char *b, const char *e, uint32_t max,
+			     struct lnet_range **v, uint32_t *n, struct ulnet_parse_err *err)
+{
+	struct ulnet_nidlist tmp = { 0 };
+	struct nidlist_ctx cx = { .s = s, .err = err, .list = &tmp };
+	uint32_t first, count;
+	int rc = nidlist_expr_list(&cx, b, e, max, &first, &count);
+
+	if (rc == 0) {
+		struct lnet_range *p = realloc(*v, (*n + count) * sizeof(**v));
+
+		if (p) {
+			for (uint32_t i = 0; i < count; i++)
+				p[*n + i] = (struct lnet_range){ tmp.exprs[first + i].lo,
+								 tmp.exprs[first + i].hi,
+								 tmp.exprs[first + i].stride };
+			*v = p;
+			*n += count;
+		} else {
+			rc = -ENOMEM;
+		}
+	}
+	free(tmp.exprs);
+	return rc;
 }
 
 /* Strict dotted quad, as for NIDs. */
