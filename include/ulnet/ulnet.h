@@ -439,6 +439,8 @@ struct ulnet_ni_info {
 	int credits_max, credits_avail, credits_min; /* NI tx credits */
 	int dev_cpt;
 	int peer_credits;
+	/* UDSP (ulnet/udsp.h): 0 highest, UINT32_MAX none (shown as -1) */
+	uint32_t udsp_net_prio, udsp_nid_prio;
 };
 
 struct ulnet_peer_ni_info {
@@ -450,6 +452,14 @@ struct ulnet_peer_ni_info {
 	struct ulnet_latency put_egress, get_rtt, put_ack;
 	struct ulnet_msg_type_counts sent, received, dropped;
 	struct ulnet_health_stats health;
+	/* UDSP (ulnet/udsp.h): the priorities of its peer net and its own (0
+	 * highest, UINT32_MAX none), and its preferred lists: udsp_npref_src
+	 * of our NIDs, then udsp_npref_rtr gateway primary NIDs, in
+	 * udsp_pref (from ulnet_peer_info_all() only, freed by
+	 * ulnet_peer_info_release(); NULL when both are 0) */
+	uint32_t udsp_net_prio, udsp_nid_prio;
+	int udsp_npref_src, udsp_npref_rtr;
+	ulnet_nid_t *udsp_pref;
 };
 
 /* Peer NIs a struct ulnet_peer_info holds in itself. */

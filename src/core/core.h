@@ -371,6 +371,9 @@ struct lnet_ni {
 	struct ulnet_msg_type_counts ni_sent, ni_received, ni_dropped;
 	struct lnet_latency ni_put_egress, ni_get_rtt, ni_put_ack;
 	struct ulnet_health_stats ni_health;
+	/* UDSP (udsp.c): 0 highest, ULNET_UDSP_PRIO_NONE when no rule names it */
+	uint32_t ni_sel_prio;          /* this NI's ("nid priority") */
+	uint32_t ni_net_sel_prio;      /* its net's ("net priority") */
 };
 
 /* --- peers ----------------------------------------------------------------------- */
@@ -394,6 +397,7 @@ struct lnet_ni {
 #define LNET_PEER_RTR_DISCOVERED (1u << 17)   /* a gateway the router checker heard */
 
 struct lnet_peer;
+struct lnet_udsp_pref;   /* udsp.h */
 
 struct lnet_peer_ni {
 	struct ul_list lpni_hash;      /* ln_pni_hash chain */
@@ -415,6 +419,10 @@ struct lnet_peer_ni {
 	/* a non-Multi-Rail peer hears from one NI of ours (send.c) */
 	bool lpni_pref_set;
 	ulnet_nid_t lpni_pref_nid;
+	/* UDSP (udsp.c): priorities as the NI's, and the preferred lists */
+	uint32_t lpni_sel_prio;        /* this peer NI's */
+	uint32_t lpni_net_sel_prio;    /* its peer net's (the kernel's lpn_sel_priority) */
+	struct lnet_udsp_pref *lpni_udsp; /* NULL: no preferred NIs or gateways */
 	/* per message type; the totals are their sums (lnet_type_counts_sum()) */
 	struct ulnet_msg_type_counts lpni_sent, lpni_received, lpni_dropped;
 	struct lnet_latency lpni_put_egress, lpni_get_rtt, lpni_put_ack;
@@ -519,6 +527,10 @@ struct ulnet {
 	int ln_fault_n[2];             /* rules of each kind (lock-free hint) */
 	int ln_fault_nhealth;          /* drop rules acting on the send path */
 	struct ul_timer ln_fault_timer;  /* releases held messages */
+	/* selection policies (udsp.c): struct lnet_udsp, index order */
+	struct ul_list ln_udsp;
+	int ln_nudsp;
+	unsigned ln_udsp_kinds;        /* LNET_UDSP_K_* of the rules there are */
 	/* link state (ni_link.c) */
 	int ln_nfatal;                 /* NIs with a link held down: selection looks */
 	struct ul_timer ln_link_timer; /* ends fault link --duration */

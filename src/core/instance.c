@@ -16,6 +16,7 @@
 #include "core/core.h"
 #include "core/route.h"
 #include "core/router.h"
+#include "core/udsp.h"
 
 /* Built-in LNDs registered in every instance. */
 static const struct ulnet_lnd *const lnet_builtin_lnds[] = {
@@ -205,6 +206,7 @@ int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 	ulnet_globals_defaults(&ln->ln_g);
 	lnet_portals_init(ln);
 	lnet_routes_init(ln);
+	lnet_udsp_init(ln);
 	ln->ln_interface_cookie = lnet_make_interface_cookie(ln);
 
 	ln->ln_loop = ul_loop_create(ln->ln_clock, ln->ln_clock_arg);
@@ -357,6 +359,7 @@ void ulnet_destroy(ulnet_t *ln)
 	lnet_routes_fini(ln);
 	lnet_unlock(ln);
 	lnet_peer_tables_fini(ln);
+	lnet_udsp_fini(ln);
 	/* what the LNDs' NIs shared lives as long as the instance: an NI
 	 * starting never races its last sibling's shutdown freeing it */
 	for (unsigned t = 0; t < 256; t++)

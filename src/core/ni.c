@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/core.h"
+#include "core/udsp.h"
 
 /* --- accessors of lnd.h ------------------------------------------------------- */
 
@@ -149,6 +150,7 @@ static struct lnet_ni *lnet_ni_alloc(ulnet_t *ln, const struct ulnet_ni_conf *co
 	ul_list_init(&ni->ni_tx_delayed);
 	ul_list_init(&ni->ni_list);
 	ni->ni_health.health_value = lo ? 0 : 1000;
+	ni->ni_sel_prio = ni->ni_net_sel_prio = ULNET_UDSP_PRIO_NONE;
 	return ni;
 }
 
@@ -173,6 +175,7 @@ int lnet_ni_add_locked_lo(ulnet_t *ln)
 	ln->ln_nnis++;
 	ln->ln_loni = ni;
 	lnet_ni_list_changed_locked(ln);
+	lnet_udsp_ni_added_locked(ln, ni);
 	return 0;
 }
 
@@ -237,6 +240,7 @@ int ulnet_ni_add(ulnet_t *ln, const struct ulnet_ni_conf *conf)
 	ul_list_add_tail(&ni->ni_list, &ln->ln_nis);
 	ln->ln_nnis++;
 	lnet_ni_list_changed_locked(ln);
+	lnet_udsp_ni_added_locked(ln, ni);
 	lnet_peer_net_added_locked(ln, ulnet_nid_net(&ni->ni_nid));
 	if (!ln->ln_log_prefix[0]) {
 		lnet_nidstr(&ni->ni_nid, ln->ln_log_prefix);
@@ -268,6 +272,7 @@ static void lnet_ni_shutdown(ulnet_t *ln, struct lnet_ni *ni)
 	if (lnet_ni_fatal(ni))
 		ln->ln_nfatal--;
 	lnet_ni_list_changed_locked(ln);
+	lnet_udsp_ni_removed_locked(ln);
 	lnet_ptl_take_delayed_locked(ln, ni, &delayed);
 	lnet_fail_queued_locked(ln, ni, &q, -ESHUTDOWN);
 	/* a link_state op started before ni_up went false still uses the
@@ -387,6 +392,8 @@ int ulnet_ni_info(ulnet_t *ln, int index, struct ulnet_ni_info *info)
 	info->credits_min = ni->ni_tx_credits_min;
 	info->dev_cpt = -1;
 	info->peer_credits = ni->ni_conf.tun.peer_credits;
+	info->udsp_net_prio = ni->ni_net_sel_prio;
+	info->udsp_nid_prio = ni->ni_sel_prio;
 	sock_timeout = ni->ni_conf.sock.sock_timeout;
 	lnet_ni_addref_locked(ni);
 	lnet_unlock(ln);

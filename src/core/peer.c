@@ -12,6 +12,7 @@
 #include "core/core.h"
 #include "core/route.h"
 #include "core/router.h"
+#include "core/udsp.h"
 
 #define LNET_PNI_HASH_SIZE 256
 
@@ -66,6 +67,7 @@ void lnet_peer_tables_fini(ulnet_t *ln)
 
 		while ((lpni = ul_list_first(&ln->ln_pni_hash[i], struct lnet_peer_ni, lpni_hash))) {
 			ul_list_del(&lpni->lpni_hash);
+			lnet_udsp_lpni_fini(lpni);
 			free(lpni);
 		}
 	}
@@ -98,6 +100,7 @@ struct lnet_peer_ni *lnet_peer_ni_find_hash_locked(ulnet_t *ln, const ulnet_nid_
 void lnet_peer_ni_free_locked(struct lnet_peer_ni *lpni)
 {
 	LASSERT(!lpni->lpni_peer && ul_list_empty(&lpni->lpni_txq));
+	lnet_udsp_lpni_fini(lpni);
 	free(lpni);
 }
 
@@ -219,6 +222,7 @@ static struct lnet_peer_ni *lnet_peer_ni_alloc_locked(ulnet_t *ln, struct lnet_p
 	lpni->lpni_peer = lp;
 	lnet_peer_ni_link_locked(lp, lpni);
 	lp->lp_nnis++;
+	lnet_udsp_lpni_added_locked(ln, lpni);
 	return lpni;
 }
 
@@ -587,6 +591,22 @@ static int lnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info, 
 		pi->put_ack = lnet_latency_get(&lpni->lpni_put_ack);
 		pi->health = lpni->lpni_health;
 		pi->health.in_recovery = lnet_peer_ni_in_recovery_locked(ln, lpni, lnet_now(ln));
+		pi->udsp_net_prio = lpni->lpni_net_sel_prio;
+		pi->udsp_nid_prio = lpni->lpni_sel_prio;
+		if (all && lpni->lpni_udsp) {
+			const struct lnet_udsp_pref *up = lpni->lpni_udsp;
+			size_t n = (size_t)up->nsrc + up->nrtr;
+
+			pi->udsp_pref = malloc(n * sizeof(*pi->udsp_pref));
+			if (!pi->udsp_pref) {
+				lnet_unlock(ln);
+				ulnet_peer_info_release(info);
+				return -ENOMEM;
+			}
+			memcpy(pi->udsp_pref, up->nids, n * sizeof(*pi->udsp_pref));
+			pi->udsp_npref_src = up->nsrc;
+			pi->udsp_npref_rtr = up->nrtr;
+		}
 	}
 	lnet_unlock(ln);
 	return 0;
@@ -606,6 +626,14 @@ void ulnet_peer_info_release(struct ulnet_peer_info *info)
 {
 	if (!info)
 		return;
+	for (int j = 0; j < info->nnis; j++) {
+		struct ulnet_peer_ni_info *pi = j < ULNET_PEER_INFO_NIS ? &info->nis[j]
+									 : &info->more[j - ULNET_PEER_INFO_NIS];
+
+		free(pi->udsp_pref);
+		pi->udsp_pref = NULL;
+		pi->udsp_npref_src = pi->udsp_npref_rtr = 0;
+	}
 	free(info->more);
 	info->more = NULL;
 	if (info->nnis > ULNET_PEER_INFO_NIS)

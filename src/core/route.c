@@ -14,6 +14,7 @@
 
 #include "core/ping_info.h"
 #include "core/route.h"
+#include "core/udsp.h"
 
 static void lnet_rtrcheck_timer_cb(struct ul_timer *t);
 
@@ -194,6 +195,7 @@ int ulnet_route_add(ulnet_t *ln, const struct ulnet_route_conf *rc)
 	if (lpni->lpni_peer)
 		lpni->lpni_peer->lp_rtrcheck_next = 0;
 	lnet_rtrcheck_arm_locked(ln);
+	lnet_udsp_routes_changed_locked(ln);
 	r = NULL;
 out:
 	lnet_unlock(ln);
@@ -232,6 +234,8 @@ int ulnet_route_del(ulnet_t *ln, ulnet_net_t net, const ulnet_nid_t *gateway)
 		if (ul_list_empty(&rn->lrn_routes))
 			lnet_rnet_free_locked(ln, rn);
 	}
+	if (ndel)
+		lnet_udsp_routes_changed_locked(ln);
 	lnet_unlock(ln);
 	return found ? ndel : -ENOENT;
 }
@@ -374,8 +378,9 @@ bool lnet_peer_is_gateway_locked(ulnet_t *ln, const struct lnet_peer *lp)
 }
 
 /* The gateway's best peer NI on our nets (on `net` when not ANY): the
- * healthiest, then the fewest bytes queued, then the most credits, then
- * round robin (the kernel's lnet_select_peer_ni() order, without UDSP). */
+ * healthiest, then the one of highest UDSP priority, then the fewest bytes
+ * queued, then the most credits, then round robin (the kernel's
+ * lnet_select_peer_ni() order). */
 static struct lnet_peer_ni *lnet_gw_lpni_locked(ulnet_t *ln, struct lnet_peer *gp, ulnet_net_t net)
 {
 	struct lnet_peer_ni *best = NULL;
@@ -396,6 +401,11 @@ static struct lnet_peer_ni *lnet_gw_lpni_locked(ulnet_t *ln, struct lnet_peer *g
 				best = lpni;
 			continue;
 		}
+		if (lpni->lpni_sel_prio != best->lpni_sel_prio) {
+			if (lpni->lpni_sel_prio < best->lpni_sel_prio)
+				best = lpni;
+			continue;
+		}
 		if (lpni->lpni_txqnob != best->lpni_txqnob) {
 			if (lpni->lpni_txqnob < best->lpni_txqnob)
 				best = lpni;
@@ -413,10 +423,14 @@ static int lnet_route_hops(const struct lnet_route *r)
 	return r->lr_hops == ULNET_ROUTE_HOPS_UNSET ? 1 : r->lr_hops;
 }
 
-/* < 0 when route a (through gateway NI la) is better than b (lb). */
-static int lnet_route_cmp(const struct lnet_route *a, const struct lnet_peer_ni *la,
-			  const struct lnet_route *b, const struct lnet_peer_ni *lb)
+/* < 0 when route a (through gateway NI la; pa: a gateway the destination
+ * prefers) is better than b (lb, pb): the kernel's lnet_compare_routes()
+ * then lnet_compare_gw_lpnis(). */
+static int lnet_route_cmp(const struct lnet_route *a, const struct lnet_peer_ni *la, bool pa,
+			  const struct lnet_route *b, const struct lnet_peer_ni *lb, bool pb)
 {
+	if (pa != pb)
+		return pa ? -1 : 1;
 	if (a->lr_priority != b->lr_priority)
 		return a->lr_priority < b->lr_priority ? -1 : 1;
 	if (lnet_route_hops(a) != lnet_route_hops(b))
@@ -432,12 +446,13 @@ static int lnet_route_cmp(const struct lnet_route *a, const struct lnet_peer_ni 
 	return 0;
 }
 
-int lnet_route_select_locked(ulnet_t *ln, ulnet_net_t net, struct lnet_ni *src_ni,
-			     struct lnet_ni **ni, struct lnet_peer_ni **gw)
+int lnet_route_select_locked(ulnet_t *ln, ulnet_net_t net, const struct lnet_peer_ni *dst,
+			     struct lnet_ni *src_ni, struct lnet_ni **ni, struct lnet_peer_ni **gw)
 {
 	struct lnet_remotenet *rn = lnet_rnet_find_locked(ln, net);
 	struct lnet_route *best = NULL;
 	struct lnet_peer_ni *best_lpni = NULL;
+	bool best_pref = false;
 	unsigned seq = 0;
 	struct ul_list *pos;
 
@@ -457,9 +472,13 @@ int lnet_route_select_locked(ulnet_t *ln, ulnet_net_t net, struct lnet_ni *src_n
 							      : ULNET_NET_ANY) : NULL;
 		if (!lpni)
 			continue;
-		if (!best || lnet_route_cmp(r, lpni, best, best_lpni) < 0) {
+		/* a UDSP router rule names gateways by their primary NID */
+		bool pref = dst && dst->lpni_udsp && lnet_udsp_rtr_preferred(dst, &gp->lp_primary);
+
+		if (!best || lnet_route_cmp(r, lpni, pref, best, best_lpni, best_pref) < 0) {
 			best = r;
 			best_lpni = lpni;
+			best_pref = pref;
 		}
 	}
 	if (!best)

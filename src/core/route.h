@@ -59,10 +59,12 @@ void lnet_route_gw_discovered_locked(ulnet_t *ln, struct lnet_peer *lp, int stat
 
 /* The best live route to `net` and the gateway peer NI to send to: on
  * `src_ni`'s net when given, else on any of our nets, with our NI on its
- * net in *ni (src_ni when given). Returns 0, or -EHOSTUNREACH (no route,
- * none alive, or no gateway NI on our nets). */
-int lnet_route_select_locked(ulnet_t *ln, ulnet_net_t net, struct lnet_ni *src_ni,
-			     struct lnet_ni **ni, struct lnet_peer_ni **gw);
+ * net in *ni (src_ni when given). The routes through a gateway that the
+ * destination `dst` (may be NULL) prefers (a UDSP router rule) come first.
+ * Returns 0, or -EHOSTUNREACH (no route, none alive, or no gateway NI on
+ * our nets). */
+int lnet_route_select_locked(ulnet_t *ln, ulnet_net_t net, const struct lnet_peer_ni *dst,
+			     struct lnet_ni *src_ni, struct lnet_ni **ni, struct lnet_peer_ni **gw);
 
 /* Whether a route to `net` goes through the gateway peer `gp`. */
 bool lnet_route_via_gw_locked(ulnet_t *ln, ulnet_net_t net, const struct lnet_peer *gp);

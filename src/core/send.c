@@ -10,6 +10,7 @@
 #include "core/fault.h"
 #include "core/move.h"
 #include "core/route.h"
+#include "core/udsp.h"
 
 #define LNET_CREDIT_OK   0
 #define LNET_CREDIT_WAIT 1
@@ -179,18 +180,16 @@ void lnet_fail_queued_locked(ulnet_t *ln, struct lnet_ni *ni, struct lnet_sendq 
 
 /* --- path selection ------------------------------------------------------------------ */
 
-struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
+/* Our best NI on `net` (lnet_best_ni_on_net_locked() without counting
+ * the choice in its round robin). */
+static struct lnet_ni *lnet_best_ni_peek_locked(ulnet_t *ln, ulnet_net_t net)
 {
 	struct lnet_ni *best = NULL;
 	struct ul_list *pos;
 	int n = lnet_net_nis_locked(ln, net, &best);
 
-	if (n <= 1) {
-		/* no choice to make (the usual one NI per net) */
-		if (best)
-			best->ni_seq++;
-		return best;
-	}
+	if (n <= 1)
+		return best;   /* no choice to make (the usual one NI per net) */
 
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
@@ -198,8 +197,9 @@ struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
 		if (!ni->ni_up || ulnet_nid_net(&ni->ni_nid) != net)
 			continue;
 		/* one whose link is up before one whose link is down (the
-		 * kernel's first criterion), then the healthiest, then more
-		 * credits, then round robin */
+		 * kernel's first criterion), then the healthiest, then the
+		 * highest UDSP priority ("nid priority"), then more credits,
+		 * then round robin (lnet_get_best_ni()) */
 		if (best && lnet_ni_fatal(ni) != lnet_ni_fatal(best)) {
 			if (!lnet_ni_fatal(ni))
 				best = ni;
@@ -210,13 +210,48 @@ struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
 				best = ni;
 			continue;
 		}
+		if (best && ni->ni_sel_prio != best->ni_sel_prio) {
+			if (ni->ni_sel_prio < best->ni_sel_prio)
+				best = ni;
+			continue;
+		}
 		if (!best || ni->ni_tx_credits > best->ni_tx_credits ||
 		    (ni->ni_tx_credits == best->ni_tx_credits && ni->ni_seq < best->ni_seq))
 			best = ni;
 	}
+	return best;
+}
+
+struct lnet_ni *lnet_best_ni_on_net_locked(ulnet_t *ln, ulnet_net_t net)
+{
+	struct lnet_ni *best = lnet_best_ni_peek_locked(ln, net);
+
 	if (best)
 		best->ni_seq++;
 	return best;
+}
+
+/* Our NI on `net` that `lpni` prefers (a UDSP NID-pair rule), the first
+ * in NI order, one whose link is up first (the kernel's
+ * lnet_find_existing_preferred_best_ni()); NULL: none. */
+static struct lnet_ni *lnet_udsp_pref_ni_locked(ulnet_t *ln, const struct lnet_peer_ni *lpni,
+						 ulnet_net_t net)
+{
+	struct lnet_ni *found = NULL;
+	struct ul_list *pos;
+
+	ul_list_for_each(pos, &ln->ln_nis) {
+		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+		if (!ni->ni_up || ulnet_nid_net(&ni->ni_nid) != net ||
+		    !lnet_udsp_src_preferred(lpni, &ni->ni_nid))
+			continue;
+		if (!lnet_ni_fatal(ni))
+			return ni;
+		if (!found)
+			found = ni;
+	}
+	return found;
 }
 
 /* Traffic on the reserved portal (ping, push): LNet's own, free to leave
@@ -243,6 +278,13 @@ static struct lnet_ni *lnet_nmr_src_ni_locked(ulnet_t *ln, const struct lnet_msg
 {
 	struct lnet_ni *only = NULL, *ni;
 
+	/* a UDSP rule's preferred NI first (the kernel keeps both in one
+	 * list, the rule's taking the place of the first message's) */
+	if (__builtin_expect(lnet_udsp_has_src_pref(lpni), 0) &&
+	    (ni = lnet_udsp_pref_ni_locked(ln, lpni, net)) != NULL) {
+		ni->ni_seq++;
+		return ni;
+	}
 	if (lpni->lpni_pref_set && lnet_net_nis_locked(ln, net, &only) > 1 &&
 	    !lnet_msg_is_reserved(msg)) {
 		ni = lnet_nid2ni_locked(ln, &lpni->lpni_pref_nid);
@@ -322,17 +364,58 @@ int lnet_check_reachable_locked(ulnet_t *ln, const ulnet_nid_t *self, const ulne
 	return rc < 0 ? rc : 0;
 }
 
+/* What the selection policies rank a peer NI by, in the kernel's order
+ * (lnet_find_best_ni_on_local_net(), lnet_select_peer_ni()): its peer
+ * net's priority, our net's, its own, then whether it prefers the NI we
+ * would send from. */
+struct lnet_udsp_key {
+	uint32_t lpn, net, lpni;
+	bool pref;
+};
+
+static void lnet_udsp_key_locked(ulnet_t *ln, const struct lnet_peer_ni *lpni, ulnet_net_t net,
+				 struct lnet_ni *src_ni, struct lnet_udsp_key *k)
+{
+	k->lpn = lpni->lpni_net_sel_prio;
+	k->net = src_ni ? src_ni->ni_net_sel_prio : lnet_udsp_net_prio_locked(ln, net);
+	k->lpni = lpni->lpni_sel_prio;
+	k->pref = false;
+	if (lnet_udsp_has_src_pref(lpni)) {
+		struct lnet_ni *ni = src_ni ? src_ni : lnet_best_ni_peek_locked(ln, net);
+
+		k->pref = ni && lnet_udsp_src_preferred(lpni, &ni->ni_nid);
+	}
+}
+
+/* < 0: a is the better, > 0: b, 0: equal. */
+static int lnet_udsp_key_cmp(const struct lnet_udsp_key *a, const struct lnet_udsp_key *b)
+{
+	if (a->lpn != b->lpn)
+		return a->lpn < b->lpn ? -1 : 1;
+	if (a->net != b->net)
+		return a->net < b->net ? -1 : 1;
+	if (a->lpni != b->lpni)
+		return a->lpni < b->lpni ? -1 : 1;
+	if (a->pref != b->pref)
+		return a->pref ? -1 : 1;
+	return 0;
+}
+
 /* Multi-Rail: among the peer's NIs on nets we have, the healthiest, then
- * the one with the most credits, round robin among equals (the kernel's
- * lnet_select_peer_ni() order, without UDSP); the local NI by credits and
- * round robin. */
+ * (with UDSP rules) the best by lnet_udsp_key_cmp(), then the one with the
+ * most credits, round robin among equals (the kernel's
+ * lnet_select_peer_ni() order); the local NI as lnet_best_ni_on_net_locked()
+ * picks it on the chosen NI's net. */
 static inline __attribute__((always_inline)) int
 lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
 		      struct lnet_ni **best_ni, struct lnet_peer_ni **best_lpni)
 {
 	struct lnet_peer_ni *best = NULL;
+	struct lnet_udsp_key key = { 0 }, best_key = { 0 };
+	bool udsp = lnet_udsp_active(ln);
 	bool best_live = false;
 	struct ul_list *pos;
+	int c;
 
 	if (!src_ni && lp->lp_nnis == 1) {
 		/* one peer NI (the common case): the NI walk that picks our
@@ -356,11 +439,16 @@ lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
 		 * kernel picks our NI first, a fatal one last, then the peer
 		 * NI on its net); asked only while some link is down */
 		live = src_ni || !ln->ln_nfatal || lnet_net_has_live_ni_locked(ln, net);
+		if (__builtin_expect(udsp, 0))
+			lnet_udsp_key_locked(ln, lpni, net, src_ni, &key);
 		if (best && live != best_live) {
 			if (!live)
 				continue;
 		} else if (best && lpni->lpni_health.health_value != best->lpni_health.health_value) {
 			if (lpni->lpni_health.health_value < best->lpni_health.health_value)
+				continue;
+		} else if (best && udsp && (c = lnet_udsp_key_cmp(&key, &best_key)) != 0) {
+			if (c > 0)
 				continue;
 		} else if (best && (lpni->lpni_txcredits < best->lpni_txcredits ||
 				    (lpni->lpni_txcredits == best->lpni_txcredits &&
@@ -369,6 +457,7 @@ lnet_select_mr_locked(ulnet_t *ln, struct lnet_peer *lp, struct lnet_ni *src_ni,
 		}
 		best = lpni;
 		best_live = live;
+		best_key = key;
 	}
 	if (!best)
 		return -EHOSTUNREACH;
@@ -395,8 +484,9 @@ static int lnet_peer_net_health_locked(const struct lnet_peer *lp, ulnet_net_t n
 
 /* Multi-Rail across routers (the kernel's lnet_handle_find_routed_path()
  * for a message of our own, no source NID given): among the peer's NIs on
- * nets a route leads to, those on the healthiest net, then the healthiest
- * NI, then the most credits, round robin among equals. NULL: none. */
+ * nets a route leads to, those on the healthiest net, then on the net of
+ * highest UDSP priority, then the healthiest NI, then the NI of highest
+ * priority, then the most credits, round robin among equals. NULL: none. */
 static struct lnet_peer_ni *lnet_select_remote_dst_locked(ulnet_t *ln, struct lnet_peer *lp)
 {
 	struct lnet_peer_ni *best = NULL;
@@ -414,8 +504,14 @@ static struct lnet_peer_ni *lnet_select_remote_dst_locked(ulnet_t *ln, struct ln
 		if (best && nh != best_nh) {
 			if (nh < best_nh)
 				continue;
+		} else if (best && p->lpni_net_sel_prio != best->lpni_net_sel_prio) {
+			if (p->lpni_net_sel_prio > best->lpni_net_sel_prio)
+				continue;
 		} else if (best && p->lpni_health.health_value != best->lpni_health.health_value) {
 			if (p->lpni_health.health_value < best->lpni_health.health_value)
+				continue;
+		} else if (best && p->lpni_sel_prio != best->lpni_sel_prio) {
+			if (p->lpni_sel_prio > best->lpni_sel_prio)
 				continue;
 		} else if (best && (p->lpni_txcredits < best->lpni_txcredits ||
 				    (p->lpni_txcredits == best->lpni_txcredits &&
@@ -476,7 +572,8 @@ static int lnet_select_routed_locked(ulnet_t *ln, struct lnet_msg *msg, struct l
 			}
 		}
 	}
-	rc = lnet_route_select_locked(ln, ulnet_nid_net(&lpni->lpni_nid), src_ni, best_ni, best_lpni);
+	rc = lnet_route_select_locked(ln, ulnet_nid_net(&lpni->lpni_nid), lpni, src_ni, best_ni,
+				      best_lpni);
 	if (rc)
 		lnet_log(ln, ULNET_LOG_ERROR, "no route to %s from %s",
 			 lnet_nidstr(&lpni->lpni_nid, nid),
