@@ -216,8 +216,7 @@ has err "unknown routing key 'bogus'"
 kill -TERM "$PID_R"; wait "$PID_R"
 
 # --- not supported by ulnet: each a clean -EOPNOTSUPP (-95), exit 234 -----------
-for cmd in "udsp add --src tcp --priority 1" "udsp del --idx 0" \
-	   "peer add --prim_nid 127.0.0.70@tcp --ip2nets 127.0.0.[70-71]" \
+for cmd in "peer add --prim_nid 127.0.0.70@tcp --ip2nets 127.0.0.[70-71]" \
 	   "net add --nid 127.0.7.9@tcp --cpt 0" "net add --nid 127.0.7.9@tcp --skip-mr-route-setup" \
 	   "net add --nid 127.0.7.9@tcp --auth-key k" "net add --nid 127.0.7.9@tcp --traffic-class 1" \
 	   "peer add --prim_nid 127.0.7.70@tcp --lock_prim"; do
@@ -226,9 +225,35 @@ for cmd in "udsp add --src tcp --priority 1" "udsp del --idx 0" \
 	has err "errno: -95"
 	has err "not supported by ulnet"
 done
-printf 'udsp:\n  - src: tcp\n    priority: 1\n' >"$T/udsp.yaml"
+# a udsp rule the kernel would keep and never apply
+run A 234 udsp add --rte 127.0.7.12@tcp --priority 4
+has err "errno: -95"
+has err "not supported by ulnet"
+printf 'udsp:\n  - rte: 127.0.7.12@tcp\n' >"$T/udsp.yaml"
 run A 234 import "$T/udsp.yaml"
 has err "errno: -95"
+has err "$T/udsp.yaml:2:5: cannot add udsp: rte without dst is not supported by ulnet"
+
+# --- udsp ------------------------------------------------------------------------------
+run A 0 udsp add --src tcp --priority 3
+run A 0 udsp add --dst 127.0.7.[50-59]@tcp --prio 2 --idx 0
+run A 0 udsp show
+[[ $OUT == $'udsp:\n    - idx: 0\n      dst: 127.0.7.[50-59]@tcp\n      action:\n          priority: 2\n    - idx: 1\n      src: tcp\n      action:\n          priority: 3' ]] ||
+	fail "udsp show: '$OUT'"
+run A 0 net show --net tcp -v 4
+has out "net priority: 3"
+run A 0 export --backup
+has out "    - idx: 1"
+run A 114 udsp add --src tcp --priority 3
+has err "cannot add udsp: Operation already in progress"
+run A 0 udsp del --all
+printf 'udsp:\n  - src: tcp\n    action:\n      priority: 4\n' >"$T/udsp.yaml"
+run A 0 import "$T/udsp.yaml"
+run A 0 net show --net tcp -v 4
+has out "net priority: 4"
+run A 0 import --del "$T/udsp.yaml"
+run A 0 udsp show
+[[ -z $OUT ]] || fail "udsp show after import --del: '$OUT'"
 
 # --- net set / peer set ------------------------------------------------------------
 # (recovery pings would raise a lowered NI health back between two commands)

@@ -4,11 +4,11 @@
  * every command and its dispatch (help, option checks, the context lock),
  * the context, the helpers the commands share, and the commands of "lnet",
  * "ping", "discover", "stats", "global", "set" (but set routing and set
- * *_buffers), "udsp" and "debug". "net", "peer", "route" and "routing"
+ * *_buffers) and "debug". "net", "peer", "route" and "routing"
  * are in ctl_cmds_net.c, ctl_cmds_peer.c, ctl_cmds_route.c and
- * ctl_cmds_routing.c (with set routing and set *_buffers), "export" and
- * "import" in ctl_import.c, "fault" in ctl_cmds_fault.c, option parsing in
- * ctl_opts.c.
+ * ctl_cmds_routing.c (with set routing and set *_buffers), "udsp" in
+ * ctl_cmds_udsp.c, "export" and "import" in ctl_import.c, "fault" in
+ * ctl_cmds_fault.c, option parsing in ctl_opts.c.
  */
 #include "ctl_cmds.h"
 
@@ -465,29 +465,7 @@ static int cmd_set_value(struct ctl_ctx *ctx, const struct cmd *c, const struct 
 	return ctl_global_set_one(ctx, gs, value, &rp->err);
 }
 
-/* --- udsp / debug -------------------------------------------------------- */
-
-static int cmd_udsp_show(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p,
-			 int argc, char **argv, const char *blob, size_t bloblen, struct ctl_reply *rp)
-{
-	long idx;
-
-	if (p->v[0].set && ctl_parse_int(p->v[0].arg, 0, INT_MAX, &idx) < 0) {
-		char msg[200];
-
-		snprintf(msg, sizeof(msg), "Invalid index \"%.64s\"", p->v[0].arg);
-		y_nl_error(&rp->err, "show", "udsp", -EINVAL, msg);
-		return -EINVAL;
-	}
-	return 0; /* no rules: nothing to show */
-}
-
-static int cmd_udsp_change(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
-			   const char *blob, size_t bloblen, struct ctl_reply *rp)
-{
-	y_nl_error(&rp->err, c->name, "udsp", -EOPNOTSUPP, "UDSP is not supported by ulnet");
-	return -EINVAL;
-}
+/* --- debug ---------------------------------------------------------------- */
 
 static int cmd_debug_peer(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			  const char *blob, size_t bloblen, struct ctl_reply *rp)
@@ -584,18 +562,6 @@ static const struct cmd lnet_cmds[] = {
 	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
-static const struct optspec udsp_show_opts[] = { { "idx", 'i', ARG_REQ } };
-
-static const struct cmd udsp_cmds[] = {
-	{ "add", cmd_udsp_change, NULL, "add a UDSP rule (not supported by ulnet)\n", LK_WRITE,
-	  NOOPTS, -1, true },
-	{ "del", cmd_udsp_change, NULL, "delete UDSP rules (not supported by ulnet)\n", LK_WRITE,
-	  NOOPTS, -1, true },
-	{ "show", cmd_udsp_show, NULL, "show UDSP rules (ulnet has none)\n"
-	  "\t--idx: index of the rule to show\n", LK_READ, OPTS(udsp_show_opts), 0, false },
-	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
-};
-
 static const struct cmd stats_cmds[] = {
 	{ "show", cmd_stats_show, NULL, "show LNet statistics\n", LK_READ, NOOPTS, 0, false },
 	{ "reset", cmd_stats_reset, NULL, "reset LNet statistics\n", LK_WRITE, NOOPTS, 0, false },
@@ -669,7 +635,7 @@ static const struct cmd top_cmds[] = {
 	  OPTS(ping_opts), -1, false },
 	{ "discover", cmd_discover, NULL, "discover nid[,nid,...]\n\t--force: force discovery\n", LK_READ,
 	  OPTS(discover_opts), -1, false },
-	GROUP("udsp", udsp_cmds, "udsp {add | del | show | help}\n"),
+	GROUP("udsp", ctl_udsp_cmds, "udsp {add | del | show | help}\n"),
 	/* raw: "fault" alone prints its commands' help, exit 234 (lnetctl) */
 	{ "fault", NULL, ctl_fault_cmds, "fault {drop | delay | help}\n", LK_READ, NOOPTS, 0, true },
 	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }

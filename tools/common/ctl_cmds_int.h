@@ -233,6 +233,23 @@ int ctl_buffers_set(struct ctl_ctx *ctx, const long n[ULNET_RTR_NPOOLS], char *d
 /* Give a new instance the pool sizes set before (lnet configure). */
 void ctl_routing_restore(struct ctl_ctx *ctx);
 
+/* --- udsp (ctl_cmds_udsp.c) ---------------------------------------------- */
+
+extern const struct cmd ctl_udsp_cmds[];
+/*
+ * Add a rule as "udsp add" does (also import): `match` the src, dst and
+ * rte texts (NULL: not given), the priority if given (else lnetctl's
+ * default: 0 for src or dst alone, a preferred list for the pairs), the
+ * index (negative: appended). Returns 0 or an errno as lnetctl reports it
+ * (negative for its own checks, positive for the kernel's answer;
+ * -EOPNOTSUPP for a rule the kernel would never apply) with its descr,
+ * quotes included, in `descr`. `ln` NULL: LNet is down.
+ */
+int ctl_udsp_add(ulnet_t *ln, const char *const match[ULNET_UDSP_NPARTS], bool have_prio,
+		 long prio, long idx, char *descr, size_t len);
+/* Every rule, in index order (*out to free). Returns the count or -ENOMEM. */
+int ctl_get_udsp(ulnet_t *ln, struct ulnet_udsp_rule **out);
+
 /* --- fault (ctl_cmds_fault.c) -------------------------------------------- */
 
 extern const struct cmd ctl_fault_cmds[];

@@ -70,13 +70,38 @@ static void render_msg_counts(struct yout *y, const char *key, const struct ulne
 	yo_end_map(y);
 }
 
-static void render_udsp(struct yout *y)
+/* One preferred list of "udsp info" (liblnetconfig's create_remote_udsp_info()
+ * layout: "NID-i: nid"), nothing when empty. */
+static void render_udsp_list(struct yout *y, const char *key, const ulnet_nid_t *nids, int n)
 {
-	/* No UDSP rules exist in ulnet yet: priorities are "unset" (-1). */
+	char nb[ULNET_NIDSTR_SIZE], k[24];
+
+	if (n <= 0)
+		return;
+	yo_str(y, key);
+	yo_map(y);
+	/* the kernel shows at most LNET_MAX_SHOW_NUM_NID */
+	for (int i = 0; i < n && i < 128; i++) {
+		snprintf(k, sizeof(k), "NID-%d", i);
+		yo_kv_str(y, k, nid_s(&nids[i], nb));
+	}
+	yo_end_map(y);
+}
+
+/* "udsp info" (-v 4): the priorities as the kernel's s32 shows them (none
+ * is -1); a peer NI's preferred gateways and local NIDs after them. */
+static void render_udsp(struct yout *y, uint32_t net_prio, uint32_t nid_prio,
+			const struct ulnet_peer_ni_info *pn)
+{
 	yo_str(y, "udsp info");
 	yo_map(y);
-	yo_kv_int(y, "net priority", -1);
-	yo_kv_int(y, "nid priority", -1);
+	yo_kv_int(y, "net priority", (int32_t)net_prio);
+	yo_kv_int(y, "nid priority", (int32_t)nid_prio);
+	if (pn && pn->udsp_pref) {
+		render_udsp_list(y, "Preferred gateway NIDs", pn->udsp_pref + pn->udsp_npref_src,
+				 pn->udsp_npref_rtr);
+		render_udsp_list(y, "Preferred source NIDs", pn->udsp_pref, pn->udsp_npref_src);
+	}
 	yo_end_map(y);
 }
 
@@ -111,7 +136,7 @@ static void render_ni(struct yout *y, const struct ulnet_ni_info *ni, int verbos
 		render_stats_block(y, ni->send_count, ni->recv_count, ni->drop_count,
 				   &ni->put_egress, &ni->get_rtt, &ni->put_ack);
 	if (verbose >= 4)
-		render_udsp(y);
+		render_udsp(y, ni->udsp_net_prio, ni->udsp_nid_prio, NULL);
 	if (verbose >= 2) {
 		render_msg_counts(y, "sent_stats", &ni->sent);
 		render_msg_counts(y, "received_stats", &ni->received);
@@ -246,7 +271,7 @@ static void render_peers(struct yout *y, const struct ulnet_peer_info *peers, in
 				continue;
 			}
 			if (verbose >= 4)
-				render_udsp(y);
+				render_udsp(y, pn->udsp_net_prio, pn->udsp_nid_prio, pn);
 			yo_kv_str(y, "state", peer_state_str(pn->state));
 			if (verbose >= 1) {
 				yo_kv_int(y, "max_ni_tx_credits", pn->max_tx_credits);
@@ -479,6 +504,26 @@ void ctl_render_export(struct ybuf *out, const struct ulnet_ni_info *nis, int nn
 	/* routing: and buffers: (cYAML, as routing show) after peer: */
 	ctl_render_routing(out, routing, backup);
 	ctl_render_global(out, g);
+}
+
+void ctl_render_udsp(struct ybuf *out, const struct ulnet_udsp_rule *rules, int n, int first)
+{
+	static const char *const part[ULNET_UDSP_NPARTS] = { "src", "dst", "rte" };
+
+	/* cYAML, as liblnetconfig's lustre_lnet_show_udsp() builds it */
+	if (n <= 0)
+		return;
+	cy_key(out, 0, "udsp");
+	for (int i = 0; i < n; i++) {
+		const struct ulnet_udsp_rule *r = &rules[i];
+
+		ybuf_printf(out, "    - idx: %d\n", first + i);
+		for (int p = 0; p < ULNET_UDSP_NPARTS; p++)
+			if (r->match[p][0])
+				ybuf_printf(out, "      %s: %s\n", part[p], r->match[p]);
+		if (r->action == ULNET_UDSP_ACTION_PRIORITY)
+			ybuf_printf(out, "      action:\n          priority: %u\n", r->priority);
+	}
 }
 
 void ctl_render_ping(struct ybuf *out, const char *what, const struct ctl_ping_result *r, int n)

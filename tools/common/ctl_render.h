@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "ulnet/routing.h"
+#include "ulnet/udsp.h"
 #include "ulnet/ulnet.h"
 #include "yaml_out.h"
 
@@ -43,6 +44,9 @@ void ctl_render_export(struct ybuf *out, const struct ulnet_ni_info *nis, int nn
 		       const struct ulnet_routing_info *routing, const struct ulnet_globals *g,
 		       bool backup);
 
+/* udsp show (and export's udsp:): `n` rules, the first of index `first`,
+ * in lnetctl's cYAML; nothing for none. */
+void ctl_render_udsp(struct ybuf *out, const struct ulnet_udsp_rule *rules, int n, int first);
 /* One ping/discover result: rc 0 with `peer`, or a negative errno. */
 struct ctl_ping_result {
 	ulnet_nid_t target;
