@@ -6,7 +6,7 @@
  * loaded within the bounds of a YAML document (size, nesting depth).
  */
 #include "ctl_cmds_int.h"
-#include "ctl_ip2nets.h"
+#include "ctl_import_int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -67,30 +67,18 @@ int ctl_cmd_export(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed
 	return 0;
 }
 
-enum imp_mode { IMP_ADD, IMP_DEL, IMP_SHOW, IMP_EXEC };
-
-struct imp {
-	struct ctl_ctx *ctx;
-	const char *name;
-	yaml_document_t doc;
-	enum imp_mode mode;
-	struct ybuf *err;
-	struct ctl_reply *rp; /* for ping/discover output (exec) */
-	int nerr;
-};
-
-static yaml_node_t *ynode(struct imp *im, yaml_node_item_t i)
+yaml_node_t *ynode(struct imp *im, yaml_node_item_t i)
 {
 	return yaml_document_get_node(&im->doc, i);
 }
 
-static const char *yscalar(yaml_node_t *n)
+const char *yscalar(yaml_node_t *n)
 {
 	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
 /* Value of key `k` in mapping `m`, or NULL. */
-static yaml_node_t *ymap_get(struct imp *im, yaml_node_t *m, const char *k)
+yaml_node_t *ymap_get(struct imp *im, yaml_node_t *m, const char *k)
 {
 	if (!m || m->type != YAML_MAPPING_NODE)
 		return NULL;
@@ -103,9 +91,7 @@ static yaml_node_t *ymap_get(struct imp *im, yaml_node_t *m, const char *k)
 	return NULL;
 }
 
-static void imp_error(struct imp *im, yaml_node_t *at, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void imp_error(struct imp *im, yaml_node_t *at, int err, const char *fmt, ...)
+void imp_error(struct imp *im, yaml_node_t *at, int err, const char *fmt, ...)
 {
 	char msg[400], full[600];
 	va_list ap;
@@ -122,7 +108,7 @@ static void imp_error(struct imp *im, yaml_node_t *at, int err, const char *fmt,
 	im->nerr++;
 }
 
-static int yint(yaml_node_t *n, long *v)
+int yint(yaml_node_t *n, long *v)
 {
 	return ctl_parse_int(yscalar(n), LONG_MIN, LONG_MAX, v);
 }
@@ -130,7 +116,7 @@ static int yint(yaml_node_t *n, long *v)
 /* A value of key `k` that is not what it must be, in lnetctl's words (the
  * sanity suite looks for them): "no value specified for key 'K'" when it
  * is empty, else "invalid value 'V' for key 'K'". */
-static void imp_bad_value(struct imp *im, yaml_node_t *vn, const char *k)
+void imp_bad_value(struct imp *im, yaml_node_t *vn, const char *k)
 {
 	const char *v = yscalar(vn);
 
@@ -447,387 +433,6 @@ static void imp_route(struct imp *im, yaml_node_t *rt)
 		}
 	}
 	free(gw);
-}
-
-/* --- ip2nets ------------------------------------------------------------------- */
-
-/* One "tunables" / "lnd tunables" map of an ip2nets rule into conf; any
- * other key is refused. */
-static bool imp_ip2n_tunables(struct imp *im, yaml_node_t *m, bool lnd, struct ulnet_ni_conf *conf)
-{
-	static const char *const cmn[] = { "peer_timeout", "peer_credits", "peer_buffer_credits",
-					    "credits" };
-	static const char *const sock[] = { "conns_per_peer", "tos" };
-	const char *const *keys = lnd ? sock : cmn;
-	size_t nkeys = lnd ? 2 : 4;
-	int *dst[4];
-
-	if (lnd) {
-		dst[0] = &conf->tun.conns_per_peer;
-		dst[1] = &conf->tun.tos;
-	} else {
-		dst[0] = &conf->tun.peer_timeout;
-		dst[1] = &conf->tun.peer_credits;
-		dst[2] = &conf->tun.peer_buffer_credits;
-		dst[3] = &conf->tun.credits;
-	}
-	if (!m || m->type != YAML_MAPPING_NODE) {
-		imp_error(im, m, -EINVAL, "'%s' of an ip2nets rule must be a mapping",
-			  lnd ? "lnd tunables" : "tunables");
-		return false;
-	}
-	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-		yaml_node_t *kn = ynode(im, p->key), *vn = ynode(im, p->value);
-		const char *k = yscalar(kn);
-		size_t i = 0;
-		long v;
-
-		while (k && i < nkeys && strcmp(k, keys[i]) != 0)
-			i++;
-		if (!k || i == nkeys) {
-			imp_error(im, kn, -EOPNOTSUPP, "'%s' in '%s' of an ip2nets rule is not supported "
-				  "by ulnet", k ? k : "?", lnd ? "lnd tunables" : "tunables");
-			return false;
-		}
-		if (yint(vn, &v) < 0 || v < -1 || v > INT_MAX) {
-			imp_bad_value(im, vn, k);
-			return false;
-		}
-		*dst[i] = (int)v;
-	}
-	return true;
-}
-
-/* "CPT" of a rule: ulnet has one CPU partition, 0. */
-static bool imp_ip2n_cpt(struct imp *im, yaml_node_t *v)
-{
-	const char *s = yscalar(v);
-
-	if (v && v->type == YAML_SEQUENCE_NODE && v->data.sequence.items.top - v->data.sequence.items.start == 1)
-		s = yscalar(ynode(im, *v->data.sequence.items.start));
-	if (s && (strcmp(s, "0") == 0 || strcmp(s, "[0]") == 0))
-		return true;
-	imp_error(im, v, -EOPNOTSUPP, "CPT '%s' of an ip2nets rule: not supported by ulnet (one CPU "
-		  "partition: [0])", s ? s : "?");
-	return false;
-}
-
-/*
- * One ip2nets rule, as lnetctl reads it: "net-spec" first, then
- * "interfaces" and "ip-range" (maps of index: value), "tunables", "lnd
- * tunables", "CPT". Fills r and the NI template; false (error said) on a
- * bad rule.
- */
-static bool imp_ip2n_rule(struct imp *im, yaml_node_t *e, struct ip2n_rule *r,
-			  struct ulnet_ni_conf *tmpl)
-{
-	char why[300];
-
-	if (!e || e->type != YAML_MAPPING_NODE) {
-		imp_error(im, e, -EINVAL, "ip2nets entry must be a mapping");
-		return false;
-	}
-	for (yaml_node_pair_t *p = e->data.mapping.pairs.start; p < e->data.mapping.pairs.top; p++) {
-		yaml_node_t *kn = ynode(im, p->key), *vn = ynode(im, p->value);
-		const char *k = yscalar(kn);
-
-		if (p == e->data.mapping.pairs.start && (!k || strcmp(k, "net-spec") != 0)) {
-			imp_error(im, kn, -EINVAL, "Malformed input. Expect 'net-spec' found '%s'",
-				  k ? k : "?");
-			return false;
-		}
-		if (!k) {
-			imp_error(im, kn, -EINVAL, "ip2nets keys are names");
-			return false;
-		}
-		if (strcmp(k, "net-spec") == 0) {
-			const char *v = yscalar(vn);
-
-			if (!v || ulnet_net_parse(v, &r->net, NULL) < 0) {
-				imp_error(im, vn, -EINVAL, "Invalid network ID '%s'", v ? v : "?");
-				return false;
-			}
-		} else if (strcmp(k, "interfaces") == 0 || strcmp(k, "ip-range") == 0) {
-			bool ifs = k[0] == 'i' && k[1] == 'n';
-
-			if (!vn || vn->type != YAML_MAPPING_NODE) {
-				imp_error(im, vn, -EINVAL, "Failed to parse %s list rc = %d: not a mapping "
-					  "(index: value)", ifs ? "interfaces" : "ip-range", -EINVAL);
-				return false;
-			}
-			for (yaml_node_pair_t *q = vn->data.mapping.pairs.start;
-			     q < vn->data.mapping.pairs.top; q++) {
-				yaml_node_t *in = ynode(im, q->value);
-				const char *v = yscalar(in);
-				int rc;
-
-				if (!v) {
-					imp_error(im, in, -EINVAL, "Failed to parse %s list rc = %d: not a "
-						  "scalar", ifs ? "interfaces" : "ip-range", -EINVAL);
-					return false;
-				}
-				rc = ifs ? ip2n_rule_add_if(r, v, why, sizeof(why))
-					 : ip2n_rule_add_range(r, v, why, sizeof(why));
-				if (rc < 0) {
-					imp_error(im, in, rc, "Failed to parse %s list rc = %d: %s",
-						  ifs ? "interfaces" : "ip-range", rc, why);
-					return false;
-				}
-			}
-		} else if (strcmp(k, "tunables") == 0 || strcmp(k, "lnd tunables") == 0) {
-			if (!imp_ip2n_tunables(im, vn, k[0] == 'l', tmpl))
-				return false;
-		} else if (strcmp(k, "CPT") == 0) {
-			if (!imp_ip2n_cpt(im, vn))
-				return false;
-		} else {
-			imp_error(im, kn, -EOPNOTSUPP, "ip2nets key '%s' is not supported by ulnet", k);
-			return false;
-		}
-	}
-	if (r->net == ULNET_NET_ANY) {
-		imp_error(im, e, -EINVAL, "ip2nets entry without 'net-spec'");
-		return false;
-	}
-	return true;
-}
-
-/* The interfaces of a matching rule on its net: add (or, --del, delete)
- * one NI each, stopping at the first failure as lnetctl does. */
-static bool imp_ip2n_apply(struct imp *im, yaml_node_t *e, const struct ip2n_rule *r,
-			   const struct ulnet_ni_conf *tmpl, char (*ifs)[IP2N_IFNAME_SIZE], int nifs)
-{
-	const char *op = im->mode == IMP_DEL ? "del" : "add";
-	char netname[ULNET_NETSTR_SIZE];
-	int rc = 0;
-
-	if (ulnet_net_format(r->net, netname, sizeof(netname)) < 0)
-		snprintf(netname, sizeof(netname), "?");
-	if (ulnet_net_type(r->net) != ULNET_LND_TCP) {
-		/* lo is the kernel's refusal too; other LNDs ulnet lacks */
-		bool lo = ulnet_net_type(r->net) == ULNET_LND_LO;
-
-		imp_error(im, e, lo ? -EINVAL : -EOPNOTSUPP, "net-spec '%s': %s", netname,
-			  lo ? "setting @lo not allowed"
-			     : "not supported by ulnet (its only LND with interfaces is tcp)");
-		return false;
-	}
-	for (int i = 0; i < nifs && rc == 0; i++) {
-		struct ulnet_ni_conf conf = *tmpl;
-		uint32_t ip = 0;
-
-		if (im->mode == IMP_DEL) {
-			struct ulnet_ni_info *ni;
-			int n = ctl_get_nis(im->ctx->ln, &ni);
-
-			rc = -ENOENT;
-			for (int j = 0; j < n; j++)
-				if (ulnet_nid_net(&ni[j].nid) == r->net &&
-				    strncmp(ni[j].iface, ifs[i], sizeof(ni[j].iface)) == 0)
-					rc = ulnet_ni_del(im->ctx->ln, &ni[j].nid);
-			if (n >= 0)
-				free(ni);
-		} else if ((rc = ctl_ip_of_iface(ifs[i], &ip)) == 0) {
-			ulnet_nid_from_ipv4(ip, r->net, &conf.nid);
-			snprintf(conf.iface, sizeof(conf.iface), "%s", ifs[i]);
-			ctl_ni_conf_defaults(im->ctx, &conf);
-			rc = ulnet_ni_add(im->ctx->ln, &conf);
-		}
-		if (rc < 0)
-			/* the kernel's extack, then lnetctl's own line */
-			y_nl_error(im->err, op, "net", rc,
-				   im->mode == IMP_DEL ? "cannot del LNet NI" : "cannot add LNet NI");
-	}
-	if (rc < 0) {
-		imp_error(im, e, -EINVAL, "Failed to configure NI on net '%s' rc = %d", netname, -EINVAL);
-		return false;
-	}
-	return true;
-}
-
-/*
- * ip2nets: the rules in order, as lnetctl applies them: a rule that
- * matches no interface of the node is skipped; the first rule that
- * matches a net configures it, and later rules for that net change
- * nothing; an error stops the list. No rule applied is an error.
- */
-static void imp_ip2nets(struct imp *im, yaml_node_t *seq)
-{
-	struct ip2n_addrs a;
-	char (*ifs)[IP2N_IFNAME_SIZE] = NULL;
-	ulnet_net_t *done = NULL;
-	char why[200], reasons[600] = "";
-	size_t rl = 0;
-	int ndone = 0, rc;
-
-	if (!seq || seq->type != YAML_SEQUENCE_NODE) {
-		imp_error(im, seq, -EINVAL, "'ip2nets' must be a list");
-		return;
-	}
-	rc = ip2n_addrs_get(&a);
-	if (rc < 0) {
-		imp_error(im, seq, rc, "ip2nets: cannot list the interfaces");
-		return;
-	}
-	size_t nrules = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
-
-	ifs = calloc(IP2N_MAX_IFS, sizeof(*ifs));
-	done = calloc(nrules ? nrules : 1, sizeof(*done));
-	if (!ifs || !done) {
-		imp_error(im, seq, -ENOMEM, "out of memory");
-		goto out;
-	}
-	for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
-	     it++) {
-		yaml_node_t *e = ynode(im, *it);
-		struct ulnet_ni_conf tmpl;
-		struct ip2n_rule r;
-		int nifs = 0;
-		bool ok, dup = false;
-
-		memset(&tmpl, 0, sizeof(tmpl));
-		tmpl.tun.tos = -1;
-		ip2n_rule_init(&r);
-		ok = imp_ip2n_rule(im, e, &r, &tmpl);
-		if (ok) {
-			rc = ip2n_rule_resolve(&r, &a, ifs, IP2N_MAX_IFS, &nifs, why, sizeof(why));
-			if (rc == -ENOMSG) {
-				/* skipped; why, said if no rule applies */
-				char netname[ULNET_NETSTR_SIZE];
-
-				if (ulnet_net_format(r.net, netname, sizeof(netname)) < 0)
-					snprintf(netname, sizeof(netname), "?");
-				if (rl < sizeof(reasons))
-					rl += (size_t)snprintf(reasons + rl, sizeof(reasons) - rl,
-							       "%s rule %zu (%s): %s", rl ? ";" : ":",
-							       (size_t)(it - seq->data.sequence.items.start),
-							       netname, why);
-			} else if (rc < 0) {
-				imp_error(im, e, rc, "%s", why);
-				ok = false;
-			} else {
-				for (int i = 0; i < ndone; i++)
-					dup |= done[i] == r.net;
-				if (!dup)
-					ok = imp_ip2n_apply(im, e, &r, &tmpl, ifs, nifs);
-				if (ok && !dup)
-					done[ndone++] = r.net;
-			}
-		}
-		ip2n_rule_free(&r);
-		if (!ok)
-			goto out;
-	}
-	if (ndone == 0)
-		imp_error(im, seq, -EINVAL, "No ip2nets rules applied%s", reasons);
-out:
-	free(ifs);
-	free(done);
-	ip2n_addrs_free(&a);
-}
-
-/*
- * A udsp entry, as export writes it (idx, src, dst, rte, action: priority)
- * or lnetctl's import reads it (priority also at the top of the entry).
- * --add adds the rule at its idx (appended without one) as "udsp add"
- * does, with its checks and texts; a rule that is there already is no
- * error (importing an export again changes nothing). --del deletes the
- * rule with the same src, dst and rte, wherever it is now (lnetctl
- * deletes by idx, which the deletions before shift). Any other key is
- * refused.
- */
-static void imp_udsp(struct imp *im, yaml_node_t *e)
-{
-	static const char *const keys[] = { "src", "dst", "rte", "idx", "priority", "action" };
-	const char *match[ULNET_UDSP_NPARTS] = { NULL, NULL, NULL };
-	yaml_node_t *prio_n = NULL;
-	long idx = -1, prio = 0;
-	char descr[400];
-	int rc;
-
-	if (!e || e->type != YAML_MAPPING_NODE) {
-		imp_error(im, e, -EINVAL, "udsp entry must be a mapping");
-		return;
-	}
-	for (yaml_node_pair_t *p = e->data.mapping.pairs.start; p < e->data.mapping.pairs.top; p++) {
-		yaml_node_t *kn = ynode(im, p->key), *vn = ynode(im, p->value);
-		const char *k = yscalar(kn);
-		size_t i = 0;
-
-		while (k && i < sizeof(keys) / sizeof(keys[0]) && strcmp(k, keys[i]) != 0)
-			i++;
-		if (!k || i == sizeof(keys) / sizeof(keys[0])) {
-			imp_error(im, kn, -EINVAL, "unknown udsp key '%s'", k ? k : "?");
-			return;
-		}
-		if (i < ULNET_UDSP_NPARTS) {
-			if (!yscalar(vn)) {
-				imp_bad_value(im, vn, k);
-				return;
-			}
-			match[i] = yscalar(vn);
-		} else if (i == 3) {
-			if (yint(vn, &idx) < 0 || idx < 0) {
-				imp_error(im, vn, -EINVAL, "invalid value for 'idx' (0 or more)");
-				return;
-			}
-		} else if (i == 4) {
-			prio_n = vn;
-		} else {
-			/* action: a mapping of "priority" alone */
-			if (!vn || vn->type != YAML_MAPPING_NODE) {
-				imp_error(im, vn, -EINVAL, "'action' must be a mapping");
-				return;
-			}
-			for (yaml_node_pair_t *a = vn->data.mapping.pairs.start; a < vn->data.mapping.pairs.top; a++) {
-				const char *ak = yscalar(ynode(im, a->key));
-
-				if (!ak || strcmp(ak, "priority") != 0) {
-					imp_error(im, ynode(im, a->key), -EINVAL, "unknown udsp action '%s'",
-						  ak ? ak : "?");
-					return;
-				}
-				prio_n = ynode(im, a->value);
-			}
-		}
-	}
-	if (prio_n && (yint(prio_n, &prio) < 0 || prio < 0 || prio >= (long)ULNET_UDSP_PRIO_NONE)) {
-		imp_error(im, prio_n, -EINVAL, "invalid value for 'priority' (0 to %u)",
-			  ULNET_UDSP_PRIO_NONE - 1);
-		return;
-	}
-	if (im->mode == IMP_DEL) {
-		struct ulnet_udsp_rule rule;
-
-		memset(&rule, 0, sizeof(rule));
-		rule.action = ULNET_UDSP_ACTION_PRIORITY;
-		for (int p = 0; p < ULNET_UDSP_NPARTS; p++)
-			if (match[p])
-				snprintf(rule.match[p], sizeof(rule.match[p]), "%s", match[p]);
-		rc = ulnet_udsp_find(im->ctx->ln, &rule);
-		if (rc == -EOPNOTSUPP) {
-			/* a pair: only the descriptors count, not the action */
-			rule.action = ULNET_UDSP_ACTION_PREFERRED;
-			rc = ulnet_udsp_find(im->ctx->ln, &rule);
-		}
-		if (rc >= 0)
-			rc = ulnet_udsp_del(im->ctx->ln, rc);
-		if (rc < 0)
-			imp_error(im, e, rc, "cannot del udsp: %s",
-				  rc == -ENOENT ? "no such rule" : "bad src, dst or rte");
-		return;
-	}
-	rc = ctl_udsp_add(im->ctx->ln, match, prio_n != NULL, prio, idx, descr, sizeof(descr));
-	if (rc && rc != EALREADY) {
-		size_t dl = strlen(descr);
-
-		/* descr is lnetctl's, quotes included */
-		if (dl >= 2 && descr[0] == '"' && descr[dl - 1] == '"') {
-			descr[dl - 1] = '\0';
-			memmove(descr, descr + 1, dl - 1);
-		}
-		imp_error(im, e, rc < 0 ? rc : -rc, "%s", descr);
-	}
 }
 
 /* An integer key of a map (cpt[N] counters): refused unless a number. */
