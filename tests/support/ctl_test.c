@@ -85,3 +85,30 @@ void ctl_run_expect(struct ctl_ctx *ctx, struct ctl_reply *rp, const char *line,
 	if (rc == 0 && rp->err.len)
 		fail_msg("'%s' wrote to stderr: %s", line, ybuf_str(&rp->err));
 }
+
+int ctl_fix_init(struct ctl_fix *f, const struct ulnet_opts *opts, const char *const *lines)
+{
+	struct ulnet_opts o;
+
+	memset(&o, 0, sizeof(o));
+	if (opts)
+		o = *opts;
+	if (ctl_ctx_init(&f->ctx, &o, true) < 0)
+		return -1;
+	snprintf(f->ctx.accept, sizeof(f->ctx.accept), "none");
+	ctl_reply_init(&f->rp);
+	for (; lines && *lines; lines++) {
+		if (ctl_run_line(&f->ctx, &f->rp, NULL, 0, *lines) != 0) {
+			fprintf(stderr, "%s: %s\n", *lines, ybuf_str(&f->rp.err));
+			ctl_fix_fini(f);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void ctl_fix_fini(struct ctl_fix *f)
+{
+	ctl_reply_free(&f->rp);
+	ctl_ctx_fini(&f->ctx);
+}

@@ -27,4 +27,18 @@ void ctl_run_expect(struct ctl_ctx *ctx, struct ctl_reply *rp, const char *line,
 /* Fail the test unless `b` contains `text` (`line` names the command). */
 void ctl_has(const struct ybuf *b, const char *text, const char *line);
 
+/* One node of an in-process ulnetctl test: a control context on its own
+ * instance and a reply to run commands into. */
+struct ctl_fix {
+	struct ctl_ctx ctx;
+	struct ctl_reply rp;
+};
+
+/* Start it with `opts` (NULL: the defaults); the NIs it adds take no
+ * acceptor ("--accept none": any number on one address, no port); then
+ * run `lines` (NULL-terminated, or NULL), each of which must succeed.
+ * 0, or -1 (said on stderr). */
+int ctl_fix_init(struct ctl_fix *f, const struct ulnet_opts *opts, const char *const *lines);
+void ctl_fix_fini(struct ctl_fix *f);
+
 #endif

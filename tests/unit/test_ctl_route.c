@@ -29,24 +29,14 @@
 #define RV(net, gw, hop, prio) R(net, gw) "      hop: " hop "\n      priority: " prio "\n" \
 	"      state: up\n      type: multi-hop\n"
 
-struct fix {
-	struct ctl_ctx ctx;
-	struct ctl_reply rp;
-};
-
 static int setup(void **state)
 {
-	struct fix *f = calloc(1, sizeof(*f));
-	struct ulnet_opts opts;
+	static const char *const lines[] = { "net add --nid 127.0.0.2@tcp --accept none",
+						NULL };
+	struct ctl_fix *f = calloc(1, sizeof(*f));
 
-	if (!f)
-		return -1;
-	memset(&opts, 0, sizeof(opts));
-	if (ctl_ctx_init(&f->ctx, &opts, true) < 0)
-		return -1;
-	ctl_reply_init(&f->rp);
-	if (ctl_run_line(&f->ctx, &f->rp, NULL, 0, "net add --nid 127.0.0.2@tcp --accept none") != 0) {
-		fprintf(stderr, "net add: %s\n", ybuf_str(&f->rp.err));
+	if (!f || ctl_fix_init(f, NULL, lines) < 0) {
+		free(f);
 		return -1;
 	}
 	*state = f;
@@ -55,23 +45,22 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
-	ctl_reply_free(&f->rp);
-	ctl_ctx_fini(&f->ctx);
+	ctl_fix_fini(f);
 	free(f);
 	return 0;
 }
 
 /* Run `line`: exit code `rc`, stdout `out` exactly (NULL: not checked),
  * and stderr empty on success. */
-static void run_ok(struct fix *f, const char *line, int rc, const char *out)
+static void run_ok(struct ctl_fix *f, const char *line, int rc, const char *out)
 {
 	ctl_run_expect(&f->ctx, &f->rp, line, rc, out);
 }
 
 /* Run `line`: exit 234, stderr is the golden file, stdout empty. */
-static void run_err(struct fix *f, const char *line, const char *golden)
+static void run_err(struct ctl_fix *f, const char *line, const char *golden)
 {
 	int got = ctl_run_line(&f->ctx, &f->rp, NULL, 0, line);
 
@@ -83,7 +72,7 @@ static void run_err(struct fix *f, const char *line, const char *golden)
 
 /* Run `line`: exit 234, stderr is lnetctl's error YAML with `op`, `errno`
  * and `descr`. */
-static void run_err_text(struct fix *f, const char *line, const char *op, int err,
+static void run_err_text(struct ctl_fix *f, const char *line, const char *op, int err,
 			 const char *descr)
 {
 	char want[512];
@@ -102,7 +91,7 @@ static void run_err_text(struct fix *f, const char *line, const char *op, int er
 /* add, show at every level, del; no routes: no output at all. */
 static void test_route_add_show_del(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "route show", 0, "");
 	run_ok(f, "route show -v", 0, "");
@@ -136,7 +125,7 @@ static void test_route_add_show_del(void **state)
  * does; --hop and --hop-count (-c) are one option, the last one wins. */
 static void test_route_add_numbers(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "route add --net tcp2 --gateway " GW " --hop abc --priority x3", 0, "");
 	run_ok(f, "route add --net tcp3 --gateway " GW " --hop 300 --hop-count 4", 0, "");
@@ -152,7 +141,7 @@ static void test_route_add_numbers(void **state)
 /* A gateway list or range: one route per NID, show and del the same way. */
 static void test_route_gateway_range(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "route add --net tcp2 --gateway 127.0.0.[11-12]@tcp,127.0.0.20@tcp", 0, "");
 	run_ok(f, "route show", 0, R_HDR R("tcp2", "127.0.0.11@tcp") R("tcp2", "127.0.0.12@tcp")
@@ -173,7 +162,7 @@ static void test_route_gateway_range(void **state)
  * filters nothing; no match prints nothing, exit 0. */
 static void test_route_show_filters(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 	const char *all = R_HDR R("tcp1", GW) R("tcp2", GW) R("tcp2", "127.0.0.13@tcp");
 
 	run_ok(f, "route add --net tcp1 --gateway " GW, 0, "");
@@ -202,7 +191,7 @@ static void test_route_show_filters(void **state)
 /* Every failure: lnetctl's error YAML on stderr, exit 234; nothing added. */
 static void test_route_add_errors(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "route add --net tcp1 --gateway " GW, 0, "");
 	run_err(f, "route add --net tcp1 --gateway " GW, "err-route-add-dup.yaml");
@@ -250,7 +239,7 @@ static void test_route_add_errors(void **state)
 
 static void test_route_del_errors(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "route add --net tcp1 --gateway " GW, 0, "");
 	run_err(f, "route del --net tcp5 --gateway " GW, "err-route-del-missing.yaml");
@@ -274,7 +263,7 @@ static void test_route_del_errors(void **state)
  * mandatory options and the gateway list are checked first. */
 static void test_route_lnet_down(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "route add --net tcp1 --gateway " GW, 0, "");
 	run_ok(f, "lnet unconfigure", 0, "");
@@ -297,7 +286,7 @@ static void test_route_lnet_down(void **state)
 /* The help names the options; --health_sensitivity says it is refused. */
 static void test_route_help(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "route add --help", 0, NULL);
 	ctl_has(&f->rp.out, "--gateway: gateway nid", "route add --help");
@@ -314,7 +303,7 @@ static void test_route_help(void **state)
  * --backup (net, gateway, hop, priority). */
 static void test_route_export(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 	const char *net, *route, *peer;
 
 	run_ok(f, "route add --net tcp2 --gateway " GW " --hop 2 --priority 3", 0, "");
@@ -333,7 +322,7 @@ static void test_route_export(void **state)
 		fail_msg("export without routes has a route: section");
 }
 
-static int import_text(struct fix *f, const char *opt, const char *text)
+static int import_text(struct ctl_fix *f, const char *opt, const char *text)
 {
 	char line[64];
 
@@ -345,7 +334,7 @@ static int import_text(struct fix *f, const char *opt, const char *text)
  * import --del deletes those routes; unknown keys are refused. */
 static void test_route_import(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	assert_int_equal(import_text(f, "", "route:\n"
 				     "-     net: tcp1\n      gateway: " GW "\n"
@@ -358,7 +347,7 @@ static void test_route_import(void **state)
 	/* what export writes imports back (here: onto a new node) */
 	run_ok(f, "export", 0, NULL);
 	char *exp = strdup(ybuf_str(&f->rp.out));
-	struct fix g;
+	struct ctl_fix g;
 	struct ulnet_opts opts;
 
 	assert_non_null(exp);

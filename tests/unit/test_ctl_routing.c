@@ -34,39 +34,21 @@ static uint64_t fake_clock(void *arg)
 	return fake_now;
 }
 
-struct fix {
-	struct ctl_ctx ctx;
-	struct ctl_reply rp;
-};
-
-static int fix_init(struct fix *f)
+/* A node on the fake clock, progressed by hand, with one NI. */
+static int fix_init(struct ctl_fix *f)
 {
+	static const char *const lines[] = { "net add --nid 127.0.0.2@tcp --accept none", NULL };
 	struct ulnet_opts opts;
 
 	memset(&opts, 0, sizeof(opts));
 	opts.flags = ULNET_OPT_MANUAL_PROGRESS;
 	opts.clock = fake_clock;
-	if (ctl_ctx_init(&f->ctx, &opts, true) < 0)
-		return -1;
-	/* NIs imported take the daemon's defaults: no acceptor */
-	snprintf(f->ctx.accept, sizeof(f->ctx.accept), "none");
-	ctl_reply_init(&f->rp);
-	if (ctl_run_line(&f->ctx, &f->rp, NULL, 0, "net add --nid 127.0.0.2@tcp --accept none") != 0) {
-		fprintf(stderr, "net add: %s\n", ybuf_str(&f->rp.err));
-		return -1;
-	}
-	return 0;
-}
-
-static void fix_fini(struct fix *f)
-{
-	ctl_reply_free(&f->rp);
-	ctl_ctx_fini(&f->ctx);
+	return ctl_fix_init(f, &opts, lines);
 }
 
 static int setup(void **state)
 {
-	struct fix *f = calloc(1, sizeof(*f));
+	struct ctl_fix *f = calloc(1, sizeof(*f));
 
 	if (!f || fix_init(f) < 0)
 		return -1;
@@ -76,15 +58,15 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
-	fix_fini(f);
+	ctl_fix_fini(f);
 	free(f);
 	return 0;
 }
 
 /* Let `s` seconds pass on the node: its 1 s router timer runs. */
-static void pass(struct fix *f, unsigned s)
+static void pass(struct ctl_fix *f, unsigned s)
 {
 	fake_now += (uint64_t)s * NSEC;
 	assert_non_null(f->ctx.ln);
@@ -93,13 +75,13 @@ static void pass(struct fix *f, unsigned s)
 
 /* Run `line`: exit code `rc`, stdout `out` exactly (NULL: not checked),
  * and stderr empty on success. */
-static void run_ok(struct fix *f, const char *line, int rc, const char *out)
+static void run_ok(struct ctl_fix *f, const char *line, int rc, const char *out)
 {
 	ctl_run_expect(&f->ctx, &f->rp, line, rc, out);
 }
 
 /* Run `line`: exit 0, stdout is the golden file. */
-static void run_golden(struct fix *f, const char *line, const char *golden)
+static void run_golden(struct ctl_fix *f, const char *line, const char *golden)
 {
 	run_ok(f, line, 0, NULL);
 	ctl_check_golden(golden, &f->rp.out);
@@ -107,7 +89,7 @@ static void run_golden(struct fix *f, const char *line, const char *golden)
 
 /* Run `line`: exit `rc`, stdout empty, stderr exactly `err` (or, with a
  * name ending in .yaml, that golden file). */
-static void run_err(struct fix *f, const char *line, int rc, const char *err)
+static void run_err(struct ctl_fix *f, const char *line, int rc, const char *err)
 {
 	int got = ctl_run_line(&f->ctx, &f->rp, NULL, 0, line);
 	size_t n = strlen(err);
@@ -140,7 +122,7 @@ static const char *cy_err(const char *op, const char *what, int err, const char 
  * routing 1 is -16 (exit 240); then 0 with empty pools, and on again. */
 static void test_routing_states(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "routing show", 0, "");
 	run_ok(f, "set routing 0", 0, "");
@@ -211,7 +193,7 @@ static void test_routing_states(void **state)
  * unconfigure" as module parameters do. */
 static void test_buffers_kept(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "set tiny_buffers 100", 0, "");
 	run_ok(f, "set small_buffers 0x200", 0, "");
@@ -240,7 +222,7 @@ static void test_buffers_kept(void **state)
 /* lnetctl's checks, texts and exit codes; nothing changes on an error. */
 static void test_set_errors(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 	static const char *const bad_routing[] = { "2", "foo", "-1", "1x", "", "99999999999999999999" };
 	char line[128];
 
@@ -292,7 +274,7 @@ static void test_set_errors(void **state)
  * path's words; the parser's checks come first. */
 static void test_lnet_down(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "lnet unconfigure", 0, "");
 	run_err(f, "routing show", 156,
@@ -312,7 +294,7 @@ static void test_lnet_down(void **state)
 /* The help says what the values mean, and that a size is kept. */
 static void test_help(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "set --help", 0, NULL);
 	ctl_has(&f->rp.out, "| tiny_buffers | small_buffers | large_buffers | routing} VALUE",
@@ -330,7 +312,7 @@ static void test_help(void **state)
 	ctl_has(&f->rp.out, "show routing information", "routing --help");
 }
 
-static int import_text(struct fix *f, const char *opt, const char *text)
+static int import_text(struct ctl_fix *f, const char *opt, const char *text)
 {
 	char line[64];
 
@@ -338,7 +320,7 @@ static int import_text(struct fix *f, const char *opt, const char *text)
 	return ctl_run_line(&f->ctx, &f->rp, text, strlen(text), line);
 }
 
-static void import_ok(struct fix *f, const char *opt, const char *text)
+static void import_ok(struct ctl_fix *f, const char *opt, const char *text)
 {
 	if (import_text(f, opt, text) != 0)
 		fail_msg("import %s of\n%s exited %d: %s", opt, text, f->rp.rc, ybuf_str(&f->rp.err));
@@ -349,8 +331,8 @@ static void import_ok(struct fix *f, const char *opt, const char *text)
  * cpt[N] counters checked and ignored; --del turns routing off. */
 static void test_routing_import(void **state)
 {
-	struct fix *f = *state;
-	struct fix g;
+	struct ctl_fix *f = *state;
+	struct ctl_fix g;
 
 	run_ok(f, "set tiny_buffers 300", 0, "");
 	run_ok(f, "set routing 1", 0, "");
@@ -382,7 +364,7 @@ static void test_routing_import(void **state)
 		ctl_has(&g.rp.err, "r.yaml:2:13: cannot enable routing Device or resource busy",
 			"import while stopping");
 		ctl_has(&g.rp.err, "errno: -16", "import while stopping");
-		fix_fini(&g);
+		ctl_fix_fini(&g);
 	}
 	free(full);
 	free(backup);
@@ -401,7 +383,7 @@ static void test_routing_import(void **state)
 	import_ok(&g, "", "routing:\n    enable: 0\n");
 	run_ok(&g, "routing show", 0, NULL);
 	ctl_has(&g.rp.out, "    - enable: 2\n", "import enable 0");
-	fix_fini(&g);
+	ctl_fix_fini(&g);
 
 	/* errors name the file, line and column; nothing changes */
 	static const struct {
@@ -457,7 +439,7 @@ static void test_routing_import(void **state)
 	assert_int_equal(ctl_apply_config(&g.ctx, "cfg.yaml", cfg, strlen(cfg), &err), -EINVAL);
 	ctl_has(&err, "cfg.yaml:3:3: unknown routing key 'seq_no'", "--config");
 	ybuf_free(&err);
-	fix_fini(&g);
+	ctl_fix_fini(&g);
 }
 
 /* peer show -v: a peer NI's router credits are its net's
@@ -465,7 +447,7 @@ static void test_routing_import(void **state)
  * is forwarded. */
 static void test_peer_rtr_credits(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "net add --nid 127.0.0.3@tcp1 --peer-credits 4 --peer-buffer-credits 16 --accept none",
 	       0, "");

@@ -23,26 +23,14 @@
 #include "ctl_cmds_int.h"
 #include "ctl_test.h"
 
-struct fix {
-	struct ctl_ctx ctx;
-	struct ctl_reply rp;
-};
-
 static int setup(void **state)
 {
-	struct fix *f = calloc(1, sizeof(*f));
-	struct ulnet_opts opts;
+	static const char *const lines[] = { "net add --nid 127.0.0.2@tcp",
+						"net add --nid 127.0.0.2@tcp1", NULL };
+	struct ctl_fix *f = calloc(1, sizeof(*f));
 
-	if (!f)
-		return -1;
-	memset(&opts, 0, sizeof(opts));
-	if (ctl_ctx_init(&f->ctx, &opts, true) < 0)
-		return -1;
-	ctl_reply_init(&f->rp);
-	snprintf(f->ctx.accept, sizeof(f->ctx.accept), "none");
-	if (ctl_run_line(&f->ctx, &f->rp, NULL, 0, "net add --nid 127.0.0.2@tcp") != 0 ||
-	    ctl_run_line(&f->ctx, &f->rp, NULL, 0, "net add --nid 127.0.0.2@tcp1") != 0) {
-		fprintf(stderr, "net add: %s\n", ybuf_str(&f->rp.err));
+	if (!f || ctl_fix_init(f, NULL, lines) < 0) {
+		free(f);
 		return -1;
 	}
 	*state = f;
@@ -51,21 +39,20 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
-	ctl_reply_free(&f->rp);
-	ctl_ctx_fini(&f->ctx);
+	ctl_fix_fini(f);
 	free(f);
 	return 0;
 }
 
-static void run_ok(struct fix *f, const char *line, int rc, const char *out)
+static void run_ok(struct ctl_fix *f, const char *line, int rc, const char *out)
 {
 	ctl_run_expect(&f->ctx, &f->rp, line, rc, out);
 }
 
 /* Run `line`: exit `rc`, nothing on stdout, exactly `err` on stderr. */
-static void run_err(struct fix *f, const char *line, int rc, const char *err)
+static void run_err(struct ctl_fix *f, const char *line, int rc, const char *err)
 {
 	int got = ctl_run_line(&f->ctx, &f->rp, NULL, 0, line);
 
@@ -87,7 +74,7 @@ static void run_err(struct fix *f, const char *line, int rc, const char *err)
  * refused here (the kernel keeps them and never applies them). */
 static void test_udsp_add_show_del(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "udsp show", 0, "");
 	run_ok(f, "udsp add --src tcp --priority 0", 0, "");
@@ -144,7 +131,7 @@ static void test_udsp_add_show_del(void **state)
  * exit code). */
 static void test_udsp_errors(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "udsp add --src tcp --priority 1 --idx -3", 234, "Invalid index \"-3\"\n");
 	run_ok(f, "udsp add --src tcp --priority -1", 234, "Invalid priority \"-1\"\n");
@@ -204,7 +191,7 @@ static void test_udsp_errors(void **state)
  * "Network is down"; a new instance starts without rules. */
 static void test_udsp_lnet_down(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "udsp add --src tcp --priority 1", 0, "");
 	run_ok(f, "lnet unconfigure", 0, "");
@@ -221,7 +208,7 @@ static void test_udsp_lnet_down(void **state)
  * info of each NI and peer NI, -1 for none; a peer NI's preferred lists. */
 static void test_udsp_info(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	run_ok(f, "peer add --prim_nid 127.0.0.5@tcp --nid 127.0.0.6@tcp,127.0.0.5@tcp1", 0, "");
 	run_ok(f, "route add --net tcp7 --gateway 127.0.0.12@tcp", 0, "");
@@ -260,7 +247,7 @@ static void test_udsp_info(void **state)
 		fail_msg("after del --all: %s", ybuf_str(&f->rp.out));
 }
 
-static int import_text(struct fix *f, const char *opt, const char *text)
+static int import_text(struct ctl_fix *f, const char *opt, const char *text)
 {
 	char line[64];
 
@@ -273,7 +260,7 @@ static int import_text(struct fix *f, const char *opt, const char *text)
  * descriptors; unknown keys and bad values are refused with their place. */
 static void test_udsp_import(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 	static const char file[] = "udsp:\n"
 		U("0", "src", "tcp", "1")
 		U("1", "dst", "tcp", "0")

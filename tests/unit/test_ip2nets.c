@@ -358,39 +358,28 @@ static void test_kernel_nis(void **state)
 
 /* --- on a node: import and net add --ip2net ----------------------------------- */
 
-struct fix {
-	struct ctl_ctx ctx;
-	struct ctl_reply rp;
-};
-
 static int setup(void **state)
 {
-	struct fix *f = calloc(1, sizeof(*f));
-	struct ulnet_opts opts;
+	struct ctl_fix *f = calloc(1, sizeof(*f));
 
-	if (!f)
+	if (!f || ctl_fix_init(f, NULL, NULL) < 0) {
+		free(f);
 		return -1;
-	memset(&opts, 0, sizeof(opts));
-	if (ctl_ctx_init(&f->ctx, &opts, true) < 0)
-		return -1;
-	/* NIs without an acceptor: many on 127.0.0.1, no port needed */
-	snprintf(f->ctx.accept, sizeof(f->ctx.accept), "none");
-	ctl_reply_init(&f->rp);
+	}
 	*state = f;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
-	ctl_reply_free(&f->rp);
-	ctl_ctx_fini(&f->ctx);
+	ctl_fix_fini(f);
 	free(f);
 	return 0;
 }
 
-static int import_text(struct fix *f, const char *opt, const char *text)
+static int import_text(struct ctl_fix *f, const char *opt, const char *text)
 {
 	char line[64];
 
@@ -398,7 +387,7 @@ static int import_text(struct fix *f, const char *opt, const char *text)
 	return ctl_run_line(&f->ctx, &f->rp, text, strlen(text), line);
 }
 
-static void import_ok(struct fix *f, const char *opt, const char *text)
+static void import_ok(struct ctl_fix *f, const char *opt, const char *text)
 {
 	int rc = import_text(f, opt, text);
 
@@ -408,7 +397,7 @@ static void import_ok(struct fix *f, const char *opt, const char *text)
 }
 
 /* The import fails (234) and stderr has each of the NULL-terminated texts. */
-static void import_fails(struct fix *f, const char *text, ...)
+static void import_fails(struct ctl_fix *f, const char *text, ...)
 {
 	va_list ap;
 	int rc = import_text(f, "", text);
@@ -422,7 +411,7 @@ static void import_fails(struct fix *f, const char *text, ...)
 }
 
 /* How many NIs `net show --net NET` lists. */
-static int nis_on(struct fix *f, const char *net)
+static int nis_on(struct ctl_fix *f, const char *net)
 {
 	char line[64];
 	int n = 0;
@@ -440,7 +429,7 @@ static int nis_on(struct fix *f, const char *net)
 
 static void test_import(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	/* sanity-lnet 150's rule, on lo */
 	import_ok(f, "", "ip2nets:\n" RULE("tcp", IFS1("lo"), RANGES1("127.0.0.1")));
@@ -491,7 +480,7 @@ static void test_import(void **state)
 
 static void test_import_errors(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 
 	/* no rule applies (sanity-lnet 155, 162): why, for each rule */
 	import_fails(f, "ip2nets:\n" RULE("tcp", IFS1("lo"), RANGES1("10.20.30.40"))
@@ -534,7 +523,7 @@ static void test_import_errors(void **state)
 }
 
 /* net add --ip2net S [WORD...] (S one word, blanks and all). */
-static int ip2net(struct fix *f, const char *s, const char *w1, const char *w2)
+static int ip2net(struct ctl_fix *f, const char *s, const char *w1, const char *w2)
 {
 	char *argv[8] = { "net", "add", "--ip2net", (char *)s };
 	int argc = 4;
@@ -554,7 +543,7 @@ static int ip2net(struct fix *f, const char *s, const char *w1, const char *w2)
  * another interface, the errors do not. */
 static void test_net_add_ip2net(void **state)
 {
-	struct fix *f = *state;
+	struct ctl_fix *f = *state;
 	struct ip2n_addrs a;
 	char s[200], ip[INET_ADDRSTRLEN] = "", ifn[IP2N_IFNAME_SIZE] = "";
 
