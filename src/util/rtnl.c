@@ -19,44 +19,54 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* One attribute of a message's attribute area, read from (*p, *len) with
+ * its length checked, the area then advanced past it (the last one may
+ * end without its padding). Returns 1 with its type and payload, 0 at
+ * the end, or -EBADMSG. */
+static int ul_rtnl_next_attr(const uint8_t **p, size_t *len, unsigned *type,
+			     const uint8_t **pay, size_t *plen)
+{
+	struct rtattr rta;
+	size_t step;
+
+	if (*len < sizeof(rta))
+		return 0;
+	memcpy(&rta, *p, sizeof(rta));
+	if (rta.rta_len < sizeof(rta) || rta.rta_len > *len)
+		return -EBADMSG;
+	*type = rta.rta_type;
+	*pay = *p + sizeof(rta);
+	*plen = rta.rta_len - sizeof(rta);
+	step = RTA_ALIGN(rta.rta_len);
+	if (step > *len)
+		step = *len;
+	*p += step;
+	*len -= step;
+	return 1;
+}
+
 /* The attributes of one link message (`len` bytes at `p`) into `l`. */
 static int ul_rtnl_link_attrs(const uint8_t *p, size_t len, struct ul_rtnl_link *l)
 {
-	while (len >= sizeof(struct rtattr)) {
-		struct rtattr rta;
-		size_t alen, plen, step;
+	const uint8_t *s;
+	unsigned type;
+	size_t plen;
+	int rc;
 
-		memcpy(&rta, p, sizeof(rta));
-		alen = rta.rta_len;
-		if (alen < sizeof(rta) || alen > len)
-			return -EBADMSG;
-		plen = alen - sizeof(rta);
-		switch (rta.rta_type) {
-		case IFLA_IFNAME: {
-			const uint8_t *s = p + sizeof(rta);
+	while ((rc = ul_rtnl_next_attr(&p, &len, &type, &s, &plen)) > 0) {
+		if (type == IFLA_IFNAME) {
 			const uint8_t *nul = memchr(s, '\0', plen);
 
 			if (!nul || (size_t)(nul - s) >= sizeof(l->name))
 				return -EBADMSG;
 			memcpy(l->name, s, (size_t)(nul - s) + 1);
-			break;
-		}
-		case IFLA_OPERSTATE:
+		} else if (type == IFLA_OPERSTATE) {
 			if (plen < 1)
 				return -EBADMSG;
-			l->operstate = p[sizeof(rta)];
-			break;
-		default:
-			break;
+			l->operstate = s[0];
 		}
-		/* the last attribute may end without its padding */
-		step = RTA_ALIGN(alen);
-		if (step > len)
-			step = len;
-		p += step;
-		len -= step;
 	}
-	return 0;
+	return rc;
 }
 
 /* The attributes of one address message into `a`: the address of the
@@ -66,32 +76,23 @@ static int ul_rtnl_addr_attrs(const uint8_t *p, size_t len, struct ul_rtnl_addr 
 {
 	size_t want = a->family == AF_INET ? 4 : a->family == AF_INET6 ? 16 : 0;
 	bool have_local = false;
+	const uint8_t *s;
+	unsigned type;
+	size_t plen;
+	int rc;
 
-	while (len >= sizeof(struct rtattr)) {
-		struct rtattr rta;
-		size_t alen, plen, step;
-
-		memcpy(&rta, p, sizeof(rta));
-		alen = rta.rta_len;
-		if (alen < sizeof(rta) || alen > len)
+	while ((rc = ul_rtnl_next_attr(&p, &len, &type, &s, &plen)) > 0) {
+		if (type != IFA_LOCAL && type != IFA_ADDRESS)
+			continue;
+		if (want == 0 || plen != want)
 			return -EBADMSG;
-		plen = alen - sizeof(rta);
-		if (rta.rta_type == IFA_LOCAL || rta.rta_type == IFA_ADDRESS) {
-			if (want == 0 || plen != want)
-				return -EBADMSG;
-			if (rta.rta_type == IFA_LOCAL || !have_local) {
-				memcpy(a->addr, p + sizeof(rta), want);
-				a->has_addr = true;
-				have_local |= rta.rta_type == IFA_LOCAL;
-			}
+		if (type == IFA_LOCAL || !have_local) {
+			memcpy(a->addr, s, want);
+			a->has_addr = true;
+			have_local |= type == IFA_LOCAL;
 		}
-		step = RTA_ALIGN(alen);
-		if (step > len)
-			step = len;
-		p += step;
-		len -= step;
 	}
-	return 0;
+	return rc;
 }
 
 int ul_rtnl_decode_all(const void *buf, size_t len, const struct ul_rtnl_handlers *h)
