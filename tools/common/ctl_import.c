@@ -609,29 +609,88 @@ static void imp_global(struct imp *im, yaml_node_t *g)
 	}
 }
 
+/* One NID entry of a ping/discover list: a NID, or {primary nid: X} /
+ * {nid: X} as older exports have it. */
+static bool imp_ping_nid(struct imp *im, yaml_node_t *e, struct parsed *p, const char *what)
+{
+	const char *s = yscalar(e);
+
+	if (!s)
+		s = yscalar(ymap_get(im, e, "primary nid"));
+	if (!s)
+		s = yscalar(ymap_get(im, e, "nid"));
+	if (!s) {
+		imp_error(im, e, -EINVAL, "invalid %s entry: a NID is wanted", what);
+		return false;
+	}
+	if (p->npos == MAX_PING) {
+		imp_error(im, e, -E2BIG, "more than %d NIDs to %s", MAX_PING, what);
+		return false;
+	}
+	p->pos[p->npos++] = (char *)s;
+	return true;
+}
+
+/*
+ * ping: / discover: of `import --exec`: the kernel's form, a mapping of
+ * `nids` (a list, or index: NID), and for ping `timeout` (ms, default
+ * 1000) and `source` (a NID); or a bare list of NIDs. Any other key is
+ * refused, and a section that names no NID is an error: nothing is
+ * skipped unsaid.
+ */
 static void imp_ping(struct imp *im, yaml_node_t *v, bool discover)
 {
-	/* ping/discover entries: a list of {primary nid: X} or NID strings,
-	 * each a NID (never an option). */
+	const char *what = discover ? "discover" : "ping";
+	yaml_node_t *nids = v;
 	struct parsed p;
+	char tbuf[24];
 
-	if (!v || v->type != YAML_SEQUENCE_NODE)
-		return;
 	memset(&p, 0, sizeof(p));
-	for (yaml_node_item_t *it = v->data.sequence.items.start;
-	     it < v->data.sequence.items.top && p.npos < MAX_PING; it++) {
-		yaml_node_t *e = ynode(im, *it);
-		const char *s = yscalar(e);
+	if (v && v->type == YAML_MAPPING_NODE) {
+		nids = NULL;
+		for (yaml_node_pair_t *pr = v->data.mapping.pairs.start;
+		     pr < v->data.mapping.pairs.top; pr++) {
+			yaml_node_t *kn = ynode(im, pr->key), *vn = ynode(im, pr->value);
+			const char *k = yscalar(kn);
+			long ms;
 
-		if (!s)
-			s = yscalar(ymap_get(im, e, "primary nid"));
-		if (!s)
-			s = yscalar(ymap_get(im, e, "nid"));
-		if (s)
-			p.pos[p.npos++] = (char *)s;
+			if (k && strcmp(k, "nids") == 0) {
+				nids = vn;
+			} else if (k && !discover && strcmp(k, "timeout") == 0) {
+				if (yint(vn, &ms) < 0 || ms < 1 || ms > 86400000L) {
+					imp_bad_value(im, vn, k);
+					return;
+				}
+				/* ping takes whole seconds: round up */
+				snprintf(tbuf, sizeof(tbuf), "%ld", (ms + 999) / 1000);
+				p.v[0].set = true;
+				p.v[0].arg = tbuf;
+			} else if (k && !discover && strcmp(k, "source") == 0 && yscalar(vn)) {
+				p.v[1].set = true;
+				p.v[1].arg = yscalar(vn);
+			} else {
+				imp_error(im, kn, -EOPNOTSUPP, "'%s' in '%s' is not supported by ulnet",
+					  k ? k : "?", what);
+				return;
+			}
+		}
 	}
-	if (p.npos)
-		ctl_ping_like(im->ctx, discover, &p, im->rp);
+	if (nids && nids->type == YAML_SEQUENCE_NODE) {
+		for (yaml_node_item_t *it = nids->data.sequence.items.start;
+		     it < nids->data.sequence.items.top; it++)
+			if (!imp_ping_nid(im, ynode(im, *it), &p, what))
+				return;
+	} else if (nids && nids->type == YAML_MAPPING_NODE) {
+		for (yaml_node_pair_t *pr = nids->data.mapping.pairs.start;
+		     pr < nids->data.mapping.pairs.top; pr++)
+			if (!imp_ping_nid(im, ynode(im, pr->value), &p, what))
+				return;
+	}
+	if (!p.npos) {
+		imp_error(im, nids ? nids : v, -EINVAL, "'%s' names no NID", what);
+		return;
+	}
+	ctl_ping_like(im->ctx, discover, &p, im->rp);
 }
 
 static int yaml_dump_write(void *data, unsigned char *buffer, size_t size)
