@@ -469,6 +469,12 @@ static void delay_case(int type)
 	}
 	assert_int_equal(st.delayed, NDELAY * holds);
 	assert_int_equal(stat_of(&st, type), NDELAY * holds);
+	/* the late requests reach B's MD: through R, a moment after R let
+	 * the last one go (bounded wait) */
+	if (type == ULNET_MSG_PUT || type == ULNET_MSG_ACK)
+		(void)st_md_wait(&T.bm, ULNET_EVENT_PUT, bput0 + NDELAY);
+	else
+		(void)st_md_wait(&T.bm, ULNET_EVENT_GET, bget0 + NDELAY);
 	assert_all_idle();
 	/* the late requests reached B's MD; the responses that came late to
 	 * A found no MD there and were dropped */
@@ -480,7 +486,12 @@ static void delay_case(int type)
 		assert_int_equal(bput0, NDELAY);
 	else
 		assert_int_equal(bget0, NDELAY);
-	ulnet_counters_get(T.a.ln, &ca1);
+	/* the last late response may still be on its way to A (bounded) */
+	for (uint64_t end = st_now_ms() + ST_WAIT_MS;; usleep(20000)) {
+		ulnet_counters_get(T.a.ln, &ca1);
+		if (ca1.drop_count - ca0.drop_count >= NDELAY || st_now_ms() > end)
+			break;
+	}
 	assert_int_equal(ca1.drop_count - ca0.drop_count, NDELAY);
 	assert_int_equal(ca1.response_timeout_count - ca0.response_timeout_count, NDELAY);
 	/* and no operation heard of it: still one end each, nothing after */
