@@ -79,6 +79,25 @@ static void test_sanity_lnet_forms(void **state)
 }
 
 /* lnetctl's count check lets 129 NIDs through and stops the 130th. */
+/* HOST@tcp: the name resolved, as lnetctl's parser does (sanity-lnet
+ * 305); a name on a net that is not IP, or not a name, is refused. */
+static void test_hostname_nid(void **state)
+{
+	ulnet_nid_t nid, want;
+	char *w[] = { (char *)"localhost@tcp1" };
+	char bad[64];
+
+	(void)state;
+	assert_int_equal(ulnet_nid_parse("127.0.0.1@tcp1", &want, NULL), 0);
+	assert_int_equal(ctl_nid_parse_host("localhost@tcp1", &nid), 0);
+	assert_true(ulnet_nid_same(&nid, &want));
+	assert_int_equal(ctl_parse_nid_list(w, 1, &nid, 1, bad, sizeof(bad)), 1);
+	assert_true(ulnet_nid_same(&nid, &want));
+	assert_int_equal(ctl_nid_parse_host("localhost@o2ib", &nid), -EINVAL);
+	assert_int_equal(ctl_nid_parse_host("a b@tcp", &nid), -EINVAL);
+	assert_int_equal(ctl_nid_parse_host("@tcp", &nid), -EINVAL);
+}
+
 static void test_limit(void **state)
 {
 	(void)state;
@@ -162,6 +181,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sanity_lnet_forms),
 		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_hostname_nid),
 		cmocka_unit_test(test_bad_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,10 @@
  */
 #include "ctl_cmds.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -112,6 +115,48 @@ CTL_GET_ALL(ctl_get_routes, struct ulnet_route_info, ulnet_route_info)
 
 /* Split "a,b c" lists into NIDs. Returns count or -EINVAL (bad item in
  * `bad`). */
+int ctl_nid_parse_host(const char *s, ulnet_nid_t *nid)
+{
+	char host[256], buf[320];
+	const char *at = strrchr(s, '@');
+	struct addrinfo hints, *res = NULL;
+	static const int families[] = { AF_INET, AF_INET6 };
+	size_t hl;
+
+	if (ulnet_nid_parse(s, nid, NULL) == 0)
+		return 0;
+	/* HOST@NET: a name only (letters, digits, '-', '.'), on an IP net */
+	if (!at || at == s || (hl = (size_t)(at - s)) >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	if (strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") != hl ||
+	    strncmp(at + 1, "tcp", 3) != 0)
+		return -EINVAL;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	/* an IPv4 address first, as lnetctl's resolver gives */
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		char ip[INET6_ADDRSTRLEN];
+		const void *a;
+		int rc;
+
+		hints.ai_family = families[i];
+		if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
+			continue;
+		a = res->ai_family == AF_INET
+			    ? (const void *)&((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr
+			    : (const void *)&((struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_addr;
+		rc = inet_ntop(res->ai_family, a, ip, sizeof(ip)) ? 0 : -EINVAL;
+		freeaddrinfo(res);
+		res = NULL;
+		if (rc == 0 && snprintf(buf, sizeof(buf), "%s%s", ip, at) < (int)sizeof(buf) &&
+		    ulnet_nid_parse(buf, nid, NULL) == 0)
+			return 0;
+	}
+	return -EINVAL;
+}
+
 int ctl_parse_nid_list(char *const *words, int nwords, ulnet_nid_t *nids, int max, char *bad,
 		       size_t badlen)
 {
@@ -126,7 +171,7 @@ int ctl_parse_nid_list(char *const *words, int nwords, ulnet_nid_t *nids, int ma
 		for (char *t = strtok_r(tmp, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
 			if (n >= max)
 				return -E2BIG;
-			if (ulnet_nid_parse(t, &nids[n], NULL) < 0) {
+			if (ctl_nid_parse_host(t, &nids[n]) < 0) {
 				snprintf(bad, badlen, "%s", t);
 				return -EINVAL;
 			}

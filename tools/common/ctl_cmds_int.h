@@ -117,8 +117,12 @@ int ctl_get_nis(ulnet_t *ln, struct ulnet_ni_info **out);
 int ctl_get_peers(ulnet_t *ln, struct ulnet_peer_info **out);
 void ctl_free_peers(struct ulnet_peer_info *pi, int n);
 int ctl_get_routes(ulnet_t *ln, struct ulnet_route_info **out);
-/* Split "a,b c" lists into NIDs. Returns count or -EINVAL (bad item in
- * `bad`). */
+/* A NID, or HOST@NET on a tcp net with HOST a name, resolved (an IPv4
+ * address first) as lnetctl's NID parser does: 0 or -EINVAL. It may
+ * block on the resolver. */
+int ctl_nid_parse_host(const char *s, ulnet_nid_t *nid);
+/* Split "a,b c" lists into NIDs (each as ctl_nid_parse_host()). Returns
+ * count or -EINVAL (bad item in `bad`). */
 int ctl_parse_nid_list(char *const *words, int nwords, ulnet_nid_t *nids, int max, char *bad,
 		       size_t badlen);
 /* Show commands while LNet is down: the kernel's netlink error. */
