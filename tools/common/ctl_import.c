@@ -126,6 +126,110 @@ void imp_bad_value(struct imp *im, yaml_node_t *vn, const char *k)
 		imp_error(im, vn, -EINVAL, "invalid value '%s' for key '%s'", v, k);
 }
 
+bool imp_cpt(struct imp *im, yaml_node_t *v, const char *what)
+{
+	const char *s = yscalar(v);
+	char buf[64];
+	size_t len;
+	bool other = false;
+
+	if (v && v->type == YAML_SEQUENCE_NODE &&
+	    v->data.sequence.items.top - v->data.sequence.items.start == 1)
+		s = yscalar(ynode(im, *v->data.sequence.items.start));
+	if (!s || (len = strlen(s)) == 0 || len >= sizeof(buf))
+		goto bad;
+	/* "N" or "[a,b-c,...]": numbers, ranges low to high, nothing empty */
+	if (s[0] == '[') {
+		if (len < 3 || s[len - 1] != ']')
+			goto bad;
+		memcpy(buf, s + 1, len - 2);
+		buf[len - 2] = '\0';
+	} else {
+		memcpy(buf, s, len + 1);
+	}
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(t, '-');
+		long lo, hi;
+
+		if (dash)
+			*dash = '\0';
+		if (ctl_parse_int(t, 0, 4095, &lo) < 0 ||
+		    ctl_parse_int(dash ? dash + 1 : t, 0, 4095, &hi) < 0 || hi < lo)
+			goto bad;
+		other |= hi > 0;
+	}
+	if (strchr(s, ',') && s[0] != '[')
+		goto bad;
+	if (!other)
+		return true;
+	imp_error(im, v, -EOPNOTSUPP, "CPT '%s' of %s: not supported by ulnet (one CPU partition: "
+		  "[0])", s, what);
+	return false;
+bad:
+	imp_error(im, v, -EINVAL, "invalid CPT '%s' of %s", s ? s : "?", what);
+	return false;
+}
+
+/* One NI of a net entry: on interface `ifn` (NULL: by its nid). */
+static void imp_net_ni(struct imp *im, const char *type, yaml_node_t *ni, const char *ifn)
+{
+	const char *nid = yscalar(ymap_get(im, ni, "nid"));
+	yaml_node_t *cpt = ymap_get(im, ni, "CPT");
+	struct ulnet_ni_conf conf;
+	struct ctl_reply tmp;
+	int rc;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.tun.tos = -1;
+	ctl_reply_init(&tmp);
+	rc = ctl_ni_conf_addr(nid, type, ifn, &conf, &tmp, "add");
+	ctl_reply_free(&tmp);
+	if (rc) {
+		imp_error(im, ni, rc, "cannot configure NI of net '%s': %s", type,
+			  nid ? "bad 'nid'" : "bad or missing 'interfaces'");
+		return;
+	}
+	if (cpt && !imp_cpt(im, cpt, "an NI"))
+		return;
+	if (im->mode == IMP_DEL) {
+		rc = ulnet_ni_del(im->ctx->ln, &conf.nid);
+		if (rc < 0)
+			imp_error(im, ni, rc, "cannot del LNet NI");
+		return;
+	}
+	yaml_node_t *tun = ymap_get(im, ni, "tunables");
+	yaml_node_t *lnd = ymap_get(im, ni, "lnd tunables");
+	struct {
+		yaml_node_t *m;
+		const char *k;
+		int *dst;
+	} f[] = {
+		{ tun, "peer_timeout", &conf.tun.peer_timeout },
+		{ tun, "peer_credits", &conf.tun.peer_credits },
+		{ tun, "peer_buffer_credits", &conf.tun.peer_buffer_credits },
+		{ tun, "credits", &conf.tun.credits },
+		{ lnd, "conns_per_peer", &conf.tun.conns_per_peer },
+		{ lnd, "tos", &conf.tun.tos },
+	};
+
+	for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+		yaml_node_t *vn = ymap_get(im, f[k].m, f[k].k);
+		long v;
+
+		if (!vn)
+			continue;
+		if (yint(vn, &v) < 0 || v < -1 || v > INT_MAX) {
+			imp_bad_value(im, vn, f[k].k);
+			return;
+		}
+		*f[k].dst = (int)v;
+	}
+	ctl_ni_conf_defaults(im->ctx, &conf);
+	rc = ulnet_ni_add(im->ctx->ln, &conf);
+	if (rc < 0)
+		imp_error(im, ni, rc, "cannot add LNet NI");
+}
+
 static void imp_net(struct imp *im, yaml_node_t *net)
 {
 	const char *type = yscalar(ymap_get(im, net, "net type"));
@@ -145,67 +249,18 @@ static void imp_net(struct imp *im, yaml_node_t *net)
 	for (yaml_node_item_t *it = nis->data.sequence.items.start;
 	     it < nis->data.sequence.items.top; it++) {
 		yaml_node_t *ni = ynode(im, *it);
-		const char *nid = yscalar(ymap_get(im, ni, "nid"));
 		yaml_node_t *ifs = ymap_get(im, ni, "interfaces");
-		const char *ifn = NULL;
-		struct ulnet_ni_conf conf;
-		struct ctl_reply tmp;
 
-		if (ifs && ifs->type == YAML_MAPPING_NODE && ifs->data.mapping.pairs.start < ifs->data.mapping.pairs.top)
-			ifn = yscalar(ynode(im, ifs->data.mapping.pairs.start->value));
-		memset(&conf, 0, sizeof(conf));
-		conf.tun.tos = -1;
-		ctl_reply_init(&tmp);
-		int rc = ctl_ni_conf_addr(nid, type, ifn, &conf, &tmp, "add");
-
-		if (rc) {
-			imp_error(im, ni, rc, "cannot configure NI of net '%s': %s", type,
-				  nid ? "bad 'nid'" : "bad or missing 'interfaces'");
-			ctl_reply_free(&tmp);
-			continue;
+		/* each interface listed is an NI of its own, as lnetctl
+		 * configures them (sanity-lnet 450) */
+		if (ifs && ifs->type == YAML_MAPPING_NODE &&
+		    ifs->data.mapping.pairs.start < ifs->data.mapping.pairs.top) {
+			for (yaml_node_pair_t *p = ifs->data.mapping.pairs.start;
+			     p < ifs->data.mapping.pairs.top; p++)
+				imp_net_ni(im, type, ni, yscalar(ynode(im, p->value)));
+		} else {
+			imp_net_ni(im, type, ni, NULL);
 		}
-		ctl_reply_free(&tmp);
-		if (im->mode == IMP_DEL) {
-			rc = ulnet_ni_del(im->ctx->ln, &conf.nid);
-			if (rc < 0)
-				imp_error(im, ni, rc, "cannot del LNet NI");
-			continue;
-		}
-		yaml_node_t *tun = ymap_get(im, ni, "tunables");
-		yaml_node_t *lnd = ymap_get(im, ni, "lnd tunables");
-		struct {
-			yaml_node_t *m;
-			const char *k;
-			int *dst;
-		} f[] = {
-			{ tun, "peer_timeout", &conf.tun.peer_timeout },
-			{ tun, "peer_credits", &conf.tun.peer_credits },
-			{ tun, "peer_buffer_credits", &conf.tun.peer_buffer_credits },
-			{ tun, "credits", &conf.tun.credits },
-			{ lnd, "conns_per_peer", &conf.tun.conns_per_peer },
-			{ lnd, "tos", &conf.tun.tos },
-		};
-		bool bad = false;
-
-		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]) && !bad; k++) {
-			yaml_node_t *vn = ymap_get(im, f[k].m, f[k].k);
-			long v;
-
-			if (!vn)
-				continue;
-			if (yint(vn, &v) < 0 || v < -1 || v > INT_MAX) {
-				imp_bad_value(im, vn, f[k].k);
-				bad = true;
-				continue;
-			}
-			*f[k].dst = (int)v;
-		}
-		if (bad)
-			continue;
-		ctl_ni_conf_defaults(im->ctx, &conf);
-		rc = ulnet_ni_add(im->ctx->ln, &conf);
-		if (rc < 0)
-			imp_error(im, ni, rc, "cannot add LNet NI");
 	}
 }
 

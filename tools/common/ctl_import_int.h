@@ -39,6 +39,11 @@ int yint(yaml_node_t *n, long *v);
  * is empty, else "invalid value 'V' for key 'K'". */
 void imp_bad_value(struct imp *im, yaml_node_t *vn, const char *k);
 
+/* A "CPT" value of `what` ("an NI", "an ip2nets rule"): "N" or
+ * "[a,b-c]" naming partition 0 only (ulnet has one). An expression that
+ * does not parse ("[1-0]", "[]") is -EINVAL, another partition -95. */
+bool imp_cpt(struct imp *im, yaml_node_t *v, const char *what);
+
 /* The sections with their own files. */
 void imp_ip2nets(struct imp *im, yaml_node_t *seq);   /* ctl_import_ip2nets.c */
 void imp_udsp(struct imp *im, yaml_node_t *e);        /* ctl_import_udsp.c */

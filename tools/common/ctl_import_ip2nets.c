@@ -62,20 +62,6 @@ static bool imp_ip2n_tunables(struct imp *im, yaml_node_t *m, bool lnd, struct u
 	return true;
 }
 
-/* "CPT" of a rule: ulnet has one CPU partition, 0. */
-static bool imp_ip2n_cpt(struct imp *im, yaml_node_t *v)
-{
-	const char *s = yscalar(v);
-
-	if (v && v->type == YAML_SEQUENCE_NODE && v->data.sequence.items.top - v->data.sequence.items.start == 1)
-		s = yscalar(ynode(im, *v->data.sequence.items.start));
-	if (s && (strcmp(s, "0") == 0 || strcmp(s, "[0]") == 0))
-		return true;
-	imp_error(im, v, -EOPNOTSUPP, "CPT '%s' of an ip2nets rule: not supported by ulnet (one CPU "
-		  "partition: [0])", s ? s : "?");
-	return false;
-}
-
 /*
  * One ip2nets rule, as lnetctl reads it: "net-spec" first, then
  * "interfaces" and "ip-range" (maps of index: value), "tunables", "lnd
@@ -142,7 +128,7 @@ static bool imp_ip2n_rule(struct imp *im, yaml_node_t *e, struct ip2n_rule *r,
 			if (!imp_ip2n_tunables(im, vn, k[0] == 'l', tmpl))
 				return false;
 		} else if (strcmp(k, "CPT") == 0) {
-			if (!imp_ip2n_cpt(im, vn))
+			if (!imp_cpt(im, vn, "an ip2nets rule"))
 				return false;
 		} else {
 			imp_error(im, kn, -EOPNOTSUPP, "ip2nets key '%s' is not supported by ulnet", k);
