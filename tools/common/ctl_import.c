@@ -664,6 +664,36 @@ static void imp_global(struct imp *im, yaml_node_t *g)
 	}
 }
 
+/* numa: {range: N}, as export writes it: the global numa_range (lnetctl
+ * set numa_range). Any other key is refused. */
+static void imp_numa(struct imp *im, yaml_node_t *n)
+{
+	if (!n || n->type != YAML_MAPPING_NODE) {
+		imp_error(im, n, -EINVAL, "'numa' must be a mapping");
+		return;
+	}
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *kn = ynode(im, p->key), *vn = ynode(im, p->value);
+		const char *k = yscalar(kn);
+		struct ybuf tmp;
+		long v;
+
+		if (!k || strcmp(k, "range") != 0) {
+			imp_error(im, kn, -EOPNOTSUPP, "'%s' in 'numa' is not supported by ulnet",
+				  k ? k : "?");
+			continue;
+		}
+		if (yint(vn, &v) < 0) {
+			imp_bad_value(im, vn, k);
+			continue;
+		}
+		ybuf_init(&tmp);
+		if (ctl_global_set_one(im->ctx, ctl_gset_find("numa_range"), v, &tmp) < 0)
+			imp_error(im, vn, -EINVAL, "value %ld out of range for numa 'range'", v);
+		ybuf_free(&tmp);
+	}
+}
+
 /* One NID entry of a ping/discover list: a NID, or {primary nid: X} /
  * {nid: X} as older exports have it. */
 static bool imp_ping_nid(struct imp *im, yaml_node_t *e, struct parsed *p, const char *what)
@@ -917,6 +947,9 @@ static int import_doc(struct ctl_ctx *ctx, const char *name, yaml_document_t *do
 		} else if (strcmp(k, "global") == 0) {
 			if (mode == IMP_ADD)
 				imp_global(&im, v);
+		} else if (strcmp(k, "numa") == 0) {
+			if (mode == IMP_ADD)
+				imp_numa(&im, v);
 		} else if (strcmp(k, "ip2nets") == 0) {
 			imp_ip2nets(&im, v);
 		} else if (strcmp(k, "udsp") == 0) {
@@ -928,7 +961,7 @@ static int import_doc(struct ctl_ctx *ctx, const char *name, yaml_document_t *do
 			     it < v->data.sequence.items.top; it++)
 				imp_udsp(&im, ynode(&im, *it));
 		}
-		/* numa, statistics, ping, discover: nothing to configure
+		/* statistics, ping, discover: nothing to configure
 		 * outside --exec. */
 	}
 	if (routing)
