@@ -501,9 +501,40 @@ void ulnet_peer_info_release(struct ulnet_peer_info *info);
  * -EEXIST, -EINVAL, -ENOMEM. */
 int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
 		   int nnids, bool non_mr);
-/* Delete a peer (or, with nids, some of its NIDs). Errors: -ENOENT. */
+
+/* ulnet_peer_add_flags() flags */
+#define ULNET_PEER_ADD_NON_MR       (1u << 0)  /* not Multi-Rail (--non_mr) */
+#define ULNET_PEER_ADD_LOCK_PRIMARY (1u << 1)  /* lock the primary NID (--lock_prim) */
+
+/* The lp_state bit (ulnet_peer_info.state) of a peer whose primary NID is
+ * locked: the kernel's LNET_PEER_LOCK_PRIMARY. */
+#define ULNET_PEER_STATE_LOCK_PRIMARY (1u << 20)
+
+/*
+ * ulnet_peer_add() with flags. ULNET_PEER_ADD_LOCK_PRIMARY locks the
+ * primary NID of a new peer (or of one learnt by traffic or discovery, that
+ * becomes configured; an existing configured peer only when a NID of
+ * `nids` is added to it, as the kernel does): discovery merging the peer
+ * with another keeps it primary, and ulnet_peer_del() keeps the peer.
+ * Errors: those of ulnet_peer_add(), and for a peer not configured whose
+ * primary NID is locked -EEXIST (`primary` is it) or -EALREADY (another).
+ */
+int ulnet_peer_add_flags(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+			 int nnids, unsigned flags);
+
+/* Delete a peer (or, with nids, some of its NIDs). A peer whose primary NID
+ * is locked is kept, with its primary NID only (the kernel's reset of a
+ * peer "created by Lustre"). Errors: -ENOENT. */
 int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
 		   int nnids);
+
+/* ulnet_peer_del_flags() flags */
+#define ULNET_PEER_DEL_FORCE (1u << 0)  /* delete a locked peer too (--force) */
+
+/* ulnet_peer_del() with flags: ULNET_PEER_DEL_FORCE deletes a peer whose
+ * primary NID is locked as any other. Errors: also -EINVAL (unknown flag). */
+int ulnet_peer_del_flags(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+			 int nnids, unsigned flags);
 
 /* --- runtime settings (lnetctl net set / peer set) ----------------------- */
 

@@ -395,6 +395,8 @@ struct lnet_ni {
 #define LNET_PEER_FORCE_PING     (1u << 13)
 #define LNET_PEER_FORCE_PUSH     (1u << 14)
 #define LNET_PEER_RTR_DISCOVERED (1u << 17)   /* a gateway the router checker heard */
+#define LNET_PEER_LOCK_PRIMARY   (1u << 20)   /* its primary NID stays (peer add --lock_prim) */
+#define LNET_PEER_BAD_CONFIG     (1u << 21)   /* two locked peers claim one NID */
 
 struct lnet_peer;
 struct lnet_udsp_pref;   /* udsp.h */
@@ -433,7 +435,8 @@ struct lnet_peer {
 	struct ul_list lp_list;        /* ln_peers */
 	ulnet_nid_t lp_primary;
 	unsigned lp_state;
-	struct ul_list lp_nis;         /* lnet_peer_ni, primary first */
+	struct ul_list lp_nis;         /* lnet_peer_ni, primary first (but for a locked
+					* primary NID taken from another peer) */
 	int lp_nnis;
 	struct ul_list lp_pending;     /* messages waiting for discovery */
 	uint32_t lp_peer_seqno;        /* the peer's ping sequence number */
@@ -450,6 +453,7 @@ struct lnet_peer {
 	bool lp_removed;
 	int lp_refcount;               /* ln_peers + in-flight discovery */
 	uint64_t lp_rtrcheck_next;     /* a gateway: its next router check (route.c) */
+	uint64_t lp_prim_lock_seq;     /* LOCK_PRIMARY: when it was locked (ln_prim_lock_seq) */
 	/* push data received while busy: applied when the discovery ends */
 	uint8_t *lp_data;
 	unsigned lp_data_len;
@@ -513,6 +517,7 @@ struct ulnet {
 	/* peers */
 	struct ul_list ln_peers;
 	int ln_npeers;
+	uint64_t ln_prim_lock_seq;     /* orders the locking of primary NIDs */
 	int ln_dc_waiting;             /* messages queued on peers until discovered */
 	/* routes (route.c): struct lnet_remotenet, in the order first added */
 	struct ul_list ln_remote_nets;

@@ -228,10 +228,11 @@ merge:
 		}
 		/* The primary NID is the one its info names (the kernel's
 		 * lnet_peer_data_present(): a peer we met through another of
-		 * its NIDs takes it), unless configured, or that NID is
-		 * another peer's. */
+		 * its NIDs takes it), unless configured, its primary NID
+		 * locked (peer add --lock_prim, or taken over with a locked
+		 * peer's NID above), or that NID is another peer's. */
 		prim = lnet_ping_info_primary(pi);
-		if (prim && !(lp->lp_state & LNET_PEER_CONFIGURED) &&
+		if (prim && !(lp->lp_state & (LNET_PEER_CONFIGURED | LNET_PEER_LOCK_PRIMARY)) &&
 		    !lnet_nid_eq(&prim->nid, &lp->lp_primary)) {
 			struct lnet_peer_ni *lpni = lnet_peer_ni_find_locked(ln, &prim->nid);
 

@@ -291,10 +291,33 @@ int lnet_peer_add_nid_locked(ulnet_t *ln, struct lnet_peer *lp, const ulnet_nid_
 
 	if (lpni) {
 		struct lnet_peer *old = lpni->lpni_peer;
+		bool take_lock = false;
 		struct lnet_sendq q;
 
 		if (old == lp)
 			return 0;
+		/* The primary NID of a locked peer: a configured peer keeps
+		 * it; so does one with other NIDs too, both peers then marked
+		 * as badly configured. Otherwise it comes here, and stays a
+		 * locked primary NID: this peer's, unless this one's own was
+		 * locked earlier (the kernel's lnet_peer_add_nid()). */
+		if ((old->lp_state & LNET_PEER_LOCK_PRIMARY) &&
+		    lnet_nid_eq(&old->lp_primary, nid)) {
+			char n1[ULNET_NIDSTR_SIZE], n2[ULNET_NIDSTR_SIZE], n3[ULNET_NIDSTR_SIZE];
+
+			if (old->lp_state & LNET_PEER_CONFIGURED)
+				return -EEXIST;
+			if (old->lp_nnis > 1) {
+				old->lp_state |= LNET_PEER_BAD_CONFIG;
+				lp->lp_state |= LNET_PEER_BAD_CONFIG;
+				lnet_log(ln, ULNET_LOG_ERROR, "peer %s NID %s is already locked with peer %s",
+					 lnet_nidstr(&lp->lp_primary, n1), lnet_nidstr(nid, n2),
+					 lnet_nidstr(&old->lp_primary, n3));
+				return -EEXIST;
+			}
+			take_lock = !(lp->lp_state & LNET_PEER_LOCK_PRIMARY) ||
+				    old->lp_prim_lock_seq < lp->lp_prim_lock_seq;
+		}
 		/* the NID moves to this peer (it was learnt as a peer of its
 		 * own before discovery told us better) */
 		ul_list_del(&lpni->lpni_peer_list);
@@ -302,6 +325,12 @@ int lnet_peer_add_nid_locked(ulnet_t *ln, struct lnet_peer *lp, const ulnet_nid_
 		lpni->lpni_peer = lp;
 		lnet_peer_ni_link_locked(lp, lpni);
 		lp->lp_nnis++;
+		if (take_lock) {
+			/* linked first: it keeps its place among the NIs */
+			lp->lp_primary = *nid;
+			lp->lp_state |= LNET_PEER_LOCK_PRIMARY;
+			lp->lp_prim_lock_seq = old->lp_prim_lock_seq;
+		}
 		if (old->lp_nnis == 0 && !(old->lp_state & LNET_PEER_CONFIGURED)) {
 			lnet_sendq_init(&q);
 			lnet_peer_delete_locked(ln, old, &q);
@@ -409,14 +438,26 @@ static void lnet_resend_parked(ulnet_t *ln, struct lnet_sendq *parked)
 	}
 }
 
-int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
-		   int nnids, bool non_mr)
-{
-	uint32_t mr = non_mr ? 0 : LNET_PEER_MULTI_RAIL;
-	struct lnet_peer *lp;
-	int i, rc = 0;
+_Static_assert(ULNET_PEER_STATE_LOCK_PRIMARY == LNET_PEER_LOCK_PRIMARY, "the kernel's bit");
 
-	if (!ln || !primary || nnids < 0 || (nnids > 0 && !nids))
+/* Lock the primary NID of lp (LNET_PEER_LOCK_PRIMARY), stamped with the
+ * order of locking: of two locked peers meeting, the earlier keeps its. */
+static void lnet_peer_lock_primary_locked(ulnet_t *ln, struct lnet_peer *lp)
+{
+	lp->lp_state |= LNET_PEER_LOCK_PRIMARY;
+	lp->lp_prim_lock_seq = ++ln->ln_prim_lock_seq;
+}
+
+int ulnet_peer_add_flags(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+			 int nnids, unsigned flags)
+{
+	uint32_t mr = (flags & ULNET_PEER_ADD_NON_MR) ? 0 : LNET_PEER_MULTI_RAIL;
+	bool lock = flags & ULNET_PEER_ADD_LOCK_PRIMARY;
+	struct lnet_peer *lp;
+	int i, rc = 0, added = 0;
+
+	if (!ln || !primary || nnids < 0 || (nnids > 0 && !nids) ||
+	    (flags & ~(ULNET_PEER_ADD_NON_MR | ULNET_PEER_ADD_LOCK_PRIMARY)))
 		return -EINVAL;
 	if (!lnet_nid_ok_for_peer(primary))
 		return -EINVAL;
@@ -430,10 +471,19 @@ int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 	 * configured peer); a peer learnt by traffic or discovery (a
 	 * gateway's) with this primary NID becomes configured, as the
 	 * kernel's delete and re-create leaves it, keeping its state; a peer
-	 * holding the NID as another than its primary is an error. */
+	 * holding the NID as another than its primary is an error. A peer
+	 * not configured whose primary NID is locked is the kernel's
+	 * -EEXIST (this NID) or -EALREADY (another). */
 	lp = lnet_peer_find_locked(ln, primary);
 	if (lp) {
-		if (!lnet_nid_eq(&lp->lp_primary, primary)) {
+		bool same = lnet_nid_eq(&lp->lp_primary, primary);
+
+		if (!(lp->lp_state & LNET_PEER_CONFIGURED) &&
+		    (lp->lp_state & LNET_PEER_LOCK_PRIMARY)) {
+			rc = same ? -EEXIST : -EALREADY;
+			goto out;
+		}
+		if (!same) {
 			rc = -EEXIST;
 			goto out;
 		}
@@ -455,6 +505,8 @@ int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 	}
 	if (lp && !(lp->lp_state & LNET_PEER_CONFIGURED)) {
 		lp->lp_state = (lp->lp_state & ~LNET_PEER_MULTI_RAIL) | LNET_PEER_CONFIGURED | mr;
+		if (lock)
+			lnet_peer_lock_primary_locked(ln, lp);
 	} else if (!lp) {
 		lp = lnet_peer_alloc_locked(ln, primary);
 		if (!lp) {
@@ -462,27 +514,57 @@ int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 			goto out;
 		}
 		lp->lp_state = LNET_PEER_CONFIGURED | mr;
+		if (lock)
+			lnet_peer_lock_primary_locked(ln, lp);
 		if (!lnet_peer_ni_alloc_locked(ln, lp, primary)) {
 			rc = -ENOMEM;
 			goto out;
 		}
 	}
+	/* (an existing configured peer is locked only by a NID added to it
+	 * with the lock asked for, as the kernel's) */
 	for (i = 0; i < nnids && !rc; i++)
-		if (!lnet_peer_ni_find_locked(ln, &nids[i]))
+		if (!lnet_peer_ni_find_locked(ln, &nids[i])) {
 			rc = lnet_peer_add_nid_locked(ln, lp, &nids[i]);
+			added += !rc;
+		}
+	if (lock && added && !(lp->lp_state & LNET_PEER_LOCK_PRIMARY))
+		lnet_peer_lock_primary_locked(ln, lp);
 out:
 	lnet_unlock(ln);
 	return rc;
 }
 
-int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
-		   int nnids)
+int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+		   int nnids, bool non_mr)
 {
+	return ulnet_peer_add_flags(ln, primary, nids, nnids, non_mr ? ULNET_PEER_ADD_NON_MR : 0);
+}
+
+/* A locked peer asked to go without force keeps its primary NID and loses
+ * the others, to be discovered again (the kernel's lnet_reset_peer()). */
+static void lnet_peer_reset_locked(ulnet_t *ln, struct lnet_peer *lp)
+{
+	struct ul_list *pos, *n;
+
+	ul_list_for_each_safe(pos, n, &lp->lp_nis) {
+		struct lnet_peer_ni *lpni = ul_container_of(pos, struct lnet_peer_ni, lpni_peer_list);
+
+		if (!lnet_nid_eq(&lpni->lpni_nid, &lp->lp_primary))
+			lnet_peer_ni_remove_locked(ln, lpni);
+	}
+	lp->lp_state &= ~LNET_PEER_NIDS_UPTODATE;
+}
+
+int ulnet_peer_del_flags(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+			 int nnids, unsigned flags)
+{
+	bool force = flags & ULNET_PEER_DEL_FORCE;
 	struct lnet_peer *lp;
 	struct lnet_sendq parked;
 	int i;
 
-	if (!ln || !primary || nnids < 0 || (nnids > 0 && !nids))
+	if (!ln || !primary || nnids < 0 || (nnids > 0 && !nids) || (flags & ~ULNET_PEER_DEL_FORCE))
 		return -EINVAL;
 	lnet_sendq_init(&parked);
 	lnet_lock(ln);
@@ -509,7 +591,14 @@ int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 			return -ENOENT;
 		}
 	}
-	if (whole) {
+	if (whole && (lp->lp_state & LNET_PEER_LOCK_PRIMARY) && !force) {
+		char nb[ULNET_NIDSTR_SIZE];
+
+		lnet_log(ln, ULNET_LOG_ERROR,
+			 "peer %s created by Lustre. Must preserve primary NID, but will remove other NIDs",
+			 lnet_nidstr(&lp->lp_primary, nb));
+		lnet_peer_reset_locked(ln, lp);
+	} else if (whole) {
 		lnet_peer_delete_locked(ln, lp, &parked);
 	} else {
 		for (i = 0; i < nnids; i++) {
@@ -524,6 +613,12 @@ int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 	lnet_unlock(ln);
 	lnet_resend_parked(ln, &parked);
 	return 0;
+}
+
+int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+		   int nnids)
+{
+	return ulnet_peer_del_flags(ln, primary, nids, nnids, 0);
 }
 
 static int lnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info, bool all)

@@ -62,9 +62,8 @@ static int cmd_peer_add(struct ctl_ctx *ctx, const struct cmd *c, const struct p
 {
 	int rc;
 
-	if (p->v[3].set || p->v[4].set) {
-		y_nl_error(&rp->err, "add", "peer", -EOPNOTSUPP, p->v[3].set ?
-			   "--ip2nets is not supported by ulnet" : "--lock_prim is not supported by ulnet");
+	if (p->v[3].set) {
+		y_nl_error(&rp->err, "add", "peer", -EOPNOTSUPP, "--ip2nets is not supported by ulnet");
 		return -EINVAL;
 	}
 	if (ctl_need_ln(ctx, "add", "peer", rp))
@@ -74,7 +73,10 @@ static int cmd_peer_add(struct ctl_ctx *ctx, const struct cmd *c, const struct p
 
 	if (n < 0)
 		return -EINVAL;
-	rc = ulnet_peer_add(ctx->ln, &prim, nids, n, p->v[2].set);
+	/* lnetctl's --force sets the same request flag as --lock_prim */
+	rc = ulnet_peer_add_flags(ctx->ln, &prim, nids, n,
+				  (p->v[2].set ? ULNET_PEER_ADD_NON_MR : 0) |
+				  (p->v[4].set || p->v[5].set ? ULNET_PEER_ADD_LOCK_PRIMARY : 0));
 	if (rc < 0) {
 		char eb[96], msg[200];
 
@@ -97,7 +99,9 @@ static int cmd_peer_del(struct ctl_ctx *ctx, const struct cmd *c, const struct p
 
 	if (n < 0)
 		return -EINVAL;
-	rc = ulnet_peer_del(ctx->ln, &prim, n ? nids : NULL, n);
+	/* lnetctl's --lock_prim sets the same request flag as --force */
+	rc = ulnet_peer_del_flags(ctx->ln, &prim, n ? nids : NULL, n,
+				  p->v[2].set || p->v[3].set ? ULNET_PEER_DEL_FORCE : 0);
 	if (rc < 0) {
 		char eb[96], msg[200];
 
@@ -188,10 +192,11 @@ static int cmd_peer_set(struct ctl_ctx *ctx, const struct cmd *c, const struct p
 /* The options of each command (the handlers index p->v[] in this order). */
 static const struct optspec peer_add_opts[] = {
 	{ "prim_nid", 'k', ARG_REQ }, { "nid", 'n', ARG_REQ }, { "non_mr", 'm', ARG_NONE },
-	{ "ip2nets", 'i', ARG_REQ }, { "lock_prim", 'l', ARG_NONE },
+	{ "ip2nets", 'i', ARG_REQ }, { "lock_prim", 'l', ARG_NONE }, { "force", 'f', ARG_NONE },
 };
 static const struct optspec peer_del_opts[] = {
 	{ "prim_nid", 'k', ARG_REQ }, { "nid", 'n', ARG_REQ }, { "force", 'f', ARG_NONE },
+	{ "lock_prim", 'l', ARG_NONE },
 };
 static const struct optspec peer_show_opts[] = { { "nid", 'n', ARG_REQ }, { "verbose", 'v', ARG_OPT_NUM } };
 
@@ -201,13 +206,14 @@ const struct cmd ctl_peer_cmds[] = {
 	  "\t--nid: comma-separated list of peer NIDs, ranges allowed\n"
 	  "\t       (10.0.0.[1-4,7]@tcp, 10.0.[1-2].[2-8/2]@tcp, [3-5]@gni)\n"
 	  "\t--non_mr: the peer is not Multi-Rail capable\n"
-	  "\t--ip2nets, --lock_prim: not supported by ulnet (refused)\n", LK_WRITE,
+	  "\t--lock_prim: lock primary nid\n"
+	  "\t--ip2nets: not supported by ulnet (refused)\n", LK_WRITE,
 	  OPTS(peer_add_opts), 0, false },
 	{ "del", cmd_peer_del, NULL, "delete a peer (or some of its NIDs)\n"
 	  "\t--prim_nid: primary NID of the peer\n"
 	  "\t--nid: comma-separated list of NIDs to remove, ranges allowed\n"
 	  "\t       (the primary NID among them: the whole peer)\n"
-	  "\t--force: accepted (ulnet has no locked primary NIDs to override)\n", LK_WRITE,
+	  "\t--force: force-delete locked primary NID\n", LK_WRITE,
 	  OPTS(peer_del_opts), 0, false },
 	{ "show", cmd_peer_show, NULL, "show peer information\n"
 	  "\t--nid: NID of the peer to show\n"
