@@ -218,13 +218,22 @@ kill -TERM "$PID_R"; wait "$PID_R"
 # --- not supported by ulnet: each a clean -EOPNOTSUPP (-95), exit 234 -----------
 for cmd in "peer add --prim_nid 127.0.0.70@tcp --ip2nets 127.0.0.[70-71]" \
 	   "net add --nid 127.0.7.9@tcp --cpt 0" "net add --nid 127.0.7.9@tcp --skip-mr-route-setup" \
-	   "net add --nid 127.0.7.9@tcp --auth-key k" "net add --nid 127.0.7.9@tcp --traffic-class 1" \
-	   "peer add --prim_nid 127.0.7.70@tcp --lock_prim"; do
+	   "net add --nid 127.0.7.9@tcp --auth-key k" "net add --nid 127.0.7.9@tcp --traffic-class 1"; do
 	# shellcheck disable=SC2086
 	run A 234 $cmd
 	has err "errno: -95"
 	has err "not supported by ulnet"
 done
+# --- peer add --lock_prim / peer del --force (sanity-lnet 26) ----------------------------
+run A 0 peer add --prim_nid 127.0.7.70@tcp --nid 127.0.7.71@tcp --lock_prim
+run A 0 peer show -v 4 --nid 127.0.7.70@tcp
+has out "peer state: 1048585"
+run A 0 peer del --prim_nid 127.0.7.70@tcp
+run A 0 peer show --nid 127.0.7.70@tcp
+has out "primary nid: 127.0.7.70@tcp"
+hasnt out "127.0.7.71@tcp"
+run A 0 peer del --prim_nid 127.0.7.70@tcp --force
+run A 234 peer show --nid 127.0.7.70@tcp
 # a udsp rule the kernel would keep and never apply
 run A 234 udsp add --rte 127.0.7.12@tcp --priority 4
 has err "errno: -95"

@@ -629,7 +629,6 @@ static void test_bogus_option_everywhere(void **state)
 	static const char *const refused[] = {
 		"net add --nid 127.0.0.2@tcp --cpt [0]", "net add --nid 127.0.0.2@tcp --skip-mr-route-setup",
 		"net add --nid 127.0.0.2@tcp --auth-key k", "net add --nid 127.0.0.2@tcp --traffic-class 1",
-		"peer add --prim_nid 127.0.0.9@tcp --lock_prim",
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, refused[i]), 234);
@@ -662,6 +661,49 @@ static void test_peer_empty_nidlist(void **state)
 	ctl_has(&rp.err, "no valid NIDs", "peer del --nid ,");
 	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer show --nid 127.0.0.10@tcp"), 0);
 	ctl_has(&rp.out, "127.0.0.10@tcp", "peer show");
+	ctl_reply_free(&rp);
+	ctl_ctx_fini(&ctx);
+}
+
+/* peer add --lock_prim sets the kernel's LNET_PEER_LOCK_PRIMARY (bit 20)
+ * in the "peer state" of peer show -v 4; peer del without --force keeps
+ * such a peer, with its primary NID only; with --force it goes
+ * (sanity-lnet 26). lnetctl's add --force and del --lock_prim set the same
+ * request flag as the other. */
+static void test_peer_lock_prim(void **state)
+{
+	(void)state;
+	struct ulnet_opts opts;
+	struct ctl_ctx ctx;
+	struct ctl_reply rp;
+
+	memset(&opts, 0, sizeof(opts));
+	assert_int_equal(ctl_ctx_init(&ctx, &opts, true), 0);
+	ctl_reply_init(&rp);
+	ctl_run_expect(&ctx, &rp, "peer add --prim_nid 1.1.1.1@tcp --nid 1.1.1.2@tcp --lock_prim", 0, "");
+	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer show -v 4 --nid 1.1.1.1@tcp"), 0);
+	/* MULTI_RAIL | CONFIGURED | LOCK_PRIMARY */
+	ctl_has(&rp.out, "peer state: 1048585\n", "peer show -v 4");
+	ctl_run_expect(&ctx, &rp, "peer del --prim_nid 1.1.1.1@tcp", 0, "");
+	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer show --nid 1.1.1.1@tcp"), 0);
+	ctl_has(&rp.out, "primary nid: 1.1.1.1@tcp", "peer show after del");
+	if (strstr(ybuf_str(&rp.out), "1.1.1.2@tcp"))
+		fail_msg("peer del of a locked peer kept its other NIDs: %s", ybuf_str(&rp.out));
+	ctl_run_expect(&ctx, &rp, "peer del --prim_nid 1.1.1.1@tcp --force", 0, "");
+	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer show --nid 1.1.1.1@tcp"), 234);
+	/* the crossed spellings */
+	ctl_run_expect(&ctx, &rp, "peer add --prim_nid 1.1.1.3@tcp --force", 0, "");
+	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer show -v 4 --nid 1.1.1.3@tcp"), 0);
+	ctl_has(&rp.out, "peer state: 1048585\n", "peer add --force");
+	ctl_run_expect(&ctx, &rp, "peer del --prim_nid 1.1.1.3@tcp --lock_prim", 0, "");
+	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer show --nid 1.1.1.3@tcp"), 234);
+	/* not configured any more, its primary NID locked: added again it is
+	 * the kernel's -EEXIST */
+	ctl_run_expect(&ctx, &rp, "peer add --prim_nid 1.1.1.4@tcp --lock_prim", 0, "");
+	ctl_run_expect(&ctx, &rp, "peer set --nid 1.1.1.4@tcp --state 1048577", 0, "");
+	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer add --prim_nid 1.1.1.4@tcp"), 234);
+	ctl_has(&rp.err, "errno: -17", "peer add of a locked peer");
+	ctl_has(&rp.err, "cannot add peer: File exists", "peer add of a locked peer");
 	ctl_reply_free(&rp);
 	ctl_ctx_fini(&ctx);
 }
@@ -797,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_help_and_unknown),
 		cmocka_unit_test(test_bogus_option_everywhere),
 		cmocka_unit_test(test_peer_empty_nidlist),
+		cmocka_unit_test(test_peer_lock_prim),
 		cmocka_unit_test(test_import_limits),
 		cmocka_unit_test(test_many_peers_shown),
 	};

@@ -1067,6 +1067,119 @@ static void test_peer_api(void **state)
 	ulnet_destroy(ln);
 }
 
+/* A peer whose primary NID is locked (peer add --lock_prim): deleted
+ * without force it stays, with its primary NID alone, to be discovered
+ * again; with force it goes (sanity-lnet 26). Added again while not
+ * configured: -EEXIST for its primary NID, -EALREADY for another. */
+static void test_peer_lock_primary_del(void **state)
+{
+	(void)state;
+	ulnet_t *ln = mk(true, false);
+	ulnet_nid_t p, n1, n2;
+	struct ulnet_peer_info pi;
+	const uint32_t mr = 1u << 0, configured = 1u << 3;
+
+	memlnd_nid(100, &p);
+	memlnd_nid(101, &n1);
+	memlnd_nid(102, &n2);
+	ulnet_nid_t extra[2] = { n1, n2 };
+	assert_int_equal(ulnet_peer_add_flags(ln, &p, NULL, 0, 1u << 7), -EINVAL);
+	assert_int_equal(ulnet_peer_del_flags(ln, &p, NULL, 0, 1u << 7), -EINVAL);
+	assert_int_equal(ulnet_peer_add_flags(ln, &p, extra, 2, ULNET_PEER_ADD_LOCK_PRIMARY), 0);
+	assert_int_equal(ulnet_peer_info(ln, 0, &pi), 0);
+	assert_int_equal(pi.state, mr | configured | ULNET_PEER_STATE_LOCK_PRIMARY); /* 1048585 */
+	assert_int_equal(pi.nnis, 3);
+	/* without force: kept, its primary NID alone */
+	assert_int_equal(ulnet_peer_del(ln, &p, NULL, 0), 0);
+	assert_int_equal(ulnet_peer_info(ln, 0, &pi), 0);
+	assert_true(ulnet_nid_same(&pi.primary, &p));
+	assert_int_equal(pi.nnis, 1);
+	assert_int_equal(pi.state, mr | configured | ULNET_PEER_STATE_LOCK_PRIMARY);
+	/* its primary NID in the list: the same */
+	assert_int_equal(ulnet_peer_add(ln, &p, extra, 2, false), 0);
+	assert_int_equal(ulnet_peer_del(ln, &p, extra, 1), 0);    /* n1 alone goes */
+	assert_int_equal(ulnet_peer_info(ln, 0, &pi), 0);
+	assert_int_equal(pi.nnis, 2);
+	ulnet_nid_t with_prim[2] = { n2, p };
+	assert_int_equal(ulnet_peer_del(ln, &p, with_prim, 2), 0);
+	assert_int_equal(ulnet_peer_info(ln, 0, &pi), 0);
+	assert_int_equal(pi.nnis, 1);
+	/* with force: gone */
+	assert_int_equal(ulnet_peer_del_flags(ln, &p, NULL, 0, ULNET_PEER_DEL_FORCE), 0);
+	assert_int_equal(ulnet_peer_info(ln, 0, &pi), -ENOENT);
+
+	/* a locked peer no longer configured (peer set --state) */
+	assert_int_equal(ulnet_peer_add_flags(ln, &p, &n1, 1, ULNET_PEER_ADD_LOCK_PRIMARY), 0);
+	assert_int_equal(ulnet_peer_set_state(ln, &p, mr | ULNET_PEER_STATE_LOCK_PRIMARY), 0);
+	assert_int_equal(ulnet_peer_add(ln, &p, NULL, 0, false), -EEXIST);
+	assert_int_equal(ulnet_peer_add(ln, &n1, NULL, 0, false), -EALREADY);
+	assert_int_equal(ulnet_peer_del_flags(ln, &p, NULL, 0, ULNET_PEER_DEL_FORCE), 0);
+
+	/* an existing configured peer is locked only through a NID added to
+	 * it with the lock asked for (the kernel's) */
+	assert_int_equal(ulnet_peer_add(ln, &p, NULL, 0, false), 0);
+	assert_int_equal(ulnet_peer_add_flags(ln, &p, NULL, 0, ULNET_PEER_ADD_LOCK_PRIMARY), 0);
+	assert_int_equal(ulnet_peer_info(ln, 0, &pi), 0);
+	assert_int_equal(pi.state, mr | configured);
+	assert_int_equal(ulnet_peer_add_flags(ln, &p, &n1, 1, ULNET_PEER_ADD_LOCK_PRIMARY), 0);
+	assert_int_equal(ulnet_peer_info(ln, 0, &pi), 0);
+	assert_int_equal(pi.state, mr | configured | ULNET_PEER_STATE_LOCK_PRIMARY);
+	ulnet_destroy(ln);
+}
+
+/* Discovery of a node through one NID, another of its NIDs being the
+ * locked primary NID of a peer of its own no longer configured: the two
+ * merge, and the locked NID stays primary, in its place among the NIs
+ * (sanity-lnet 304: state MULTI_RAIL | DISCOVERED | NIDS_UPTODATE |
+ * LOCK_PRIMARY, 1048849). Still configured, that peer keeps its NID. */
+static void test_discovery_keeps_locked_primary(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a = mk(false, false), *b = mk(false, false);
+	ulnet_nid_t nb1, nb2;
+	struct ulnet_ping_peer pp;
+	struct ulnet_peer_info pi;
+	const uint32_t mr = 1u << 0, configured = 1u << 3;
+
+	memlnd_set_auto(net, true);
+	assert_int_equal(memlnd_add_ni(net, a, 141, NULL), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 142, &nb1), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 143, &nb2), 0);
+
+	/* configured and locked: the peers stay apart */
+	assert_int_equal(ulnet_peer_add_flags(a, &nb2, NULL, 0, ULNET_PEER_ADD_LOCK_PRIMARY), 0);
+	assert_int_equal(ulnet_discover(a, &nb1, false, 2000, &pp), 0);
+	assert_true(ulnet_nid_same(&pp.primary, &nb1));
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(ulnet_peer_info(a, i, &pi), 0);
+		assert_int_equal(pi.nnis, 1);
+		if (ulnet_nid_same(&pi.primary, &nb2))
+			assert_int_equal(pi.state, mr | configured | ULNET_PEER_STATE_LOCK_PRIMARY);
+	}
+	assert_int_equal(ulnet_peer_info(a, 2, &pi), -ENOENT);
+	assert_int_equal(ulnet_peer_del_flags(a, &nb1, NULL, 0, ULNET_PEER_DEL_FORCE), 0);
+
+	/* locked, not configured: merged, nb2 primary */
+	assert_int_equal(ulnet_peer_set_state(a, &nb2, mr | ULNET_PEER_STATE_LOCK_PRIMARY), 0);
+	assert_int_equal(ulnet_discover(a, &nb1, false, 2000, &pp), 0);
+	assert_true(ulnet_nid_same(&pp.primary, &nb2));
+	assert_int_equal(ulnet_peer_info(a, 0, &pi), 0);
+	assert_true(ulnet_nid_same(&pi.primary, &nb2));
+	assert_int_equal(pi.nnis, 2);
+	assert_true(ulnet_nid_same(&pi.nis[0].nid, &nb1));
+	assert_true(ulnet_nid_same(&pi.nis[1].nid, &nb2));
+	assert_int_equal(pi.state & ~(1u << 2) /* ROUTER_ENABLED */,
+			 mr | (1u << 4) | (1u << 8) | ULNET_PEER_STATE_LOCK_PRIMARY);
+	assert_int_equal(ulnet_peer_info(a, 1, &pi), -ENOENT);
+	/* discovered again: still nb2 */
+	assert_int_equal(ulnet_discover(a, &nb1, true, 2000, &pp), 0);
+	assert_int_equal(ulnet_peer_info(a, 0, &pi), 0);
+	assert_true(ulnet_nid_same(&pi.primary, &nb2));
+	assert_int_equal(pi.nnis, 2);
+	destroy2(net, a, b);
+}
+
 static void nid_of(const char *s, ulnet_nid_t *nid)
 {
 	assert_int_equal(ulnet_nid_parse(s, nid, NULL), 0);
@@ -1148,6 +1261,8 @@ int main(void)
 		cmocka_unit_test(test_push_without_mr_dropped),
 		cmocka_unit_test(test_discover_and_ping_threaded),
 		cmocka_unit_test(test_peer_api),
+		cmocka_unit_test(test_peer_lock_primary_del),
+		cmocka_unit_test(test_discovery_keeps_locked_primary),
 		cmocka_unit_test(test_primary_large_feature),
 		cmocka_unit_test(test_discovery_off_peer_not_mr),
 		cmocka_unit_test(test_push_with_our_discovery_off),
