@@ -112,3 +112,24 @@ void ctl_fix_fini(struct ctl_fix *f)
 	ctl_reply_free(&f->rp);
 	ctl_ctx_fini(&f->ctx);
 }
+
+int ctl_fix_setup(void **state, const struct ulnet_opts *opts, const char *const *lines)
+{
+	struct ctl_fix *f = calloc(1, sizeof(*f));
+
+	if (!f || ctl_fix_init(f, opts, lines) < 0) {
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+int ctl_fix_teardown(void **state)
+{
+	struct ctl_fix *f = *state;
+
+	ctl_fix_fini(f);
+	free(f);
+	return 0;
+}

@@ -40,5 +40,9 @@ struct ctl_fix {
  * 0, or -1 (said on stderr). */
 int ctl_fix_init(struct ctl_fix *f, const struct ulnet_opts *opts, const char *const *lines);
 void ctl_fix_fini(struct ctl_fix *f);
+/* cmocka group or test setup and teardown: a ctl_fix on the heap, in
+ * *state (ctl_fix_init's arguments). */
+int ctl_fix_setup(void **state, const struct ulnet_opts *opts, const char *const *lines);
+int ctl_fix_teardown(void **state);
 
 #endif

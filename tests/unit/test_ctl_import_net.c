@@ -22,23 +22,12 @@
 
 static int setup(void **state)
 {
-	struct ctl_fix *f = calloc(1, sizeof(*f));
-
-	if (!f || ctl_fix_init(f, NULL, NULL) < 0) {
-		free(f);
-		return -1;
-	}
-	*state = f;
-	return 0;
+	return ctl_fix_setup(state, NULL, NULL);
 }
 
 static int teardown(void **state)
 {
-	struct ctl_fix *f = *state;
-
-	ctl_fix_fini(f);
-	free(f);
-	return 0;
+	return ctl_fix_teardown(state);
 }
 
 static int import(struct ctl_fix *f, const char *opt, const char *text)

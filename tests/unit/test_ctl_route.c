@@ -33,23 +33,13 @@ static int setup(void **state)
 {
 	static const char *const lines[] = { "net add --nid 127.0.0.2@tcp --accept none",
 						NULL };
-	struct ctl_fix *f = calloc(1, sizeof(*f));
 
-	if (!f || ctl_fix_init(f, NULL, lines) < 0) {
-		free(f);
-		return -1;
-	}
-	*state = f;
-	return 0;
+	return ctl_fix_setup(state, NULL, lines);
 }
 
 static int teardown(void **state)
 {
-	struct ctl_fix *f = *state;
-
-	ctl_fix_fini(f);
-	free(f);
-	return 0;
+	return ctl_fix_teardown(state);
 }
 
 /* Run `line`: exit code `rc`, stdout `out` exactly (NULL: not checked),
