@@ -96,6 +96,10 @@ static void test_hostname_nid(void **state)
 	assert_int_equal(ctl_nid_parse_host("localhost@o2ib", &nid), -EINVAL);
 	assert_int_equal(ctl_nid_parse_host("a b@tcp", &nid), -EINVAL);
 	assert_int_equal(ctl_nid_parse_host("@tcp", &nid), -EINVAL);
+	/* numbers the resolver would take for addresses are not names */
+	assert_int_equal(ctl_nid_parse_host("1@tcp", &nid), -EINVAL);
+	assert_int_equal(ctl_nid_parse_host("0x1@tcp", &nid), -EINVAL);
+	assert_int_equal(ctl_nid_parse_host("1.2@tcp", &nid), -EINVAL);
 }
 
 static void test_limit(void **state)

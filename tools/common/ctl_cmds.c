@@ -133,6 +133,13 @@ int ctl_nid_parse_host(const char *s, ulnet_nid_t *nid)
 	if (strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") != hl ||
 	    strncmp(at + 1, "tcp", 3) != 0)
 		return -EINVAL;
+	/* a name, not a number the resolver would read as an address ("1",
+	 * "0x1", "1.2": lnetctl refuses those as NIDs) */
+	struct in_addr num;
+
+	if (strpbrk(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == NULL ||
+	    inet_aton(host, &num) != 0)
+		return -EINVAL;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_socktype = SOCK_STREAM;
 	/* an IPv4 address first, as lnetctl's resolver gives */
