@@ -279,8 +279,10 @@ static struct lnet_ni *lnet_nmr_src_ni_locked(ulnet_t *ln, const struct lnet_msg
 	struct lnet_ni *only = NULL, *ni;
 
 	/* a UDSP rule's preferred NI first (the kernel keeps both in one
-	 * list, the rule's taking the place of the first message's) */
-	if (__builtin_expect(lnet_udsp_has_src_pref(lpni), 0) &&
+	 * list, the rule's taking the place of the first message's); LNet's
+	 * own reserved-portal traffic (pings, pushes) is exempt from both,
+	 * as the kernel's lnet_select_preferred_best_ni() */
+	if (__builtin_expect(lnet_udsp_has_src_pref(lpni), 0) && !lnet_msg_is_reserved(msg) &&
 	    (ni = lnet_udsp_pref_ni_locked(ln, lpni, net)) != NULL) {
 		ni->ni_seq++;
 		return ni;

@@ -460,9 +460,10 @@ static void sent_ev(const struct ulnet_event *ev)
 		s->n++;
 }
 
-/* `n` PUTs to `to`; the (source, next hop, destination) of each in tr. */
-static int put_n(struct memlnd_net *net, ulnet_t *ln, ulnet_nid_t to, int n,
-		 struct memlnd_trace_ent *tr, int max)
+/* `n` PUTs to `to` on `portal`; the (source, next hop, destination) of
+ * each in tr. */
+static int put_n_portal(struct memlnd_net *net, ulnet_t *ln, ulnet_nid_t to, int n,
+			struct memlnd_trace_ent *tr, int max, unsigned portal)
 {
 	static uint8_t buf[8];
 	static struct sent s;
@@ -475,10 +476,16 @@ static int put_n(struct memlnd_net *net, ulnet_t *ln, ulnet_nid_t to, int n,
 		ulnet_handle_t mdh;
 
 		assert_int_equal(ulnet_md_bind(ln, &md, ULNET_UNLINK, &mdh), 0);
-		assert_int_equal(ulnet_put(ln, NULL, mdh, ULNET_NOACK_REQ, t, 40, 7, 0, 0), 0);
+		assert_int_equal(ulnet_put(ln, NULL, mdh, ULNET_NOACK_REQ, t, portal, 7, 0, 0), 0);
 		memlnd_pump(net);
 	}
 	return memlnd_trace(net, tr, max);
+}
+
+static int put_n(struct memlnd_net *net, ulnet_t *ln, ulnet_nid_t to, int n,
+		 struct memlnd_trace_ent *tr, int max)
+{
+	return put_n_portal(net, ln, to, n, tr, max, 40);
 }
 
 /* How many of the PUTs in tr went from `src` (NULL: any) to next hop
@@ -633,6 +640,13 @@ static void test_select_pair(void **state)
 	assert_int_equal(add(a, ulnet_nid_str(&other, ob), "9@gni", NULL, -1, -1), 0);
 	n = put_n(net, a, p9, 4, tr, 16);
 	assert_int_equal(count(tr, n, &other, &p9), 4);
+	/* LNet's own reserved-portal traffic (pings, pushes) is not pinned:
+	 * it takes turns between our NIs (the kernel's
+	 * lnet_select_preferred_best_ni()) */
+	n = put_n_portal(net, a, p9, 4, tr, 16, ULNET_RESERVED_PORTAL);
+	assert_int_equal(n, 4);
+	assert_true(count(tr, n, &n1, &p9) > 0);
+	assert_true(count(tr, n, &n2, &p9) > 0);
 	ulnet_destroy(a);
 	ulnet_destroy(b);
 	ulnet_destroy(c);
