@@ -2,8 +2,9 @@
 /*
  * test_ctl_import_net.c - the net: section of ulnetctl import, in
  * process: every interface of an NI entry is an NI of its own (as lnetctl
- * configures them, sanity-lnet 450), and a CPT is checked (sanity-lnet
- * 265): one that does not parse is -22, another partition than 0 -95.
+ * configures them, sanity-lnet 450), a CPT is checked (sanity-lnet
+ * 265): one that does not parse is -22, another partition than 0 -95,
+ * and the tunables are applied or refused (ctl_import.c, imp_ni_tunables).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -85,11 +86,30 @@ static void test_every_interface(void **state)
 	assert_int_equal(nis_on_tcp9(f), 0);
 }
 
+/* The tunables of an NI entry: the keys lnetctl prints take effect
+ * (lnd tunables' timeout too); any other is refused, not skipped. */
+static void test_tunables(void **state)
+{
+	struct ctl_fix *f = *state;
+
+	assert_int_equal(import(f, "", NET_LO("            tunables:\n                  bogus: 1\n")),
+			 234);
+	ctl_has(&f->rp.err, "errno: -95", "tunables bogus");
+	ctl_has(&f->rp.err, "'bogus' in 'tunables' of an NI is not supported by ulnet", "bogus");
+	assert_int_equal(nis_on_tcp9(f), 0);
+	assert_int_equal(import(f, "", NET_LO("            lnd tunables:\n                  timeout: 33\n"
+					      "                  tos: 4\n")), 0);
+	assert_int_equal(ctl_run_line(&f->ctx, &f->rp, NULL, 0, "net show -v --net tcp9"), 0);
+	ctl_has(&f->rp.out, "timeout: 33", "net show -v");
+	ctl_has(&f->rp.out, "tos: 4", "net show -v");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_cpt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_interface, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tunables, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,54 @@ bad:
 	return false;
 }
 
+bool imp_ni_tunables(struct imp *im, yaml_node_t *m, bool lnd, struct ulnet_ni_conf *conf,
+		     const char *what)
+{
+	static const struct {
+		const char *k;
+		bool lnd;
+		size_t off;
+	} keys[] = {
+		{ "peer_timeout", false, offsetof(struct ulnet_ni_conf, tun.peer_timeout) },
+		{ "peer_credits", false, offsetof(struct ulnet_ni_conf, tun.peer_credits) },
+		{ "peer_buffer_credits", false, offsetof(struct ulnet_ni_conf, tun.peer_buffer_credits) },
+		{ "credits", false, offsetof(struct ulnet_ni_conf, tun.credits) },
+		{ "conns_per_peer", true, offsetof(struct ulnet_ni_conf, tun.conns_per_peer) },
+		{ "tos", true, offsetof(struct ulnet_ni_conf, tun.tos) },
+		/* net show -v prints it: the socklnd timeout */
+		{ "timeout", true, offsetof(struct ulnet_ni_conf, sock.sock_timeout) },
+	};
+	const char *section = lnd ? "lnd tunables" : "tunables";
+
+	if (!m)
+		return true;
+	if (m->type != YAML_MAPPING_NODE) {
+		imp_error(im, m, -EINVAL, "'%s' of %s must be a mapping", section, what);
+		return false;
+	}
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *kn = ynode(im, p->key), *vn = ynode(im, p->value);
+		const char *k = yscalar(kn);
+		size_t i = 0;
+		long v;
+
+		while (i < sizeof(keys) / sizeof(keys[0]) &&
+		       (!k || keys[i].lnd != lnd || strcmp(k, keys[i].k) != 0))
+			i++;
+		if (i == sizeof(keys) / sizeof(keys[0])) {
+			imp_error(im, kn, -EOPNOTSUPP, "'%s' in '%s' of %s is not supported by ulnet",
+				  k ? k : "?", section, what);
+			return false;
+		}
+		if (yint(vn, &v) < 0 || v < -1 || v > INT_MAX) {
+			imp_bad_value(im, vn, k);
+			return false;
+		}
+		*(int *)(void *)((char *)conf + keys[i].off) = (int)v;
+	}
+	return true;
+}
+
 /* One NI of a net entry: on interface `ifn` (NULL: by its nid). */
 static void imp_net_ni(struct imp *im, const char *type, yaml_node_t *ni, const char *ifn)
 {
@@ -197,33 +246,9 @@ static void imp_net_ni(struct imp *im, const char *type, yaml_node_t *ni, const 
 			imp_error(im, ni, rc, "cannot del LNet NI");
 		return;
 	}
-	yaml_node_t *tun = ymap_get(im, ni, "tunables");
-	yaml_node_t *lnd = ymap_get(im, ni, "lnd tunables");
-	struct {
-		yaml_node_t *m;
-		const char *k;
-		int *dst;
-	} f[] = {
-		{ tun, "peer_timeout", &conf.tun.peer_timeout },
-		{ tun, "peer_credits", &conf.tun.peer_credits },
-		{ tun, "peer_buffer_credits", &conf.tun.peer_buffer_credits },
-		{ tun, "credits", &conf.tun.credits },
-		{ lnd, "conns_per_peer", &conf.tun.conns_per_peer },
-		{ lnd, "tos", &conf.tun.tos },
-	};
-
-	for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
-		yaml_node_t *vn = ymap_get(im, f[k].m, f[k].k);
-		long v;
-
-		if (!vn)
-			continue;
-		if (yint(vn, &v) < 0 || v < -1 || v > INT_MAX) {
-			imp_bad_value(im, vn, f[k].k);
-			return;
-		}
-		*f[k].dst = (int)v;
-	}
+	if (!imp_ni_tunables(im, ymap_get(im, ni, "tunables"), false, &conf, "an NI") ||
+	    !imp_ni_tunables(im, ymap_get(im, ni, "lnd tunables"), true, &conf, "an NI"))
+		return;
 	ctl_ni_conf_defaults(im->ctx, &conf);
 	rc = ulnet_ni_add(im->ctx->ln, &conf);
 	if (rc < 0)

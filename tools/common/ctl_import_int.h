@@ -44,6 +44,12 @@ void imp_bad_value(struct imp *im, yaml_node_t *vn, const char *k);
  * does not parse ("[1-0]", "[]") is -EINVAL, another partition -95. */
 bool imp_cpt(struct imp *im, yaml_node_t *v, const char *what);
 
+/* A "tunables" (`lnd` false) or "lnd tunables" map of `what` into conf:
+ * each key lnetctl prints there takes effect; any other is refused (-95).
+ * NULL m: nothing to do. */
+bool imp_ni_tunables(struct imp *im, yaml_node_t *m, bool lnd, struct ulnet_ni_conf *conf,
+		     const char *what);
+
 /* The sections with their own files. */
 void imp_ip2nets(struct imp *im, yaml_node_t *seq);   /* ctl_import_ip2nets.c */
 void imp_udsp(struct imp *im, yaml_node_t *e);        /* ctl_import_udsp.c */

@@ -15,53 +15,6 @@
 
 /* --- ip2nets ------------------------------------------------------------------- */
 
-/* One "tunables" / "lnd tunables" map of an ip2nets rule into conf; any
- * other key is refused. */
-static bool imp_ip2n_tunables(struct imp *im, yaml_node_t *m, bool lnd, struct ulnet_ni_conf *conf)
-{
-	static const char *const cmn[] = { "peer_timeout", "peer_credits", "peer_buffer_credits",
-					    "credits" };
-	static const char *const sock[] = { "conns_per_peer", "tos" };
-	const char *const *keys = lnd ? sock : cmn;
-	size_t nkeys = lnd ? 2 : 4;
-	int *dst[4];
-
-	if (lnd) {
-		dst[0] = &conf->tun.conns_per_peer;
-		dst[1] = &conf->tun.tos;
-	} else {
-		dst[0] = &conf->tun.peer_timeout;
-		dst[1] = &conf->tun.peer_credits;
-		dst[2] = &conf->tun.peer_buffer_credits;
-		dst[3] = &conf->tun.credits;
-	}
-	if (!m || m->type != YAML_MAPPING_NODE) {
-		imp_error(im, m, -EINVAL, "'%s' of an ip2nets rule must be a mapping",
-			  lnd ? "lnd tunables" : "tunables");
-		return false;
-	}
-	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-		yaml_node_t *kn = ynode(im, p->key), *vn = ynode(im, p->value);
-		const char *k = yscalar(kn);
-		size_t i = 0;
-		long v;
-
-		while (k && i < nkeys && strcmp(k, keys[i]) != 0)
-			i++;
-		if (!k || i == nkeys) {
-			imp_error(im, kn, -EOPNOTSUPP, "'%s' in '%s' of an ip2nets rule is not supported "
-				  "by ulnet", k ? k : "?", lnd ? "lnd tunables" : "tunables");
-			return false;
-		}
-		if (yint(vn, &v) < 0 || v < -1 || v > INT_MAX) {
-			imp_bad_value(im, vn, k);
-			return false;
-		}
-		*dst[i] = (int)v;
-	}
-	return true;
-}
-
 /*
  * One ip2nets rule, as lnetctl reads it: "net-spec" first, then
  * "interfaces" and "ip-range" (maps of index: value), "tunables", "lnd
@@ -125,7 +78,7 @@ static bool imp_ip2n_rule(struct imp *im, yaml_node_t *e, struct ip2n_rule *r,
 				}
 			}
 		} else if (strcmp(k, "tunables") == 0 || strcmp(k, "lnd tunables") == 0) {
-			if (!imp_ip2n_tunables(im, vn, k[0] == 'l', tmpl))
+			if (!imp_ni_tunables(im, vn, k[0] == 'l', tmpl, "an ip2nets rule"))
 				return false;
 		} else if (strcmp(k, "CPT") == 0) {
 			if (!imp_cpt(im, vn, "an ip2nets rule"))
