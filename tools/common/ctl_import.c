@@ -7,6 +7,7 @@
  */
 #include "ctl_cmds_int.h"
 #include "ctl_import_int.h"
+#include "core/nidlist.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -130,44 +131,33 @@ void imp_bad_value(struct imp *im, yaml_node_t *vn, const char *k)
 bool imp_cpt(struct imp *im, yaml_node_t *v, const char *what)
 {
 	const char *s = yscalar(v);
-	char buf[64];
-	size_t len;
+	struct lnet_range *r = NULL;
+	uint32_t n = 0;
 	bool other = false;
+	int rc;
 
 	if (v && v->type == YAML_SEQUENCE_NODE &&
 	    v->data.sequence.items.top - v->data.sequence.items.start == 1)
 		s = yscalar(ynode(im, *v->data.sequence.items.start));
-	if (!s || (len = strlen(s)) == 0 || len >= sizeof(buf))
-		goto bad;
-	/* "N" or "[a,b-c,...]": numbers, ranges low to high, nothing empty */
-	if (s[0] == '[') {
-		if (len < 3 || s[len - 1] != ']')
-			goto bad;
-		memcpy(buf, s + 1, len - 2);
-		buf[len - 2] = '\0';
-	} else {
-		memcpy(buf, s, len + 1);
+	/* the kernel's expression syntax ("N", "[a,b-c/s]"): the NID list's
+	 * field parser; "*" would name every partition, so no */
+	rc = s && *s && !strchr(s, '*') ? lnet_nidlist_field_parse(s, s, s + strlen(s), 4095, &r, &n,
+								 NULL) : -EINVAL;
+	for (uint32_t i = 0; rc == 0 && i < n; i++)
+		other |= r[i].hi > 0;
+	free(r);
+	if (rc == -ENOMEM) {
+		imp_error(im, v, rc, "out of memory");
+		return false;
 	}
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *dash = strchr(t, '-');
-		long lo, hi;
-
-		if (dash)
-			*dash = '\0';
-		if (ctl_parse_int(t, 0, 4095, &lo) < 0 ||
-		    ctl_parse_int(dash ? dash + 1 : t, 0, 4095, &hi) < 0 || hi < lo)
-			goto bad;
-		other |= hi > 0;
+	if (rc < 0 || n == 0) {
+		imp_error(im, v, -EINVAL, "invalid CPT '%s' of %s", s ? s : "?", what);
+		return false;
 	}
-	if (strchr(s, ',') && s[0] != '[')
-		goto bad;
 	if (!other)
 		return true;
 	imp_error(im, v, -EOPNOTSUPP, "CPT '%s' of %s: not supported by ulnet (one CPU partition: "
 		  "[0])", s, what);
-	return false;
-bad:
-	imp_error(im, v, -EINVAL, "invalid CPT '%s' of %s", s ? s : "?", what);
 	return false;
 }
 
