@@ -20,8 +20,10 @@
  * SIGTERM/SIGINT: stop accepting, wait for workers, ulnet_destroy(),
  * remove the socket, exit 0.
  */
+
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -138,6 +140,44 @@ static void linger_close(int fd)
 	close(fd);
 }
 
+/*
+ * Run this worker in its client's network namespace. As a kernel NI is
+ * created in the namespace of the process that configures it, an NI added
+ * by `ip netns exec NS ulnetctl net add ...` must see NS's interfaces and
+ * open its sockets there (socklnd keeps that namespace for the NI's life,
+ * sock_netns.c). Workers are one-shot threads, so nothing has to be
+ * restored. 0, or -1 with a reason in `why` when the client is elsewhere
+ * and this daemon cannot follow it (setns needs CAP_SYS_ADMIN): the
+ * command is refused rather than run in the wrong namespace.
+ */
+static int enter_client_netns(int fd, char *why, size_t whylen)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	struct stat mine, theirs;
+	char path[64];
+	int nfd;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.pid <= 0 ||
+	    stat("/proc/self/ns/net", &mine) < 0)
+		return 0;   /* no /proc: one namespace is all we can know of */
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)cr.pid);
+	nfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (nfd < 0)
+		return 0;   /* the client is gone: its command goes nowhere */
+	if (fstat(nfd, &theirs) == 0 &&
+	    (theirs.st_dev != mine.st_dev || theirs.st_ino != mine.st_ino) &&
+	    setns(nfd, CLONE_NEWNET) < 0) {
+		snprintf(why, whylen,
+			 "ulnetd: the client (pid %d) is in another network namespace, which this "
+			 "daemon cannot enter: %s\n", (int)cr.pid, strerror(errno));
+		close(nfd);
+		return -1;
+	}
+	close(nfd);
+	return 0;
+}
+
 static void *serve(void *arg)
 {
 	struct worker *w = arg;
@@ -156,10 +196,18 @@ static void *serve(void *arg)
 		if (bad)
 			ybuf_puts(&rp.err, bad);
 	} else {
+		char nswhy[256];
+
 		if (rq.argc > 0)
 			dlog(ULNET_LOG_DEBUG, "command: %s%s%s", rq.argv[0], rq.argc > 1 ? " " : "",
 			     rq.argc > 1 ? rq.argv[1] : "");
-		ctl_run(w->ctx, rq.argc, rq.argv, rq.blob, rq.bloblen, &rp);
+		if (enter_client_netns(w->fd, nswhy, sizeof(nswhy)) < 0) {
+			dlog(ULNET_LOG_WARN, "%.*s", (int)strcspn(nswhy, "\n"), nswhy);
+			rp.rc = 255;
+			ybuf_puts(&rp.err, nswhy);
+		} else {
+			ctl_run(w->ctx, rq.argc, rq.argv, rq.blob, rq.bloblen, &rp);
+		}
 		ctl_request_free(&rq);
 	}
 	if (atomic_exchange(&w->claimed, 1) == 0) {

@@ -36,9 +36,9 @@ int ksock_listener_open(struct ksock_net *net)
 	struct sockaddr_storage sa = net->sa;
 	int one = 1, fd, rc;
 
-	fd = socket(net->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = ksock_socket(net, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (net->family == AF_INET6) {
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));

@@ -110,9 +110,9 @@ static int ksock_dial(struct ksock_net *net, const struct sockaddr_storage *to, 
 		struct sockaddr_storage me = net->sa;
 		int one = 1, port = 0, fd, rc;
 
-		fd = socket(net->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		fd = ksock_socket(net, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
-			return -errno;
+			return fd;
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		ksock_socket_bufs(net, fd);
 		if (!net->user_mode) {

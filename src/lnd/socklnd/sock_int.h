@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include "core/lnd.h"
@@ -508,6 +509,12 @@ struct ksock_net {
 	bool addr_gone;                   /* the NI's address is off the interface */
 	bool carrier_down;                /* what we last told the core: either */
 	bool link_resync;                 /* the core could not take it yet: ask again */
+
+	/* the network namespace the NI was added in (sock_netns.c): an fd
+	 * held for the NI's life, -1 without /proc */
+	int netns_fd;
+	dev_t netns_dev;
+	ino_t netns_ino;
 };
 
 /* ulnet_nid_same() without its two encodes: the host form has no padding,
@@ -673,6 +680,17 @@ bool ksock_sa_same_ip(const struct sockaddr *a, const struct sockaddr *b);
 /* Start following the link of the NI's interface (none for a loopback
  * address or one on no interface). Failing to is logged, not fatal. */
 void ksock_link_watch_start(struct ksock_net *net);
+
+/* sock_netns.c: the NI's network namespace. init (at startup, in the
+ * adding thread) takes that thread's; enter/leave run a cold section of
+ * the calling thread there (leave with what enter saved); ksock_socket()
+ * is socket(net->family, type) made there. */
+void ksock_netns_init(struct ksock_net *net);
+void ksock_netns_fini(struct ksock_net *net);
+bool ksock_netns_same(const struct ksock_net *a, const struct ksock_net *b);
+int ksock_netns_enter(const struct ksock_net *net, int *saved);
+void ksock_netns_leave(const struct ksock_net *net, int saved);
+int ksock_socket(const struct ksock_net *net, int type);
 void ksock_link_watch_stop(struct ksock_net *net);
 /* The LND's link_state op. */
 void ksock_link_state(struct lnet_ni *ni, bool down);

@@ -172,9 +172,15 @@ static bool ksock_link_addr_present(struct ksock_net *net)
 {
 	struct ifaddrs *ifa, *a;
 	bool found = false;
+	int saved, rc;
 
-	if (getifaddrs(&ifa) < 0)
+	/* the addresses of the NI's namespace, whichever thread asks */
+	if (ksock_netns_enter(net, &saved) < 0)
 		return !net->addr_gone;   /* can't tell: keep what we know */
+	rc = getifaddrs(&ifa);
+	ksock_netns_leave(net, saved);
+	if (rc < 0)
+		return !net->addr_gone;
 	for (a = ifa; a && !found; a = a->ifa_next)
 		found = a->ifa_addr && a->ifa_addr->sa_family == net->family &&
 			strcmp(a->ifa_name, net->ifname) == 0 &&
@@ -296,7 +302,25 @@ static int ksock_link_find_iface(struct ksock_net *net)
 	return rc;
 }
 
+static void ksock_link_watch_start_here(struct ksock_net *net);
+
+/* The interface, its index and the rtnetlink socket are those of the NI's
+ * namespace. */
 void ksock_link_watch_start(struct ksock_net *net)
+{
+	int saved, rc = ksock_netns_enter(net, &saved);
+
+	if (rc < 0) {
+		lnet_ni_log(net->ni, ULNET_LOG_WARN,
+			    "can't follow the link: can't enter the NI's network namespace: %s",
+			    strerror(-rc));
+		return;
+	}
+	ksock_link_watch_start_here(net);
+	ksock_netns_leave(net, saved);
+}
+
+static void ksock_link_watch_start_here(struct ksock_net *net)
 {
 	int fd, rc, ifindex;
 

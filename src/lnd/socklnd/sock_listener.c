@@ -45,7 +45,7 @@ static struct ksock_shared *ksock_shared_get(struct ksock_net *net)
 
 static bool ksock_same_listen_addr(const struct ksock_net *a, const struct ksock_net *b)
 {
-	return a->accept_port == b->accept_port &&
+	return a->accept_port == b->accept_port && ksock_netns_same(a, b) &&
 	       ksock_sa_same_ip((const struct sockaddr *)&a->sa, (const struct sockaddr *)&b->sa);
 }
 

@@ -496,11 +496,11 @@ static int ksock_parse_accept(const char *s)
 /* Is the NI's address one of this host's? (bind to port 0 tells.) */
 static int ksock_check_addr(struct ksock_net *net)
 {
-	int fd = socket(net->family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = ksock_socket(net, SOCK_STREAM | SOCK_CLOEXEC);
 	int rc = 0;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (bind(fd, (struct sockaddr *)&net->sa, net->salen) < 0)
 		rc = -errno;
 	close(fd);
@@ -561,6 +561,8 @@ static int ksock_startup(struct lnet_ni *ni)
 	net->timeout_ns = (uint64_t)net->tun.sock_timeout * KSOCK_NS_PER_S;
 	net->listen_fd = -1;
 	net->rtnl_fd = -1;
+	/* before anything looks at addresses or makes a socket */
+	ksock_netns_init(net);
 	net->accept_backlog = conf->accept_backlog ? conf->accept_backlog : KSOCK_ACCEPT_BACKLOG;
 	net->verify_peer_nid = conf->verify_peer_nid == 1;
 	ul_rl_init(&net->rl, NULL);
@@ -615,6 +617,7 @@ static int ksock_startup(struct lnet_ni *ni)
 
 static void ksock_startup_fail_free(struct ksock_net *net)
 {
+	ksock_netns_fini(net);
 	free(net);
 }
 
@@ -773,6 +776,7 @@ static void ksock_shutdown(struct lnet_ni *ni)
 		ksock_shutdown_now(net);
 	}
 	lnet_ni_set_data(ni, NULL);
+	ksock_netns_fini(net);
 	free(net);
 }
 
