@@ -349,6 +349,7 @@ struct lnet_ni {
 	ulnet_t *ni_ln;
 	ulnet_nid_t ni_nid;
 	struct ulnet_ni_conf ni_conf;  /* tunables with defaults filled in */
+	int ni_cpp_auto;               /* conns_per_peer the LND derived (0: none) */
 	const struct ulnet_lnd *ni_lnd;
 	void *ni_data;                 /* LND private */
 	uint64_t ni_incarnation;

@@ -138,9 +138,13 @@ bool lnet_ni_batch_hold(const struct lnet_ni *ni);
 /* Messages wait for credits on ni's instance (their senders' completions
  * release them). A lock-free hint: callable with LND locks held. */
 bool lnet_ni_tx_waiting(const struct lnet_ni *ni);
-/* Connections per type and peer (>= 1). It can change while the NI runs
- * (lnetctl net set --conns-per-peer): read it when deciding, don't cache. */
+/* Connections per type and peer (>= 1): the configured value, else the
+ * one the LND derived, else 1. It can change while the NI runs (lnetctl
+ * net set --conns-per-peer): read it when deciding, don't cache. */
 int lnet_ni_conns_per_peer(const struct lnet_ni *ni);
+/* The LND's own value for an unset conns_per_peer (socklnd: from the link
+ * speed, as ksocklnd does), set at startup. */
+void lnet_ni_set_conns_per_peer_auto(struct lnet_ni *ni, int value);
 /* The value as configured: 0 when it was left unset (the default). */
 int lnet_ni_conns_per_peer_conf(const struct lnet_ni *ni);
 /* The global lnd_timeout (s), derived from transaction_timeout and

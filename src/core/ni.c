@@ -453,7 +453,14 @@ int lnet_ni_conns_per_peer(const struct lnet_ni *ni)
 {
 	int v = __atomic_load_n(&ni->ni_conf.tun.conns_per_peer, __ATOMIC_RELAXED);
 
+	if (v <= 0)
+		v = __atomic_load_n(&ni->ni_cpp_auto, __ATOMIC_RELAXED);
 	return v > 0 ? v : 1;
+}
+
+void lnet_ni_set_conns_per_peer_auto(struct lnet_ni *ni, int value)
+{
+	__atomic_store_n(&ni->ni_cpp_auto, value, __ATOMIC_RELAXED);
 }
 
 int lnet_ni_conns_per_peer_conf(const struct lnet_ni *ni)

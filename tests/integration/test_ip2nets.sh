@@ -3,8 +3,8 @@
 # test_ip2nets.sh - ip2nets end to end, in a network namespace this test
 # creates: v0 (10.203.0.5/24, 2001:db8:203::5/64) and v1 (10.203.1.7/24),
 # each one end of a veth pair whose other end is up without an address;
-# ulnetd runs in the namespace (an NI binds its interface's address
-# there), ulnetctl talks to it over the control socket. Checked:
+# ulnetd and ulnetctl run in the namespace (an NI lives in the namespace
+# of the ulnetctl that adds it, ulnetd's at start). Checked:
 # - `ip2nets:` in import as sanity-lnet 150-161 use it (one rule, two
 #   interfaces, wildcards, ranges, strides, lists, IPv6 addresses and
 #   prefixes), the export it gives is the one `net add` gives, the same
@@ -42,6 +42,8 @@ if ! ip netns add "$NS" 2>"$T/nserr"; then
 	exit 77
 fi
 X() { ip -n "$NS" "$@"; }
+# ulnetctl runs in the namespace too: an NI is added in its caller's
+CTL_IN=(ip netns exec "$NS")
 X link set lo up &&
 	X link add v0 type veth peer name v0p && X link add v1 type veth peer name v1p &&
 	X addr add 10.203.0.5/24 dev v0 && X -6 addr add 2001:db8:203::5/64 dev v0 nodad &&

@@ -11,6 +11,7 @@
 # - D pings E (D's dialled sockets are made in NSA, although D's threads
 #   live here) and E pings D (D's listener is in NSA), with `ulnetctl ping`
 #   run from this namespace;
+# - conns_per_peer left unset is derived from va's speed (10 Gb/s: 2);
 # - a net add from NSA of an interface only this namespace has fails;
 # - `net del` from here of the NSA NI works and the namespace can go.
 # Needs root (namespaces, setns): skipped (77) otherwise.
@@ -81,6 +82,10 @@ run D 234 net add --net tcp --if va
 runin "$NSA" D 0 net add --net tcp --if va
 run D 0 net show
 [[ $OUT == *"nid: $A"* ]] || fail "net show lacks $A: $OUT"
+# conns_per_peer left unset comes from the link speed, as ksocklnd's:
+# veth says 10 Gb/s (ethtool, asked in NSA), which gives 2
+run D 0 net show -v 1
+[[ $OUT == *"conns_per_peer: 2"* ]] || fail "conns_per_peer on a 10 Gb/s veth: $OUT"
 # from NSA, an interface of NSB's is unknown
 runin "$NSA" D 234 net add --net tcp1 --if vb
 

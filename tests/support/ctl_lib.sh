@@ -7,6 +7,9 @@
 #   ul_daemon NAME ULNETD-ARGS...  a daemon serving $T/NAME.sock (PID_NAME)
 #   alive NAME                     fail if that daemon died
 #   run NODE WANT_RC ARGS...       ulnetctl; stdout/stderr in OUT/ERR
+#                                  (run as "${CTL_IN[@]}" ulnetctl: a test
+#                                  sets CTL_IN=(ip netns exec NS) to run it
+#                                  in a namespace, where its NIs then live)
 BIN=${ULNET_BIN:-build/bin}
 ULNETD=$BIN/ulnetd
 CTL=$BIN/ulnetctl
@@ -17,6 +20,7 @@ fi
 
 T=$(mktemp -d "/tmp/ulnet-$TAG.XXXXXX")
 PIDS=()
+CTL_IN=()
 FAILS=0
 CHECKS=0
 cleanup() {
@@ -52,7 +56,7 @@ run() {
 	local node=$1 want=$2; shift 2
 	LAST="$*"
 	CHECKS=$((CHECKS + 1))
-	"$CTL" --ctl "$T/$node.sock" "$@" >"$T/out" 2>"$T/err"
+	"${CTL_IN[@]}" "$CTL" --ctl "$T/$node.sock" "$@" >"$T/out" 2>"$T/err"
 	local rc=$?
 	OUT=$(cat "$T/out"); ERR=$(cat "$T/err")
 	if [[ $rc != "$want" ]]; then

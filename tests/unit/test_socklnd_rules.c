@@ -664,6 +664,23 @@ static void test_peer_table(void **state)
 	free(made);
 }
 
+/* conns_per_peer from the link speed, as ksocklnd derives it: one per
+ * fourfold speed above 1 Gb/s; unknown or slow counts as 1 Gb/s */
+static void test_speed_cpp(void **state)
+{
+	(void)state;
+	assert_int_equal(ksock_speed_cpp(-61), 1);      /* unknown (-ENODATA) */
+	assert_int_equal(ksock_speed_cpp(100), 1);
+	assert_int_equal(ksock_speed_cpp(1000), 1);
+	assert_int_equal(ksock_speed_cpp(2500), 1);     /* ilog2(2) / 2 + 1 */
+	assert_int_equal(ksock_speed_cpp(4000), 2);
+	assert_int_equal(ksock_speed_cpp(10000), 2);
+	assert_int_equal(ksock_speed_cpp(25000), 3);
+	assert_int_equal(ksock_speed_cpp(40000), 3);
+	assert_int_equal(ksock_speed_cpp(100000), 4);
+	assert_int_equal(ksock_speed_cpp(400000), 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -685,6 +702,7 @@ int main(void)
 		cmocka_unit_test(test_nid_is_addr),
 		cmocka_unit_test(test_zcack_merge),
 		cmocka_unit_test(test_tunables),
+		cmocka_unit_test(test_speed_cpp),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -405,7 +405,7 @@ static int h_ktun(struct mo_call *c)
 		t->peer_timeout = (int)n;
 		break;
 	case KT_CPP:
-		/* 0: the kernel derives it from the link speed, ulnet takes 1 */
+		/* 0: derived from the link speed at NI startup, as the kernel's */
 		if (n > 127)
 			return why(c, -EINVAL, "%lld is out of range (0..127)", n);
 		t->conns_per_peer = (int)n;

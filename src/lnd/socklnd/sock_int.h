@@ -198,15 +198,21 @@ int ksock_tun_resolve(const struct ulnet_ni_conf *conf, int family, struct ksock
 /* The passive side's duplicate limit. The kernel refuses a passive conn
  * when the peer already has its own NI's conns_per_peer of that type
  * between the same two addresses. The kernel's value comes from its link
- * speed when unset (1-4 on 1-100 GbE) or from lnetctl (1..127); ours is not
- * derived from link speed, so unset (0) admits up to the most a kernel can
- * be told to open (a kernel peer gets all its connections, a 128th of a
+ * speed when unset (1-4 on 1-100 GbE) or from lnetctl (1..127). Ours is
+ * derived the same way (ksock_speed_cpp) for what we open, but the peer's
+ * link may be faster than ours, so unset (0) admits up to the most a kernel
+ * can be told to open (a kernel peer gets all its connections, a 128th of a
  * type is refused); a value that was set is the limit, as in a kernel set
  * so. `conf` is the NI's configured value (lnet_ni_conns_per_peer_conf). */
 static inline int ksock_passive_cpp(int conf)
 {
 	return conf > 0 ? conf : KSOCK_MAX_CONNS_PER_PEER;
 }
+
+/* ksocklnd's conns_per_peer for an unset value, from the link speed in
+ * Mb/s (below 1 Gb/s, or unknown, counts as 1 Gb/s): one more connection
+ * per fourfold speed, 1 at 1 GbE, 2 at 10, 3 at 25-40, 4 at 100. */
+int ksock_speed_cpp(long mbps);
 
 /* V2 checksum of an outgoing message: the ksock header (csum field zero) and
  * LNet header in `hdr`, then `plen` payload bytes from `off` in the iovecs. */

@@ -33,10 +33,13 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <linux/ethtool.h>
 #include <linux/netlink.h>
+#include <linux/sockios.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -304,6 +307,51 @@ static int ksock_link_find_iface(struct ksock_net *net)
 
 static void ksock_link_watch_start_here(struct ksock_net *net);
 
+/* The interface's link speed in Mb/s (ethtool), or -errno; -ENODATA when
+ * the driver does not know it (a link that is down, a virtual one). */
+static long ksock_link_speed(const char *ifname)
+{
+	struct ethtool_cmd ec = { .cmd = ETHTOOL_GSET };
+	struct ifreq ifr;
+	long speed;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (char *)&ec;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0) {
+		long rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	close(fd);
+	speed = (long)ethtool_cmd_speed(&ec);
+	return speed == 0 || speed == (long)(uint32_t)SPEED_UNKNOWN ? -ENODATA : speed;
+}
+
+/* conns_per_peer left unset: derive it from the interface's speed as
+ * ksocklnd does at startup (a NI on no interface but loopback keeps 1). */
+static void ksock_link_derive_cpp(struct ksock_net *net)
+{
+	long speed;
+	int cpp;
+
+	if (lnet_ni_conns_per_peer_conf(net->ni) != 0)
+		return;
+	speed = ksock_link_speed(net->ifname);
+	cpp = ksock_speed_cpp(speed);
+	lnet_ni_set_conns_per_peer_auto(net->ni, cpp);
+	if (speed > 0)
+		lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "%s: %ld Mb/s: conns_per_peer %d",
+			    net->ifname, speed, cpp);
+	else
+		lnet_ni_log(net->ni, ULNET_LOG_DEBUG, "%s: link speed unknown (%s): conns_per_peer %d",
+			    net->ifname, strerror((int)-speed), cpp);
+}
+
 /* The interface, its index and the rtnetlink socket are those of the NI's
  * namespace. */
 void ksock_link_watch_start(struct ksock_net *net)
@@ -326,6 +374,7 @@ static void ksock_link_watch_start_here(struct ksock_net *net)
 
 	if (ksock_link_find_iface(net) < 0)
 		return;
+	ksock_link_derive_cpp(net);
 	/* the loop thread owns net->ifindex once the socket is in epoll
 	 * (ksock_link_msg() follows a re-made interface): use a copy here */
 	ifindex = (int)if_nametoindex(net->ifname);

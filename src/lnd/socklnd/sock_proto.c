@@ -551,3 +551,14 @@ uint32_t ksock_csum_msg(const uint8_t *hdr, size_t hdr_len, const struct iovec *
 	}
 	return crc;
 }
+
+int ksock_speed_cpp(long mbps)
+{
+	int log2 = 0;
+
+	if (mbps < 1000)
+		mbps = 1000;
+	for (long g = mbps / 1000; g > 1; g >>= 1)
+		log2++;
+	return log2 / 2 + 1;
+}
