@@ -67,9 +67,12 @@ lacks() {
 }
 
 # start NAME ulnetd-args...: a daemon in the namespace serving $T/NAME.sock
+# (no Multi-Rail routing setup: it would name tables in the host's
+# rt_tables; test_mrroute.sh tests it in a private copy)
 start() {
 	local name=$1 pid; shift
-	ip netns exec "$NS" "$ULNETD" --ctl "$T/$name.sock" --log-level info "$@" \
+	ip netns exec "$NS" "$ULNETD" --ctl "$T/$name.sock" --log-level info \
+		--module-option ksocklnd.skip_mr_route_setup=1 "$@" \
 		>"$T/$name.log" 2>&1 &
 	pid=$!
 	PIDS+=("$pid")

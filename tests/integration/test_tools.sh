@@ -217,7 +217,7 @@ kill -TERM "$PID_R"; wait "$PID_R"
 
 # --- not supported by ulnet: each a clean -EOPNOTSUPP (-95), exit 234 -----------
 for cmd in "peer add --prim_nid 127.0.0.70@tcp --ip2nets 127.0.0.[70-71]" \
-	   "net add --nid 127.0.7.9@tcp --cpt 0" "net add --nid 127.0.7.9@tcp --skip-mr-route-setup" \
+	   "net add --nid 127.0.7.9@tcp --cpt 0" \
 	   "net add --nid 127.0.7.9@tcp --auth-key k" "net add --nid 127.0.7.9@tcp --traffic-class 1"; do
 	# shellcheck disable=SC2086
 	run A 234 $cmd

@@ -27,15 +27,19 @@ cleanup() {
 	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	sleep 0.2
 	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	rm -rf "$T"
+	[[ -n ${KEEP_T:-} ]] && cp -r "$T" "$KEEP_T"; rm -rf "$T"
 }
 trap cleanup EXIT
 
 fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 
+# ul_daemon's daemons set up no Multi-Rail routing: an NI on one of the
+# host's interfaces (the first one up, for a net without --if) must never
+# change the host's routing (test_mrroute.sh tests it in a namespace)
 ul_daemon() {
 	local name=$1; shift
-	"$ULNETD" --ctl "$T/$name.sock" "$@" >"$T/$name.log" 2>&1 &
+	"$ULNETD" --ctl "$T/$name.sock" --module-option ksocklnd.skip_mr_route_setup=1 "$@" \
+		>"$T/$name.log" 2>&1 &
 	local pid=$!
 	PIDS+=("$pid")
 	eval "PID_$name=$pid"

@@ -600,6 +600,7 @@ static void test_bogus_option_everywhere(void **state)
 
 	memset(&opts, 0, sizeof(opts));
 	assert_int_equal(ctl_ctx_init(&ctx, &opts, true), 0);
+	ctx.skip_mr_route_setup = true;   /* never the host's routing */
 	ctl_reply_init(&rp);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		snprintf(line, sizeof(line), "%s --bogus", cmds[i]);
@@ -627,8 +628,7 @@ static void test_bogus_option_everywhere(void **state)
 		fail_msg("udsp add --bogus added a rule: %s", ybuf_str(&rp.out));
 	/* lnetctl options with no ulnet counterpart: refused, never ignored */
 	static const char *const refused[] = {
-		"net add --nid 127.0.0.2@tcp --cpt [0]", "net add --nid 127.0.0.2@tcp --skip-mr-route-setup",
-		"net add --nid 127.0.0.2@tcp --auth-key k", "net add --nid 127.0.0.2@tcp --traffic-class 1",
+		"net add --nid 127.0.0.2@tcp --cpt [0]", "net add --nid 127.0.0.2@tcp --auth-key k", "net add --nid 127.0.0.2@tcp --traffic-class 1",
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, refused[i]), 234);
@@ -650,6 +650,7 @@ static void test_peer_empty_nidlist(void **state)
 
 	memset(&opts, 0, sizeof(opts));
 	assert_int_equal(ctl_ctx_init(&ctx, &opts, true), 0);
+	ctx.skip_mr_route_setup = true;   /* never the host's routing */
 	ctl_reply_init(&rp);
 	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer add --prim_nid 127.0.0.9@tcp --nid ,,,,"), 234);
 	ctl_has(&rp.out, "can't parse nidrange: \",,,,\"", "peer add --nid ,,,,");
@@ -679,6 +680,7 @@ static void test_peer_lock_prim(void **state)
 
 	memset(&opts, 0, sizeof(opts));
 	assert_int_equal(ctl_ctx_init(&ctx, &opts, true), 0);
+	ctx.skip_mr_route_setup = true;   /* never the host's routing */
 	ctl_reply_init(&rp);
 	ctl_run_expect(&ctx, &rp, "peer add --prim_nid 1.1.1.1@tcp --nid 1.1.1.2@tcp --lock_prim", 0, "");
 	assert_int_equal(ctl_run_line(&ctx, &rp, NULL, 0, "peer show -v 4 --nid 1.1.1.1@tcp"), 0);
@@ -721,6 +723,7 @@ static void test_many_peers_shown(void **state)
 
 	memset(&opts, 0, sizeof(opts));
 	assert_int_equal(ctl_ctx_init(&ctx, &opts, true), 0);
+	ctx.skip_mr_route_setup = true;   /* never the host's routing */
 	ctl_reply_init(&rp);
 	ybuf_init(&y);
 	ybuf_puts(&y, "peer:\n");
@@ -771,6 +774,7 @@ static void test_import_limits(void **state)
 	assert_non_null(b);
 	memset(&opts, 0, sizeof(opts));
 	assert_int_equal(ctl_ctx_init(&ctx, &opts, true), 0);
+	ctx.skip_mr_route_setup = true;   /* never the host's routing */
 	ctl_reply_init(&rp);
 	/* 100k nested flow sequences (200 KB) */
 	memset(b, '[', deep);

@@ -387,7 +387,6 @@ static void test_noops_and_fixed(void **state)
 	arg_ok(&mo, "lnet.use_tcp_bonding=1");
 	arg_ok(&mo, "ksocklnd.enable_irq_affinity=1");
 	arg_ok(&mo, "ksocklnd.zc_recv=1");
-	arg_ok(&mo, "ksocklnd.skip_mr_route_setup=1");
 	/* they change nothing */
 	assert_memory_equal(&mo.g, &before.g, sizeof(mo.g));
 	assert_memory_equal(&mo.rp, &before.rp, sizeof(mo.rp));
@@ -398,6 +397,10 @@ static void test_noops_and_fixed(void **state)
 	assert_non_null(strstr(warnings, "lnet.use_tcp_bonding=1: removed"));
 	assert_non_null(strstr(warnings, "ksocklnd.zc_recv=1: read by nothing"));
 	assert_non_null(strstr(warnings, "; ignored (as the kernel does)"));
+	/* skip_mr_route_setup is read by lnetctl's routing setup, as ours */
+	assert_false(mo.skip_mr_route_setup);
+	arg_ok(&mo, "ksocklnd.skip_mr_route_setup=1");
+	assert_true(mo.skip_mr_route_setup);
 	/* the kernel parses these as ints: a bad one still fails */
 	assert_int_equal(modopts_set_arg(&mo, "lnet.dead_router_check_interval=x"), -EINVAL);
 	/* what ulnet always does */
@@ -676,6 +679,7 @@ static void node_start(struct node *n, const char *opts)
 	o.log = capture;
 	o.log_level = ULNET_LOG_WARN;
 	assert_int_equal(ctl_ctx_init(&n->ctx, &o, true), 0);
+	n->ctx.skip_mr_route_setup = true;   /* never the host's routing */
 	ctl_reply_init(&n->rp);
 	assert_int_equal(modopts_load(&n->ctx, &n->mo), 0);
 	if (modopts_configure(&n->ctx, true, err, sizeof(err)) != 0)
@@ -800,6 +804,7 @@ static void test_ip2nets_no_match(void **state)
 	memset(&o, 0, sizeof(o));
 	o.flags = ULNET_OPT_MANUAL_PROGRESS;
 	assert_int_equal(ctl_ctx_init(&n->ctx, &o, true), 0);
+	n->ctx.skip_mr_route_setup = true;   /* never the host's routing */
 	ctl_reply_init(&n->rp);
 	assert_int_equal(modopts_load(&n->ctx, &n->mo), 0);
 	assert_int_equal(modopts_configure(&n->ctx, true, err, sizeof(err)), -ENOENT);
@@ -825,6 +830,7 @@ static void test_bad_interface(void **state)
 	memset(&o, 0, sizeof(o));
 	o.flags = ULNET_OPT_MANUAL_PROGRESS;
 	assert_int_equal(ctl_ctx_init(&n->ctx, &o, true), 0);
+	n->ctx.skip_mr_route_setup = true;   /* never the host's routing */
 	ctl_reply_init(&n->rp);
 	assert_int_equal(modopts_load(&n->ctx, &n->mo), 0);
 	assert_int_equal(modopts_configure(&n->ctx, true, err, sizeof(err)), -ENETDOWN);

@@ -17,6 +17,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -690,6 +691,8 @@ static const struct cmd top_cmds[] = {
 	GROUP("udsp", ctl_udsp_cmds, "udsp {add | del | show | help}\n"),
 	/* raw: "fault" alone prints its commands' help, exit 234 (lnetctl) */
 	{ "fault", NULL, ctl_fault_cmds, "fault {drop | delay | help}\n", LK_READ, NOOPTS, 0, true },
+	{ "setup-mrrouting", ctl_cmd_setup_mrrouting, NULL, "setup linux routing tables\n", LK_WRITE,
+	  NOOPTS, 0, false },
 	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
@@ -890,6 +893,22 @@ int ctl_ctx_enable_selftest(struct ctl_ctx *ctx, const struct ulnet_selftest_con
 	if (rc < 0)
 		ctx->st = NULL;
 	return rc;
+}
+
+void ctl_log(struct ctl_ctx *ctx, enum ulnet_log_level lvl, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (ctx->opts.log && lvl > ctx->opts.log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (ctx->opts.log)
+		ctx->opts.log(ctx->opts.log_arg, lvl, msg);
+	else if (lvl <= ULNET_LOG_WARN)
+		fprintf(stderr, "ulnetd: %s\n", msg);
 }
 
 void ctl_ctx_fini(struct ctl_ctx *ctx)

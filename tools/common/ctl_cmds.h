@@ -51,6 +51,9 @@ struct ctl_ctx {
 	struct ulnet_ni_tunables lnd_tun;
 	struct ulnet_sock_tunables lnd_sock;
 	int peer_buffer_credits;
+	/* ksocklnd's skip_mr_route_setup module parameter: net add never
+	 * sets up Multi-Rail routing (ctl_mrroute.h) */
+	bool skip_mr_route_setup;
 	/* The module parameters ulnetd was given (modopts.h; NULL: none, and
 	 * owned by ulnetd): "lnet configure" applies their router
 	 * parameters, "--all" their networks=, routes= and forwarding=. */
@@ -81,6 +84,10 @@ int ctl_ctx_set_modparams(struct ctl_ctx *ctx, const char *name, const char *tex
 /* Run the selftest agent on the instance, now (if configured) and after
  * every "lnet configure". Returns 0 or the error of ulnet_selftest_start(). */
 int ctl_ctx_enable_selftest(struct ctl_ctx *ctx, const struct ulnet_selftest_conf *conf);
+/* A line to the daemon's log (ctx->opts.log, at its level; without one,
+ * warnings and errors to stderr). */
+void ctl_log(struct ctl_ctx *ctx, enum ulnet_log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Destroy the instance (if any) and the lock. */
 void ctl_ctx_fini(struct ctl_ctx *ctx);
 

@@ -269,4 +269,10 @@ int ctl_cmd_import(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed
 int ctl_import_text(struct ctl_ctx *ctx, const char *name, const char *text, size_t len,
 		    int mode, bool nets_only, struct ybuf *err, struct ctl_reply *rp);
 
+/* setup-mrrouting (ctl_cmds_net.c): the Multi-Rail routing tables of the
+ * tcp NIs' interfaces (ctl_mrroute.h), as net add sets them up. */
+int ctl_cmd_setup_mrrouting(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p,
+			    int argc, char **argv, const char *blob, size_t bloblen,
+			    struct ctl_reply *rp);
+
 #endif

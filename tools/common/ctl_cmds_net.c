@@ -7,6 +7,7 @@
  */
 #include "ctl_cmds_int.h"
 #include "ctl_ip2nets.h"
+#include "ctl_mrroute.h"
 #include "modopts.h"
 
 #include <arpa/inet.h>
@@ -326,7 +327,7 @@ static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, const struct pa
 		}
 	}
 	/* lnetctl options ulnet has no counterpart for: refused, not ignored */
-	static const int unsup[] = { NA_CPT, NA_SKIP, NA_AUTH, NA_TC };
+	static const int unsup[] = { NA_CPT, NA_AUTH, NA_TC };
 
 	for (size_t i = 0; i < sizeof(unsup) / sizeof(unsup[0]); i++) {
 		if (p->v[unsup[i]].set) {
@@ -363,12 +364,19 @@ static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, const struct pa
 				   "--ip2net cannot be combined with --net, --nid or --if");
 			return -EINVAL;
 		}
-		return net_add_ip2net(ctx, p->v[NA_IP2NET].arg, &conf, rp);
+		rc = net_add_ip2net(ctx, p->v[NA_IP2NET].arg, &conf, rp);
+	} else {
+		rc = ctl_ni_conf_addr(p->v[NA_NID].arg, p->v[NA_NET].arg, p->v[NA_IF].arg, &conf,
+				      rp, "add");
+		if (rc)
+			return -EINVAL;
+		rc = net_add_conf(ctx, &conf, rp);
 	}
-	rc = ctl_ni_conf_addr(p->v[NA_NID].arg, p->v[NA_NET].arg, p->v[NA_IF].arg, &conf, rp, "add");
-	if (rc)
-		return -EINVAL;
-	return net_add_conf(ctx, &conf, rp);
+	/* as lnetctl: after a net add that worked, of any type, the routing
+	 * tables of every tcp NI's interface (ksocklnd-config's job) */
+	if (rc == 0 && !p->v[NA_SKIP].set && !ctx->skip_mr_route_setup)
+		ctl_mrroute_setup(ctx);
+	return rc;
 }
 
 static int cmd_net_del(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
@@ -461,6 +469,17 @@ static int cmd_net_show(struct ctl_ctx *ctx, const struct cmd *c, const struct p
 
 	ctl_render_net_show(&rp->out, ni, n, ctl_verbosity(&p->v[1]), p->v[0].set ? &net : NULL);
 	free(ni);
+	return 0;
+}
+
+int ctl_cmd_setup_mrrouting(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p,
+			    int argc, char **argv, const char *blob, size_t bloblen,
+			    struct ctl_reply *rp)
+{
+	(void)c; (void)p; (void)argc; (void)argv; (void)blob; (void)bloblen; (void)rp;
+	/* without LNet there is no NI, and nothing to set up (lnetctl's
+	 * script finds no interface in the net show that fails) */
+	ctl_mrroute_setup(ctx);
 	return 0;
 }
 
@@ -634,7 +653,8 @@ const struct cmd ctl_net_cmds[] = {
 	  "\t--accept: (ulnet) acceptor mode: secure (default), all, none\n"
 	  "\t--ip2net: specify networks based on IP address patterns\n"
 	  "\t  (\"tcp(eth0) 10.0.0.*; tcp1 192.168.[1-4].*\")\n"
-	  "\t--cpt, --skip-mr-route-setup, --auth-key, --traffic-class:\n"
+	  "\t--skip-mr-route-setup: do not add linux route for the ni\n"
+	  "\t--cpt, --auth-key, --traffic-class:\n"
 	  "\t  not supported by ulnet (refused)\n", LK_WRITE, OPTS(net_add_opts), 0, false },
 	{ "del", cmd_net_del, NULL, "delete a network\n"
 	  "\t--net: net name (e.g. tcp0)\n"

@@ -219,6 +219,14 @@ static int h_accept_port(struct mo_call *c)
 	return 0;
 }
 
+/* Read by lnetctl's ksocklnd-config script (from /sys), not by the
+ * module: net add then sets up no Multi-Rail routing (ctl_mrroute.h). */
+static int h_skip_mr(struct mo_call *c)
+{
+	c->mo->skip_mr_route_setup = c->n != 0;
+	return 0;
+}
+
 static int h_accept_bulk(struct mo_call *c)
 {
 	if (c->n < 1 || c->n > 65535)
@@ -597,7 +605,7 @@ static const struct mo_param params[] = {
 	{ "ksocklnd", "zc_recv", T_INT, h_noop, 0, NOOP_KSOCK },
 	{ "ksocklnd", "zc_recv_min_nfrags", T_INT, h_noop, 0, NOOP_KSOCK },
 	{ "ksocklnd", "conns_per_peer", T_UINT, h_ktun, KT_CPP, NULL },
-	{ "ksocklnd", "skip_mr_route_setup", T_UINT, h_noop, 0, NOOP_KSOCK " (lnetctl's own option decides)" },
+	{ "ksocklnd", "skip_mr_route_setup", T_UINT, h_skip_mr, 0, NULL },
 	{ "ksocklnd", "tos", T_INT, h_ktun, KT_TOS, NULL },
 };
 #define NPARAMS (sizeof(params) / sizeof(params[0]))

@@ -105,6 +105,7 @@ struct modopts {
 	char accept[8];
 	int accept_backlog;
 	int accept_port_bulk;       /* -1: not given */
+	bool skip_mr_route_setup;   /* ksocklnd's: net add sets up no MR routing */
 	char bulk_where[MODOPT_WHERE_MAX];
 
 	/* defaults of every tcp NI for what it does not set itself: the

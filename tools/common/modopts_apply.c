@@ -33,24 +33,6 @@ static int fail(char *err, size_t len, int rc, const char *fmt, ...)
 	return rc;
 }
 
-static void ctx_log(struct ctl_ctx *ctx, enum ulnet_log_level lvl, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void ctx_log(struct ctl_ctx *ctx, enum ulnet_log_level lvl, const char *fmt, ...)
-{
-	char msg[MODOPT_ERR_MAX];
-	va_list ap;
-
-	if (ctx->opts.log && lvl > ctx->opts.log_level)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (ctx->opts.log)
-		ctx->opts.log(ctx->opts.log_arg, lvl, msg);
-	else if (lvl <= ULNET_LOG_WARN)
-		fprintf(stderr, "ulnetd: %s\n", msg);
-}
-
 int modopts_load(struct ctl_ctx *ctx, struct modopts *mo)
 {
 	char eb[96], descr[200];
@@ -66,6 +48,8 @@ int modopts_load(struct ctl_ctx *ctx, struct modopts *mo)
 	ctx->lnd_tun = mo->tun;
 	ctx->lnd_sock = mo->sock;
 	ctx->peer_buffer_credits = mo->lnet_peer_buffer_credits;
+	if (mo->skip_mr_route_setup)
+		ctx->skip_mr_route_setup = true;
 	if (!ctx->ln)
 		return 0;
 	if (mo->g_set) {
@@ -123,7 +107,7 @@ static int configure_nis(struct ctl_ctx *ctx, const struct modopt_ni *nis, int n
 		if (rc < 0)
 			return fail(err, len, rc, "%s: lnet.%s: %s(%s): cannot add NI %s: %s", where,
 				    param, netname, conf.iface, nb, ctl_strerror(rc, eb, sizeof(eb)));
-		ctx_log(ctx, ULNET_LOG_INFO, "lnet.%s: NI %s up on %s", param, nb, conf.iface);
+		ctl_log(ctx, ULNET_LOG_INFO, "lnet.%s: NI %s up on %s", param, nb, conf.iface);
 	}
 	return 0;
 }
@@ -206,7 +190,7 @@ static int configure_routes(struct ctl_ctx *ctx, const struct modopts *mo, bool 
 		if (e == -EEXIST || e == -EHOSTUNREACH) {
 			/* skipped, as the kernel skips them: one routes= string
 			 * serves nodes on different nets */
-			ctx_log(ctx, ULNET_LOG_WARN, "%s: lnet.routes: route to %s through %s skipped "
+			ctl_log(ctx, ULNET_LOG_WARN, "%s: lnet.routes: route to %s through %s skipped "
 				"(as the kernel does): %s", mo->routes_where, netname, nb,
 				e == -EEXIST ? "it exists, or the net is one of ours"
 					     : "no NI of ours on the gateway's net");
@@ -261,7 +245,7 @@ int modopts_configure(struct ctl_ctx *ctx, bool all, char *err, size_t errlen)
 			return fail(err, errlen, rc, "lnet.forwarding: cannot enable routing: %s",
 				    ctl_strerror(rc, eb, sizeof(eb)));
 		if (mo->forwarding == -1)
-			ctx_log(ctx, ULNET_LOG_INFO, "%s: lnet.routes: a gateway is this node: "
+			ctl_log(ctx, ULNET_LOG_INFO, "%s: lnet.routes: a gateway is this node: "
 				"forwarding (forwarding= not set)", mo->routes_where);
 	}
 	return 0;
