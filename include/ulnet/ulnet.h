@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include "ulnet/nid.h"
@@ -581,6 +582,47 @@ int ulnet_peer_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value);
  * (NULL ln or nid), -ENOENT (no such peer NI).
  */
 int ulnet_peer_set_state(ulnet_t *ln, const ulnet_nid_t *nid, uint32_t state);
+
+/* --- connections (ulnetctl conn show; the kernel's lctl conn_list) ------- */
+
+/* The type of a tcp (socklnd) connection as this node holds it: ksocklnd's
+ * SOCKLND_CONN_* values. A peer holds our BULK_IN as its BULK_OUT. */
+enum ulnet_conn_type {
+	ULNET_CONN_ANY = 0,          /* untyped: one per peer (HELLO V1/V2 without typed_conns) */
+	ULNET_CONN_CONTROL = 1,      /* small messages */
+	ULNET_CONN_BULK_IN = 2,      /* the peer's bulk data comes in on it */
+	ULNET_CONN_BULK_OUT = 3,     /* ours goes out on it */
+};
+
+struct ulnet_conn_info {
+	ulnet_nid_t ni;              /* our NI it belongs to */
+	ulnet_nid_t peer;            /* the peer's NID */
+	ulnet_pid_t peer_pid;
+	enum ulnet_conn_type type;
+	bool active;                 /* we dialled it (else the peer did) */
+	unsigned proto_version;      /* its HELLO version, 1..4 */
+	/* our end and the peer's (AF_INET or AF_INET6, ports set) */
+	struct sockaddr_storage local, remote;
+	int cpt;                     /* its CPU partition: 0 (ulnet has one) */
+	/* SO_SNDBUF and SO_RCVBUF as read back from the socket (Linux
+	 * reports twice what was set) */
+	int tx_buffer_size, rx_buffer_size;
+	bool nagle;                  /* TCP_NODELAY is off */
+	/* since it came up: ksock messages (LNET and NOOP) written whole and
+	 * read whole, and bytes written and read after the handshake */
+	uint64_t tx_msgs, rx_msgs, tx_bytes, rx_bytes;
+};
+
+/*
+ * The established connections of the node's NIs, NI by NI (a connection
+ * still in its handshake is not listed): the first `max` are written into
+ * `conns`. Returns how many there are, which may exceed `max` (only `max`
+ * are written); connections come and go meanwhile, so a caller that grows
+ * its array and asks again may get another count. An NI whose LND keeps
+ * no connections (0@lo) lists none.
+ * Errors: -EINVAL (ln NULL, max < 0, conns NULL with max > 0).
+ */
+int ulnet_conn_list(ulnet_t *ln, struct ulnet_conn_info *conns, int max);
 
 /* Text of an error returned by this API ("No such file or directory"). */
 const char *ulnet_strerror(int err);

@@ -363,6 +363,7 @@ struct lnet_ni {
 	unsigned ni_link_down;
 	uint64_t ni_link_fault_until;  /* fault link --duration: up again at (ns); 0 none */
 	int ni_link_busy;              /* link_state op calls running: shutdown waits */
+	int ni_conns_busy;             /* conn_list op calls running: shutdown waits */
 	uint32_t ni_status;            /* LNET_NI_STATUS_* for the ping info */
 	uint64_t ni_rtr_ping_last;     /* a router: the last ping from a node on its net */
 	int ni_tx_credits, ni_tx_credits_max, ni_tx_credits_min;

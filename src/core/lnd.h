@@ -95,6 +95,13 @@ struct ulnet_lnd {
 	 * lnet_ni_link_event()). Without it, fault link refuses the NI. */
 	void (*link_state)(struct lnet_ni *ni, bool down);
 
+	/* Optional: describe the NI's established connections
+	 * (ulnet_conn_list()): fill at most `max` of `out` (max may be 0)
+	 * and return how many the NI has. Called without core locks, from
+	 * any thread, on an NI in service: its shutdown waits for the call
+	 * to return. The LND reads its connections under its own lock. */
+	int (*conn_list)(struct lnet_ni *ni, struct ulnet_conn_info *out, int max);
+
 	/* Optional: free what the LND put in the instance's slot
 	 * (lnet_ni_lnd_shared()), once every NI of the instance is down. */
 	void (*shared_fini)(void *shared);

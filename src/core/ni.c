@@ -275,9 +275,10 @@ static void lnet_ni_shutdown(ulnet_t *ln, struct lnet_ni *ni)
 	lnet_udsp_ni_removed_locked(ln);
 	lnet_ptl_take_delayed_locked(ln, ni, &delayed);
 	lnet_fail_queued_locked(ln, ni, &q, -ESHUTDOWN);
-	/* a link_state op started before ni_up went false still uses the
-	 * LND's state: it is short and waits for nothing, so wait it out */
-	for (int i = 0; ni->ni_link_busy && i < 100000; i++) {
+	/* a link_state or conn_list op started before ni_up went false
+	 * still uses the LND's state: each is short and waits for nothing
+	 * but the LND's own lock, so wait it out */
+	for (int i = 0; (ni->ni_link_busy || ni->ni_conns_busy) && i < 100000; i++) {
 		lnet_unlock(ln);
 		nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
 		lnet_lock(ln);

@@ -93,6 +93,10 @@ static void test_null_args(void **state)
 	assert_int_equal(ulnet_ni_info(ln, 0, NULL), -EINVAL);
 	assert_int_equal(ulnet_ni_info(ln, -1, &ni), -EINVAL);
 	assert_int_equal(ulnet_ni_info(ln, 1, &ni), -ENOENT);
+	assert_int_equal(ulnet_conn_list(NULL, NULL, 0), -EINVAL);
+	assert_int_equal(ulnet_conn_list(ln, NULL, 4), -EINVAL);
+	assert_int_equal(ulnet_conn_list(ln, NULL, -1), -EINVAL);
+	assert_int_equal(ulnet_conn_list(ln, NULL, 0), 0);   /* 0@lo: none */
 	assert_int_equal(ulnet_peer_info(ln, 0, &pi), -ENOENT);
 	assert_int_equal(ulnet_peer_info(ln, 0, NULL), -EINVAL);
 	assert_int_equal(ulnet_peer_add(ln, NULL, NULL, 0, false), -EINVAL);

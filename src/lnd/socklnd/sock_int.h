@@ -230,6 +230,12 @@ uint32_t ksock_csum_msg(const uint8_t *hdr, size_t hdr_len, const struct iovec *
  * the usual targets). */
 #define KSOCK_PEEKED_SET(lv, v) __atomic_store_n(&(lv), (v), __ATOMIC_RELAXED)
 
+/* A conn's rx counters are written by the loop thread alone, without the
+ * lock, and read by the conn list (ksock_conn_list) on any thread under
+ * it: a relaxed atomic store, one plain add and store on the usual
+ * targets, so that read is defined. */
+#define KSOCK_RX_COUNT(lv, n) __atomic_store_n(&(lv), (lv) + (n), __ATOMIC_RELAXED)
+
 /* --- runtime structures -------------------------------------------------- */
 
 struct ksock_net;
@@ -349,11 +355,15 @@ struct ksock_conn {
 	 * move; the peer's TCP's acknowledged count at the last look */
 	uint64_t tx_bytes, tx_bytes_seen, tx_active_at;
 	uint64_t tx_acked;
+	uint64_t tx_msgs;                 /* ksock messages written whole (conn list) */
 
 	/* rx (loop thread; the recv() handoff under net->lock) */
 	enum ksock_rx_state rx_state;
 	bool rx_ready;                    /* EPOLLIN seen since the last EAGAIN */
 	uint32_t rx_reads;                /* recv()/readv() that got bytes (busy poll) */
+	/* ksock messages read whole and bytes read since the conn came up
+	 * (the conn list): KSOCK_RX_COUNT, read by others with the lock */
+	uint64_t rx_msgs, rx_bytes;
 	bool rx_eof;
 	bool rx_started;                  /* bytes of a message have arrived */
 	uint64_t rx_last_progress;
@@ -794,6 +804,9 @@ void ksock_send_keepalive_locked(struct ksock_net *net, struct ksock_peer *peer,
 				 struct ksock_done *done);
 int ksock_handle_zcack_locked(struct ksock_net *net, struct ksock_peer *peer, uint64_t c0,
 			      uint64_t c1, struct ksock_done *done);
+
+/* sock_conninfo.c: the conn_list op (ulnet_conn_list) */
+int ksock_conn_list(struct lnet_ni *ni, struct ulnet_conn_info *out, int max);
 
 /* sock_rx.c */
 void ksock_conn_rx(struct ksock_conn *c);

@@ -59,6 +59,7 @@ static KSOCK_ALWAYS_INLINE ssize_t ksock_rx_fill(struct ksock_conn *c)
 
 		if (n > 0) {
 			c->rx_reads++;
+			KSOCK_RX_COUNT(c->rx_bytes, (uint64_t)n);
 			c->rx_buf_off = 0;
 			c->rx_buf_len = (size_t)n;
 			if ((size_t)n < sizeof(c->rx_buf))
@@ -214,6 +215,7 @@ static int ksock_rx_payload(struct ksock_conn *c)
 			return -errno;
 		}
 		c->rx_reads++;
+		KSOCK_RX_COUNT(c->rx_bytes, (uint64_t)got);
 		c->rx_last_progress = ksock_stamp_now(c->net);
 		c->peer->last_alive = c->rx_last_progress;
 		ksock_rx_advance(c, (size_t)got);
@@ -304,6 +306,7 @@ static KSOCK_ALWAYS_INLINE int ksock_rx_khdr_done(struct ksock_conn *c, const ui
 		}
 	}
 	if (m->type == KSOCK_MSG_NOOP) {
+		KSOCK_RX_COUNT(c->rx_msgs, 1);
 		ksock_rx_reset(c);
 		return 0;
 	}
@@ -375,6 +378,7 @@ static void ksock_rx_msg_done(struct ksock_conn *c)
 	int status = ksock_rx_csum_ok(c) ? 0 : -EIO;
 	uint32_t wire = c->rx_khdr.csum;
 
+	KSOCK_RX_COUNT(c->rx_msgs, 1);
 	ksock_rx_reset(c);
 	if (msg)
 		lnet_finalize(msg, status);

@@ -231,6 +231,7 @@ static KSOCK_ALWAYS_INLINE void ksock_tx_sent_locked(struct ksock_conn *c, struc
 	struct ksock_net *net = c->net;
 	struct ksock_peer *peer = c->peer;
 
+	c->tx_msgs++;
 	if (!tx->msg) {
 		/* A ZC-ACK leaves just after the payload it answers came in:
 		 * to Linux TCP that is a reply, and after one (three before

@@ -828,5 +828,6 @@ const struct ulnet_lnd ksocklnd = {
 	.notify_peer_down = ksock_notify_peer_down,
 	.flush = ksock_flush,
 	.link_state = ksock_link_state,
+	.conn_list = ksock_conn_list,
 	.shared_fini = ksock_shared_fini,
 };
