@@ -8,7 +8,8 @@
  * are in ctl_cmds_net.c, ctl_cmds_peer.c, ctl_cmds_route.c and
  * ctl_cmds_routing.c (with set routing and set *_buffers), "udsp" in
  * ctl_cmds_udsp.c, "export" and "import" in ctl_import.c, "fault" in
- * ctl_cmds_fault.c, option parsing in ctl_opts.c.
+ * ctl_cmds_fault.c, "conn" in ctl_cmds_conn.c, option parsing in
+ * ctl_opts.c.
  */
 #include "ctl_cmds.h"
 
@@ -683,6 +684,8 @@ static const struct cmd top_cmds[] = {
 	GROUP("debug", debug_cmds, "debug {recovery {--local | --peer} | peer --nid NID}\n"),
 	GROUP("global", global_cmds, "global {show | help}\n"),
 	GROUP("peer", ctl_peer_cmds, "peer {add | del | show | list | set | help}\n"),
+	/* ulnet's: the kernel's `lctl conn_list` */
+	GROUP("conn", ctl_conn_cmds, "conn {show | help}\n"),
 	{ "ping", cmd_ping, NULL, "ping nid[,nid,...]\n"
 	  "\t--source: source nid\n\t--timeout: ping timeout in seconds (default 1)\n", LK_READ,
 	  OPTS(ping_opts), -1, false },

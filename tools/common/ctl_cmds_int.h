@@ -8,7 +8,8 @@
  * ctl_cmds_route.c the "net", "peer" and "route" commands,
  * ctl_cmds_routing.c "routing show", "set routing" and "set *_buffers",
  * ctl_nidrange.c the NID range lists of peer and route commands,
- * ctl_cmds_fault.c the "fault" commands, ctl_import.c export and import.
+ * ctl_cmds_fault.c the "fault" commands, ctl_cmds_conn.c the "conn"
+ * commands, ctl_import.c export and import.
  */
 #ifndef ULNET_TOOLS_CTL_CMDS_INT_H
 #define ULNET_TOOLS_CTL_CMDS_INT_H
@@ -257,6 +258,10 @@ int ctl_get_udsp(ulnet_t *ln, struct ulnet_udsp_rule **out);
 /* --- fault (ctl_cmds_fault.c) -------------------------------------------- */
 
 extern const struct cmd ctl_fault_cmds[];
+
+/* --- conn (ctl_cmds_conn.c) ---------------------------------------------- */
+
+extern const struct cmd ctl_conn_cmds[];
 
 /* --- export / import (ctl_import.c) --------------------------------------- */
 

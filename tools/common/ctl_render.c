@@ -2,7 +2,9 @@
 /* ctl_render.c - show commands in lnetctl 2.17's exact YAML layout. */
 #include "ctl_render.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -523,6 +525,81 @@ void ctl_render_udsp(struct ybuf *out, const struct ulnet_udsp_rule *rules, int 
 				ybuf_printf(out, "      %s: %s\n", part[p], r->match[p]);
 		if (r->action == ULNET_UDSP_ACTION_PRIORITY)
 			ybuf_printf(out, "      action:\n          priority: %u\n", r->priority);
+	}
+}
+
+const char *ctl_conn_type_str(int type)
+{
+	switch (type) {
+	case ULNET_CONN_ANY:
+		return "any";
+	case ULNET_CONN_CONTROL:
+		return "control";
+	case ULNET_CONN_BULK_IN:
+		return "bulk_in";
+	case ULNET_CONN_BULK_OUT:
+		return "bulk_out";
+	default:
+		return "?";
+	}
+}
+
+/* "IP:PORT", or "[IPv6]:PORT" in double quotes: the cYAML printer writes
+ * values as they are, and a plain scalar starting with '[' would read back
+ * as a list. */
+static void conn_addr(const struct sockaddr_storage *sa, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	if (sa->ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+
+		if (inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip)))
+			snprintf(buf, len, "%s:%u", ip, (unsigned)ntohs(s4->sin_port));
+		else
+			snprintf(buf, len, "\"?\"");
+	} else if (sa->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+
+		if (inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip)))
+			snprintf(buf, len, "\"[%s]:%u\"", ip, (unsigned)ntohs(s6->sin6_port));
+		else
+			snprintf(buf, len, "\"?\"");
+	} else {
+		snprintf(buf, len, "\"?\"");
+	}
+}
+
+void ctl_render_conn_show(struct ybuf *out, const struct ulnet_conn_info *conns, int n)
+{
+	char nb[ULNET_NIDSTR_SIZE], netb[ULNET_NETSTR_SIZE], la[INET6_ADDRSTRLEN + 16],
+		ra[INET6_ADDRSTRLEN + 16];
+
+	/* cYAML, the layout of lnetctl's other lists without a netlink
+	 * reply (udsp show): no conn, nothing at all */
+	if (n <= 0)
+		return;
+	cy_key(out, 0, "conn");
+	for (int i = 0; i < n; i++) {
+		const struct ulnet_conn_info *c = &conns[i];
+
+		net_name(&c->peer, netb, sizeof(netb));
+		conn_addr(&c->local, la, sizeof(la));
+		conn_addr(&c->remote, ra, sizeof(ra));
+		ybuf_printf(out, "    - nid: %s\n", nid_s(&c->peer, nb));
+		ybuf_printf(out, "      net: %s\n", netb);
+		ybuf_printf(out, "      type: %s\n", ctl_conn_type_str(c->type));
+		ybuf_printf(out, "      local: %s\n", la);
+		ybuf_printf(out, "      remote: %s\n", ra);
+		ybuf_printf(out, "      cpt: %d\n", c->cpt);
+		ybuf_printf(out, "      tx_buffer_size: %d\n", c->tx_buffer_size);
+		ybuf_printf(out, "      rx_buffer_size: %d\n", c->rx_buffer_size);
+		ybuf_printf(out, "      nagle: %d\n", c->nagle ? 1 : 0);
+		ybuf_printf(out, "      statistics:\n");
+		ybuf_printf(out, "          tx_msgs: %llu\n", (unsigned long long)c->tx_msgs);
+		ybuf_printf(out, "          rx_msgs: %llu\n", (unsigned long long)c->rx_msgs);
+		ybuf_printf(out, "          tx_bytes: %llu\n", (unsigned long long)c->tx_bytes);
+		ybuf_printf(out, "          rx_bytes: %llu\n", (unsigned long long)c->rx_bytes);
 	}
 }
 

@@ -47,6 +47,12 @@ void ctl_render_export(struct ybuf *out, const struct ulnet_ni_info *nis, int nn
 /* udsp show (and export's udsp:): `n` rules, the first of index `first`,
  * in lnetctl's cYAML; nothing for none. */
 void ctl_render_udsp(struct ybuf *out, const struct ulnet_udsp_rule *rules, int n, int first);
+/* conn show: the connections `conns` (n of them), in cYAML; nothing for
+ * none. */
+void ctl_render_conn_show(struct ybuf *out, const struct ulnet_conn_info *conns, int n);
+/* "control", "bulk_in", "bulk_out", "any" ("?" for anything else). */
+const char *ctl_conn_type_str(int type);
+
 /* One ping/discover result: rc 0 with `peer`, or a negative errno. */
 struct ctl_ping_result {
 	ulnet_nid_t target;
