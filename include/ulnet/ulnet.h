@@ -174,6 +174,12 @@ struct ulnet_ni_conf {
 	 * kernel, and the default 0, trust the claim of a privileged port);
 	 * anything but 0 or 1 is refused (-EINVAL). */
 	int verify_peer_nid;
+	/* socklnd acceptor: the port of bulk connections (the lnet module
+	 * parameter accept_port_bulk): BULK_IN, BULK_OUT and ANY connections
+	 * are dialled to it, CONTROL ones to accept_port, and the NI listens
+	 * on both (unless accept is "none"). 0 = accept_port (one port for
+	 * all, the kernel's default of 988 for both). */
+	uint16_t accept_port_bulk;
 };
 
 /*

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sock_acceptor.c - the LNet acceptor: listen on the NI's address (one
- * listener for the NIs on one address and port: sock_listener.c), check
- * the source port (accept=secure), read the acceptor request (magic in
- * either byte order, v1 or v2), answer old or unknown versions, check the
- * target NID, then hand the socket to the HELLO reader.
+ * sock_acceptor.c - the LNet acceptor: listen on the NI's address, on
+ * accept_port and, when it differs, on accept_port_bulk too (one listener
+ * for the NIs on one address and port: sock_listener.c), check the source
+ * port (accept=secure), read the acceptor request (magic in either byte
+ * order, v1 or v2), answer old or unknown versions, check the target NID,
+ * then hand the socket to the HELLO reader. A connection of any type is
+ * taken on either port, as the kernel's acceptor does.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <unistd.h>
@@ -23,16 +26,29 @@ static void ksock_accept_timer_cb(struct ul_timer *t);
 
 int ksock_acceptor_start(struct ksock_net *net)
 {
-	return ksock_lgroup_join(net);
+	for (int i = 0; i < net->nlis; i++) {
+		int rc = ksock_lgroup_join(&net->lis[i]);
+
+		if (rc < 0) {
+			/* both ports or none, as the kernel's
+			 * lnet_acceptor_add_sockets() */
+			while (i-- > 0)
+				ksock_lgroup_leave(&net->lis[i]);
+			return rc;
+		}
+	}
+	return 0;
 }
 
 void ksock_acceptor_stop(struct ksock_net *net)
 {
-	ksock_lgroup_leave(net);
+	for (int i = 0; i < net->nlis; i++)
+		ksock_lgroup_leave(&net->lis[i]);
 }
 
-int ksock_listener_open(struct ksock_net *net)
+int ksock_listener_open(struct ksock_listener *l)
 {
+	struct ksock_net *net = l->net;
 	struct sockaddr_storage sa = net->sa;
 	int one = 1, fd, rc;
 
@@ -42,61 +58,62 @@ int ksock_listener_open(struct ksock_net *net)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (net->family == AF_INET6) {
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-		((struct sockaddr_in6 *)&sa)->sin6_port = htons(net->accept_port);
+		((struct sockaddr_in6 *)&sa)->sin6_port = htons(l->port);
 	} else {
-		((struct sockaddr_in *)&sa)->sin_port = htons(net->accept_port);
+		((struct sockaddr_in *)&sa)->sin_port = htons(l->port);
 	}
 	if (bind(fd, (struct sockaddr *)&sa, net->salen) < 0 ||
 	    listen(fd, net->accept_backlog) < 0) {
 		rc = -errno;
-		lnet_ni_log(net->ni, ULNET_LOG_ERROR, "acceptor: can't listen on port %u: %s",
-			    net->accept_port, strerror(-rc));
+		lnet_ni_log(net->ni, ULNET_LOG_ERROR, "acceptor: can't listen on port %u%s: %s",
+			    l->port, l - net->lis == KSOCK_LIS_BULK ? " (accept_port_bulk)" : "",
+			    strerror(-rc));
 		close(fd);
 		return rc;
 	}
-	net->listen_fd = fd;
-	ul_timer_init(&net->accept_timer, ksock_accept_timer_cb);
-	net->accept_paused = false;
-	ul_io_init(&net->listen_io, fd, ksock_listen_cb);
-	rc = ul_io_start(net->loop, &net->listen_io, EPOLLIN);
+	l->fd = fd;
+	ul_timer_init(&l->timer, ksock_accept_timer_cb);
+	l->paused = false;
+	ul_io_init(&l->io, fd, ksock_listen_cb);
+	rc = ul_io_start(net->loop, &l->io, EPOLLIN);
 	if (rc < 0) {
 		close(fd);
-		net->listen_fd = -1;
+		l->fd = -1;
 	}
 	return rc;
 }
 
-void ksock_listener_close(struct ksock_net *net)
+void ksock_listener_close(struct ksock_listener *l)
 {
-	if (net->listen_fd < 0)
+	if (l->fd < 0)
 		return;
-	ul_timer_stop(net->loop, &net->accept_timer);
-	net->accept_paused = false;
-	ul_io_stop(net->loop, &net->listen_io);
-	close(net->listen_fd);
-	net->listen_fd = -1;
+	ul_timer_stop(l->net->loop, &l->timer);
+	l->paused = false;
+	ul_io_stop(l->net->loop, &l->io);
+	close(l->fd);
+	l->fd = -1;
 }
 
-void ksock_listener_move(struct ksock_net *from, struct ksock_net *to)
+void ksock_listener_move(struct ksock_listener *from, struct ksock_listener *to)
 {
-	int fd = from->listen_fd;
+	int fd = from->fd;
 
 	if (fd < 0)
 		return;
-	ul_timer_stop(from->loop, &from->accept_timer);
-	from->accept_paused = false;
-	ul_io_stop(from->loop, &from->listen_io);
-	from->listen_fd = -1;
+	ul_timer_stop(from->net->loop, &from->timer);
+	from->paused = false;
+	ul_io_stop(from->net->loop, &from->io);
+	from->fd = -1;
 	/* a parked listener starts afresh: what waits wakes it at once */
-	to->listen_fd = fd;
-	ul_timer_init(&to->accept_timer, ksock_accept_timer_cb);
-	to->accept_paused = false;
-	ul_io_init(&to->listen_io, fd, ksock_listen_cb);
-	if (ul_io_start(to->loop, &to->listen_io, EPOLLIN) < 0) {
-		lnet_ni_log(to->ni, ULNET_LOG_ERROR, "acceptor: can't take over the listener on port %u",
-			    to->accept_port);
+	to->fd = fd;
+	ul_timer_init(&to->timer, ksock_accept_timer_cb);
+	to->paused = false;
+	ul_io_init(&to->io, fd, ksock_listen_cb);
+	if (ul_io_start(to->net->loop, &to->io, EPOLLIN) < 0) {
+		lnet_ni_log(to->net->ni, ULNET_LOG_ERROR,
+			    "acceptor: can't take over the listener on port %u", to->port);
 		close(fd);
-		to->listen_fd = -1;
+		to->fd = -1;
 	}
 }
 
@@ -139,10 +156,12 @@ int ksock_acceptor_adopt(struct ksock_net *net, int fd)
  * burn a CPU. Errors of the one connection (aborted before we took it,
  * network errors the kernel passes on: accept(2)) only skip it.
  */
-static int ksock_accept_some(struct ksock_net *net, int budget, unsigned *accepted)
+static int ksock_accept_some(struct ksock_listener *l, int budget, unsigned *accepted)
 {
+	struct ksock_net *net = l->net;
+
 	for (int n = 0; n < budget; n++) {
-		int fd = accept4(net->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd >= 0 && __atomic_load_n(&net->link_down, __ATOMIC_RELAXED)) {
 			/* the link is down: none is taken (the peer sees it
@@ -179,40 +198,42 @@ static int ksock_accept_some(struct ksock_net *net, int budget, unsigned *accept
 }
 
 /* Park the listener (out of epoll) and retry on a timer. */
-static void ksock_accept_pause(struct ksock_net *net, int err)
+static void ksock_accept_pause(struct ksock_listener *l, int err)
 {
+	struct ksock_net *net = l->net;
 	uint64_t now = ksock_now(net);
 
-	ul_io_stop(net->loop, &net->listen_io);
-	net->accept_paused = true;
-	net->accept_err = err;
-	net->accept_retries = 0;
-	net->accept_paused_at = now;
-	net->accept_delay_ns = (uint64_t)KSOCK_ACCEPT_RETRY_MIN_MS * KSOCK_NS_PER_MS;
+	ul_io_stop(net->loop, &l->io);
+	l->paused = true;
+	l->err = err;
+	l->retries = 0;
+	l->paused_at = now;
+	l->delay_ns = (uint64_t)KSOCK_ACCEPT_RETRY_MIN_MS * KSOCK_NS_PER_MS;
 	/* once per episode, and episodes themselves rate-limited */
-	net->accept_logged = ksock_log_limited(
+	l->logged = ksock_log_limited(
 		net, KSOCK_RL_ACCEPT, "accept failed", NULL, ULNET_LOG_ERROR,
 		"acceptor: can't accept connections on port %u: %s%s; not accepting for now, "
-		"retrying every %u..%u ms", net->accept_port, strerror(err),
+		"retrying every %u..%u ms", l->port, strerror(err),
 		err == EMFILE ? " (the process's RLIMIT_NOFILE)" :
 		err == ENFILE ? " (the system's file limit)" : "",
 		KSOCK_ACCEPT_RETRY_MIN_MS, KSOCK_ACCEPT_RETRY_MAX_MS);
-	ul_timer_start(net->loop, &net->accept_timer, now + net->accept_delay_ns);
+	ul_timer_start(net->loop, &l->timer, now + l->delay_ns);
 }
 
 static void ksock_listen_cb(struct ul_io *io, uint32_t revents)
 {
-	struct ksock_net *net = (struct ksock_net *)((char *)io - offsetof(struct ksock_net, listen_io));
+	struct ksock_listener *l =
+		(struct ksock_listener *)((char *)io - offsetof(struct ksock_listener, io));
 	unsigned accepted = 0;
 	int err;
 
 	(void)revents;
-	ksock_loop_enter(net);
+	ksock_loop_enter(l->net);
 	/* bounded: a flood of connects must not starve the loop (the
 	 * listener is level-triggered: what is left wakes us next turn) */
-	err = ksock_accept_some(net, 64, &accepted);
+	err = ksock_accept_some(l, 64, &accepted);
 	if (err)
-		ksock_accept_pause(net, err);
+		ksock_accept_pause(l, err);
 }
 
 /* A retry of a parked listener: accept what waits, as many as a turn of
@@ -220,34 +241,36 @@ static void ksock_listen_cb(struct ul_io *io, uint32_t revents)
  * still queued wakes it at once), or waits longer (doubling, at most 1 s). */
 static void ksock_accept_timer_cb(struct ul_timer *t)
 {
-	struct ksock_net *net = (struct ksock_net *)((char *)t - offsetof(struct ksock_net, accept_timer));
+	struct ksock_listener *l =
+		(struct ksock_listener *)((char *)t - offsetof(struct ksock_listener, timer));
+	struct ksock_net *net = l->net;
 	unsigned accepted = 0;
 	uint64_t now;
 	int err;
 
 	ksock_loop_enter(net);
-	if (net->listen_fd < 0 || !net->accept_paused)
+	if (l->fd < 0 || !l->paused)
 		return;
-	err = ksock_accept_some(net, 64, &accepted);
+	err = ksock_accept_some(l, 64, &accepted);
 	now = ksock_now(net);
-	if (!err && ul_io_start(net->loop, &net->listen_io, EPOLLIN) < 0)
+	if (!err && ul_io_start(net->loop, &l->io, EPOLLIN) < 0)
 		err = ENOMEM;
 	if (err) {
-		net->accept_retries++;
-		net->accept_err = err;
-		net->accept_delay_ns *= 2;
-		if (net->accept_delay_ns > (uint64_t)KSOCK_ACCEPT_RETRY_MAX_MS * KSOCK_NS_PER_MS)
-			net->accept_delay_ns = (uint64_t)KSOCK_ACCEPT_RETRY_MAX_MS * KSOCK_NS_PER_MS;
-		ul_timer_start(net->loop, &net->accept_timer, now + net->accept_delay_ns);
+		l->retries++;
+		l->err = err;
+		l->delay_ns *= 2;
+		if (l->delay_ns > (uint64_t)KSOCK_ACCEPT_RETRY_MAX_MS * KSOCK_NS_PER_MS)
+			l->delay_ns = (uint64_t)KSOCK_ACCEPT_RETRY_MAX_MS * KSOCK_NS_PER_MS;
+		ul_timer_start(net->loop, &l->timer, now + l->delay_ns);
 		return;
 	}
-	net->accept_paused = false;
-	if (net->accept_logged)
+	l->paused = false;
+	if (l->logged)
 		lnet_ni_log(net->ni, ULNET_LOG_WARN,
 			    "acceptor: accepting again on port %u after %llu ms (%u retries failed, "
-			    "%u waiting connections accepted now)", net->accept_port,
-			    (unsigned long long)((now - net->accept_paused_at) / KSOCK_NS_PER_MS),
-			    net->accept_retries, accepted);
+			    "%u waiting connections accepted now)", l->port,
+			    (unsigned long long)((now - l->paused_at) / KSOCK_NS_PER_MS),
+			    l->retries, accepted);
 }
 
 /* Best effort: a few bytes on a fresh socket always fit the buffer. The

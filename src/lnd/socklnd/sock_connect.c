@@ -2,8 +2,9 @@
 /*
  * sock_connect.c - the active side: bind a privileged source port (1023
  * down to 512) or, without the right to, an ephemeral one as a user-space
- * peer; connect without blocking; send the acceptor request and our HELLO;
- * open CONTROL, then BULK_IN and BULK_OUT; back off 1 s doubling to 60 s.
+ * peer; connect without blocking (CONTROL to accept_port, the others to
+ * accept_port_bulk); send the acceptor request and our HELLO; open
+ * CONTROL, then BULK_IN and BULK_OUT; back off 1 s doubling to 60 s.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -71,8 +72,17 @@ static int ksock_next_ctype(struct ksock_net *net, const struct ksock_peer *p)
 	return SOCKLND_CONN_NONE;
 }
 
-static void ksock_peer_sa(struct ksock_net *net, const ulnet_nid_t *nid,
-			  struct sockaddr_storage *sa, socklen_t *len)
+/* The port a connection of `ctype` is dialled to, as the kernel's
+ * lnet_connect(): accept_port for CONTROL alone, accept_port_bulk for
+ * every other type (BULK_IN, BULK_OUT, and an untyped ANY). Both are the
+ * peer's as much as ours: "the same on all nodes". */
+static uint16_t ksock_dial_port(const struct ksock_net *net, int ctype)
+{
+	return ctype == SOCKLND_CONN_CONTROL ? net->accept_port : net->accept_port_bulk;
+}
+
+static void ksock_peer_sa(const ulnet_nid_t *nid, uint16_t port, struct sockaddr_storage *sa,
+			  socklen_t *len)
 {
 	memset(sa, 0, sizeof(*sa));
 	if (nid->size == 12) {
@@ -80,14 +90,14 @@ static void ksock_peer_sa(struct ksock_net *net, const ulnet_nid_t *nid,
 
 		s->sin6_family = AF_INET6;
 		memcpy(&s->sin6_addr, nid->addr, 16);
-		s->sin6_port = htons(net->accept_port);
+		s->sin6_port = htons(port);
 		*len = sizeof(*s);
 	} else {
 		struct sockaddr_in *s = (struct sockaddr_in *)sa;
 
 		s->sin_family = AF_INET;
 		memcpy(&s->sin_addr, nid->addr, 4);
-		s->sin_port = htons(net->accept_port);
+		s->sin_port = htons(port);
 		*len = sizeof(*s);
 	}
 }
@@ -276,7 +286,7 @@ void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
 		ksock_kick_connect_locked(net);
 		return;
 	}
-	ksock_peer_sa(net, &peer->nid, &to, &tolen);
+	ksock_peer_sa(&peer->nid, ksock_dial_port(net, ctype), &to, &tolen);
 	was_user = net->user_mode;
 	fd = net->dial_hook ? net->dial_hook(net, &to, tolen) : ksock_dial(net, &to, tolen);
 	if (fd == -EACCES && net->user_mode && !was_user) {
@@ -322,7 +332,7 @@ void ksock_peer_connect_locked(struct ksock_net *net, struct ksock_peer *peer,
 			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&to)->sin6_addr, ip, sizeof(ip));
 		else
 			inet_ntop(AF_INET, &((struct sockaddr_in *)&to)->sin_addr, ip, sizeof(ip));
-		c->peer_port = net->accept_port;
+		c->peer_port = ksock_dial_port(net, ctype);
 		snprintf(c->addrstr, sizeof(c->addrstr), to.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u",
 			 ip, c->peer_port);
 	}

@@ -430,7 +430,31 @@ struct ksock_txblock {
  * and handed to the NI its acceptor request names (sock_listener.c). */
 struct ksock_lgroup {
 	struct ksock_lgroup *next;
-	struct ksock_net *nets;           /* via lg_next; the first holds the listener */
+	struct ksock_listener *members;   /* via lg_next; the first holds the socket */
+};
+
+/* Which port a listener of an NI is on: accept_port, and accept_port_bulk
+ * when it is another port (the kernel's acceptor listens on both). */
+enum { KSOCK_LIS_CONTROL = 0, KSOCK_LIS_BULK, KSOCK_LIS_N };
+
+/* One listening port of an NI (sock_acceptor.c). Only the holder of its
+ * group has the socket open (fd >= 0); the others wait to take it over. */
+struct ksock_listener {
+	struct ksock_net *net;            /* the NI it is for */
+	struct ksock_lgroup *lg;          /* its group, NULL without one */
+	struct ksock_listener *lg_next;
+	uint16_t port;
+	int fd;
+	struct ul_io io;
+	/* accept() back-off (loop thread only): the socket is out of epoll
+	 * while `paused`; `timer` retries it */
+	struct ul_timer timer;
+	bool paused;
+	bool logged;                      /* this episode's first line was printed */
+	int err;                          /* errno of the last failed retry */
+	uint64_t delay_ns;
+	uint64_t paused_at;
+	uint32_t retries;                 /* retries that failed again */
 };
 
 /* What the socklnd NIs of one instance share (lnet_ni_lnd_shared()). */
@@ -441,8 +465,6 @@ struct ksock_shared {
 
 struct ksock_net {
 	struct lnet_ni *ni;
-	struct ksock_lgroup *lg;          /* its listener group, NULL without one */
-	struct ksock_net *lg_next;
 	struct ul_loop *loop;
 	ulnet_nid_t nid;
 	ulnet_pid_t pid;                  /* PID we put on the wire */
@@ -450,7 +472,8 @@ struct ksock_net {
 	int family;
 	struct sockaddr_storage sa;       /* NI address, port 0 */
 	socklen_t salen;
-	uint16_t accept_port;
+	uint16_t accept_port;             /* CONTROL connections are dialled there */
+	uint16_t accept_port_bulk;        /* every other type (accept_port when unset) */
 	int accept_mode;                  /* 0 secure, 1 all, 2 none */
 	struct ksock_tun tun;
 	bool user_mode;                   /* no privileged ports: pid | USERFLAG */
@@ -475,19 +498,12 @@ struct ksock_net {
 	struct ksock_txblock *txblocks;
 	bool shutdown;
 
-	int listen_fd;
+	/* its listeners: accept_port's, then accept_port_bulk's when that
+	 * differs (nlis 2); none with accept "none" */
+	struct ksock_listener lis[KSOCK_LIS_N];
+	int nlis;
 	int accept_backlog;
 	bool verify_peer_nid;             /* ulnet_ni_conf.verify_peer_nid */
-	struct ul_io listen_io;
-	/* accept() back-off (loop thread only): the listener is out of epoll
-	 * while `accept_paused`; accept_timer retries it */
-	struct ul_timer accept_timer;
-	bool accept_paused;
-	bool accept_logged;               /* this episode's first line was printed */
-	int accept_err;                   /* errno of the last failed retry */
-	uint64_t accept_delay_ns;
-	uint64_t accept_paused_at;
-	uint32_t accept_retries;          /* retries that failed again */
 	/* log rate limiting (ksock_log_limited), under its own lock */
 	uint32_t rl_lock;
 	struct ul_rl rl;
@@ -716,29 +732,31 @@ void ksock_link_close_conns(struct ksock_net *net);
  * could not take the last answer (loop thread). */
 void ksock_link_resync(struct ksock_net *net);
 
+/* Listen on each port of the NI (its listeners, net->lis): 0, or -errno
+ * with none left open. Stop listening. */
 int ksock_acceptor_start(struct ksock_net *net);
 void ksock_acceptor_stop(struct ksock_net *net);
-/* The listener itself: bind and listen on net's address and port (0 or
- * -errno), start it in `net`; stop and close it. */
-int ksock_listener_open(struct ksock_net *net);
-void ksock_listener_close(struct ksock_net *net);
-/* Move the listener `from` holds to `to` (same address and port, same
- * loop; no loop callback of ours running). */
-void ksock_listener_move(struct ksock_net *from, struct ksock_net *to);
+/* The socket itself: bind and listen on the NI's address and l->port (0
+ * or -errno), start it on the loop; stop and close it. */
+int ksock_listener_open(struct ksock_listener *l);
+void ksock_listener_close(struct ksock_listener *l);
+/* Move the socket `from` holds to `to` (same address and port, same loop;
+ * no loop callback of ours running). */
+void ksock_listener_move(struct ksock_listener *from, struct ksock_listener *to);
 
 /* sock_listener.c: listener groups */
-/* Join the group of net's address and port, or open its listener and
- * start one. 0 or -errno (the listener could not be opened). */
-int ksock_lgroup_join(struct ksock_net *net);
-/* Leave it; a listener it held goes to the next NI of the group, or is
- * closed with the last. */
-void ksock_lgroup_leave(struct ksock_net *net);
+/* Join the group of l's address and port, or open its socket and start
+ * one. 0 or -errno (the socket could not be opened). */
+int ksock_lgroup_join(struct ksock_listener *l);
+/* Leave it; a socket it held goes to the next listener of the group, or
+ * is closed with the last. */
+void ksock_lgroup_leave(struct ksock_listener *l);
 /* The lnd's shared_fini op: the instance goes. */
 void ksock_shared_fini(void *shared);
 /* An accepted connection whose acceptor request names `target`, another
- * NI of its listener's group: moved there (its conn list, its id).
- * Returns that NI's net, or NULL when no NI of the group has `target`.
- * Loop thread only. */
+ * NI that shares a listener with its own (an NI on the same address):
+ * moved there (its conn list, its id). Returns that NI's net, or NULL
+ * when no such NI has `target`. Loop thread only. */
 struct ksock_net *ksock_lgroup_hand_over(struct ksock_conn *c, const ulnet_nid_t *target);
 void ksock_acc_readable(struct ksock_conn *c);
 /* Take an accepted socket (the listener's, or a test's socketpair end):

@@ -4,11 +4,12 @@
  * address and acceptor port share one listener, as the kernel has one
  * acceptor per port for every NI (a second net on the same interface,
  * `net add --net tcp1 --if eth0` beside tcp, must not fail with
- * EADDRINUSE). The first NI of a group holds the listener and takes the
- * connections; the acceptor request names the NI a connection is for, and
- * the connection is then handed to that NI (ksock_lgroup_hand_over()).
- * When the holder goes, the listener passes to the next NI of the group;
- * it is closed with the last.
+ * EADDRINUSE). A group is per port: an NI with an accept_port_bulk of its
+ * own is in two groups, one per listener. The first listener of a group
+ * holds the socket and takes the connections; the acceptor request names
+ * the NI a connection is for, and the connection is then handed to that
+ * NI (ksock_lgroup_hand_over()). When the holder goes, the socket passes
+ * to the next listener of the group; it is closed with the last.
  *
  * The groups live in the instance's socklnd slot (lnet_ni_lnd_shared()),
  * freed with the instance (ksock_shared_fini()), under their own mutex:
@@ -43,14 +44,16 @@ static struct ksock_shared *ksock_shared_get(struct ksock_net *net)
 	return cur;
 }
 
-static bool ksock_same_listen_addr(const struct ksock_net *a, const struct ksock_net *b)
+static bool ksock_same_listen_addr(const struct ksock_listener *a, const struct ksock_listener *b)
 {
-	return a->accept_port == b->accept_port && ksock_netns_same(a, b) &&
-	       ksock_sa_same_ip((const struct sockaddr *)&a->sa, (const struct sockaddr *)&b->sa);
+	return a->port == b->port && ksock_netns_same(a->net, b->net) &&
+	       ksock_sa_same_ip((const struct sockaddr *)&a->net->sa,
+				(const struct sockaddr *)&b->net->sa);
 }
 
-int ksock_lgroup_join(struct ksock_net *net)
+int ksock_lgroup_join(struct ksock_listener *l)
 {
+	struct ksock_net *net = l->net;
 	struct ksock_shared *sh = ksock_shared_get(net);
 	struct ksock_lgroup *g;
 	char nb[ULNET_NIDSTR_SIZE], hb[ULNET_NIDSTR_SIZE];
@@ -60,21 +63,21 @@ int ksock_lgroup_join(struct ksock_net *net)
 		return -ENOMEM;
 	pthread_mutex_lock(&sh->lock);
 	for (g = sh->groups; g; g = g->next)
-		if (ksock_same_listen_addr(g->nets, net))
+		if (ksock_same_listen_addr(g->members, l))
 			break;
 	if (g) {
-		struct ksock_net **pp = &g->nets;
+		struct ksock_listener **pp = &g->members;
 
 		while (*pp)
 			pp = &(*pp)->lg_next;
-		*pp = net;
-		net->lg_next = NULL;
-		net->lg = g;
-			pthread_mutex_unlock(&sh->lock);
+		*pp = l;
+		l->lg_next = NULL;
+		l->lg = g;
+		pthread_mutex_unlock(&sh->lock);
 		lnet_ni_log(net->ni, ULNET_LOG_INFO,
 			    "acceptor: %s shares the listener of %s (port %u)",
-			    ksock_nidstr(&net->nid, nb), ksock_nidstr(&g->nets->nid, hb),
-			    net->accept_port);
+			    ksock_nidstr(&net->nid, nb), ksock_nidstr(&g->members->net->nid, hb),
+			    l->port);
 		return 0;
 	}
 	g = calloc(1, sizeof(*g));
@@ -82,52 +85,54 @@ int ksock_lgroup_join(struct ksock_net *net)
 		pthread_mutex_unlock(&sh->lock);
 		return -ENOMEM;
 	}
-	rc = ksock_listener_open(net);
+	rc = ksock_listener_open(l);
 	if (rc < 0) {
 		pthread_mutex_unlock(&sh->lock);
 		free(g);
 		return rc;
 	}
-	g->nets = net;
-	net->lg_next = NULL;
-	net->lg = g;
+	g->members = l;
+	l->lg_next = NULL;
+	l->lg = g;
 	g->next = sh->groups;
 	sh->groups = g;
 	pthread_mutex_unlock(&sh->lock);
 	return 0;
 }
 
-void ksock_lgroup_leave(struct ksock_net *net)
+void ksock_lgroup_leave(struct ksock_listener *l)
 {
-	struct ksock_lgroup *g = net->lg, **gp;
+	struct ksock_lgroup *g = l->lg, **gp;
 	void **slot;
 	struct ksock_shared *sh;
-	struct ksock_net **pp;
+	struct ksock_listener **pp;
 
 	if (!g) {
-		ksock_listener_close(net);   /* never joined: nothing shared */
+		ksock_listener_close(l);   /* never joined: nothing shared */
 		return;
 	}
-	slot = lnet_ni_lnd_shared(net->ni);
+	slot = lnet_ni_lnd_shared(l->net->ni);
 	sh = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 	pthread_mutex_lock(&sh->lock);
-	for (pp = &g->nets; *pp && *pp != net; pp = &(*pp)->lg_next)
+	for (pp = &g->members; *pp && *pp != l; pp = &(*pp)->lg_next)
 		;
 	if (*pp)
-		*pp = net->lg_next;
-	net->lg = NULL;
-	net->lg_next = NULL;
-	if (g->nets) {
+		*pp = l->lg_next;
+	l->lg = NULL;
+	l->lg_next = NULL;
+	if (g->members) {
 		/* the others still listen: the next one holds it now */
-		if (net->listen_fd >= 0) {
+		if (l->fd >= 0) {
+			struct ksock_listener *to = g->members;
 			char nb[ULNET_NIDSTR_SIZE];
 
-			ksock_listener_move(net, g->nets);
-			lnet_ni_log(g->nets->ni, ULNET_LOG_INFO, "acceptor: %s holds the listener of port %u now",
-				    ksock_nidstr(&g->nets->nid, nb), g->nets->accept_port);
+			ksock_listener_move(l, to);
+			lnet_ni_log(to->net->ni, ULNET_LOG_INFO,
+				    "acceptor: %s holds the listener of port %u now",
+				    ksock_nidstr(&to->net->nid, nb), to->port);
 		}
 	} else {
-		ksock_listener_close(net);
+		ksock_listener_close(l);
 		for (gp = &sh->groups; *gp && *gp != g; gp = &(*gp)->next)
 			;
 		if (*gp)
@@ -162,23 +167,36 @@ static void ksock_hs_unlink_locked(struct ksock_net *net, struct ksock_conn *c)
 		}
 }
 
+/* Under sh->lock: the NI other than `from` with the NID `target` among
+ * the listeners of `from`'s groups (all on `from`'s address). */
+static struct ksock_net *ksock_lgroup_find(const struct ksock_net *from, const ulnet_nid_t *target)
+{
+	for (int i = 0; i < from->nlis; i++) {
+		const struct ksock_lgroup *g = from->lis[i].lg;
+
+		for (const struct ksock_listener *m = g ? g->members : NULL; m; m = m->lg_next)
+			if (m->net != from && ulnet_nid_same(&m->net->nid, target))
+				return m->net;
+	}
+	return NULL;
+}
+
 struct ksock_net *ksock_lgroup_hand_over(struct ksock_conn *c, const ulnet_nid_t *target)
 {
-	struct ksock_net *from = c->net, *to = NULL;
+	struct ksock_net *from = c->net, *to;
 	void **slot;
 	struct ksock_shared *sh;
 
-	if (!from->lg || !from->ni)
+	if (!from->ni)
 		return NULL;
 	slot = lnet_ni_lnd_shared(from->ni);
 	sh = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 	if (!sh)
 		return NULL;
 	pthread_mutex_lock(&sh->lock);
-	if (from->lg)
-		for (to = from->lg->nets; to; to = to->lg_next)
-			if (to != from && ulnet_nid_same(&to->nid, target))
-				break;
+	/* whichever of our ports it came in on: the kernel has one acceptor
+	 * for all its NIs and ports, and any NI of the address may take it */
+	to = ksock_lgroup_find(from, target);
 	if (to) {
 		ksock_lock(from);
 		ksock_hs_unlink_locked(from, c);

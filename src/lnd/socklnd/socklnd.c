@@ -556,10 +556,17 @@ static int ksock_startup(struct lnet_ni *ni)
 	net->accept_mode = rc;
 	net->incarnation = lnet_ni_incarnation(ni);
 	net->accept_port = conf->accept_port ? conf->accept_port : KSOCK_DEFAULT_PORT;
+	/* unset: bulk connections go to accept_port too (one listener) */
+	net->accept_port_bulk = conf->accept_port_bulk ? conf->accept_port_bulk : net->accept_port;
+	net->nlis = net->accept_port_bulk != net->accept_port ? 2 : 1;
+	for (int i = 0; i < KSOCK_LIS_N; i++) {
+		net->lis[i].net = net;
+		net->lis[i].fd = -1;
+		net->lis[i].port = i == KSOCK_LIS_BULK ? net->accept_port_bulk : net->accept_port;
+	}
 	if (net->tun.sock_timeout == 0)   /* the global lnd_timeout */
 		net->tun.sock_timeout = lnet_ni_global_lnd_timeout(ni);
 	net->timeout_ns = (uint64_t)net->tun.sock_timeout * KSOCK_NS_PER_S;
-	net->listen_fd = -1;
 	net->rtnl_fd = -1;
 	/* before anything looks at addresses or makes a socket */
 	ksock_netns_init(net);
