@@ -68,7 +68,13 @@ refused() {
 CHECKS=$((CHECKS + 1))
 "$ULNETD" --help >"$T/help" 2>&1 || fail "ulnetd --help failed"
 grep -qF -- "--module-option MODULE.PARAM=VALUE" "$T/help" &&
-	grep -qF -- "--module-options FILE" "$T/help" || fail "ulnetd --help lacks the module options"
+	grep -qF -- "--module-options FILE" "$T/help" &&
+	grep -qF -- "--accept-port-bulk N" "$T/help" || fail "ulnetd --help lacks the module options"
+# --accept-port-bulk is checked as --accept-port is: a bad one exits 2
+CHECKS=$((CHECKS + 1))
+"$ULNETD" --ctl "$T/Y.sock" --accept-port-bulk 65536 >"$T/Y.log" 2>&1
+[[ $? == 2 ]] && grep -qF "bad value for --accept-port-bulk: '65536' (0..65535)" "$T/Y.log" ||
+	fail "ulnetd --accept-port-bulk 65536: $(cat "$T/Y.log")"
 
 # --- a node configured by module parameters ----------------------------------------
 # a site's modprobe.d file (comments, quotes, continuations); routes= also
@@ -78,7 +84,7 @@ grep -qF -- "--module-option MODULE.PARAM=VALUE" "$T/help" &&
 cat >"$T/lnet.conf" <<EOF
 # LNet as on the kernel nodes
 
-options lnet accept=all accept_port=$PORT \\
+options lnet accept=all accept_port=$PORT accept_port_bulk=$((PORT + 1)) \\
     routes="tcp10 127.0.9.[20-21]@tcp:3; tcp11 2 127.0.9.30@tcp; tcp12 127.0.9.40@tcp2" \\
     forwarding=enabled
 options lnet large_router_buffers=300 lnet_transaction_timeout=60 lnet_retry_count=1
@@ -134,6 +140,29 @@ has out "primary nid: 127.0.0.1@tcp"
 CHECKS=$((CHECKS + 1))
 ss -ltnH "sport = :$PORT" 2>/dev/null | grep -qF "127.0.0.1:$PORT" ||
 	fail "nothing listens on 127.0.0.1:$PORT (lnet.accept_port)"
+# and on the bulk port beside it (lnet.accept_port_bulk)
+CHECKS=$((CHECKS + 1))
+ss -ltnH "sport = :$((PORT + 1))" 2>/dev/null | grep -qF "127.0.0.1:$((PORT + 1))" ||
+	fail "nothing listens on 127.0.0.1:$((PORT + 1)) (lnet.accept_port_bulk)"
+# the ping to ourselves dialled CONTROL to accept_port; as root (privileged
+# source ports: a user-space peer opens CONTROL alone) BULK_IN went to the
+# bulk port: conn show lists both (the bulk ones come just after the ping)
+run M 0 conn show
+has out "      type: control"$'\n'"      local: 127.0.0.1:"
+has out "      remote: 127.0.0.1:$PORT"$'\n'
+if [[ $(id -u) == 0 ]]; then
+	for _ in $(seq 50); do
+		[[ $OUT == *"remote: 127.0.0.1:$((PORT + 1))"* ]] && break
+		sleep 0.1
+		run M 0 conn show
+	done
+	has out $'      type: bulk_in\n      local: 127.0.0.1:'
+	has out "      remote: 127.0.0.1:$((PORT + 1))"$'\n'
+	run M 0 conn show --nid 127.0.0.1@tcp --net tcp
+	has out "    - nid: 127.0.0.1@tcp"
+else
+	echo "SKIP (part): bulk connections to the bulk port need root (privileged source ports)"
+fi
 # an NI added later takes the ksocklnd defaults where it sets nothing
 run M 0 net add --nid 127.0.9.2@tcp3 --peer-credits 4
 run M 0 net show -v --net tcp3
@@ -161,9 +190,10 @@ run M 0 net show --net tcp2
 has out "nid: 127.0.9.1@tcp2"
 kill -TERM "$PID_M"; wait "$PID_M"
 
-# --- ulnetd's own --accept-port over lnet.accept_port --------------------------------
+# --- ulnetd's own --accept-port(-bulk) over lnet.accept_port(_bulk) --------------------
 start P --module-option lnet.networks='tcp(lo)' --module-option lnet.accept_port=1 \
-	--module-option lnet.accept=secure --accept-port $((PORT + 1)) --accept all ||
+	--module-option lnet.accept=secure --accept-port $((PORT + 1)) --accept all \
+	--module-option lnet.accept_port_bulk=2 --accept-port-bulk $PORT ||
 	fail "ulnetd P did not start"
 # served only once the module options are applied
 run P 0 net show
@@ -171,6 +201,9 @@ has out "nid: 127.0.0.1@tcp"
 CHECKS=$((CHECKS + 1))
 ss -ltnH "sport = :$((PORT + 1))" 2>/dev/null | grep -qF "127.0.0.1:$((PORT + 1))" ||
 	fail "--accept-port did not take precedence over lnet.accept_port"
+CHECKS=$((CHECKS + 1))
+ss -ltnH "sport = :$PORT" 2>/dev/null | grep -qF "127.0.0.1:$PORT" ||
+	fail "--accept-port-bulk did not take precedence over lnet.accept_port_bulk"
 kill -TERM "$PID_P"; wait "$PID_P"
 
 # --- refused: exit 1 before serving, naming the parameter -----------------------------
@@ -199,7 +232,8 @@ refused "lnet.networks: tcp(nosuch0): no IPv4 address on interface nosuch0 (errn
 	--module-option 'lnet.networks=tcp(nosuch0)'
 refused "ksocklnd.peer_credits: peer_credits 512 exceeds credits 256" \
 	--module-option ksocklnd.peer_credits=512
-refused "lnet.accept_port_bulk: not supported by ulnet" --module-option lnet.accept_port_bulk=989
+refused "--module-option: lnet.accept_port_bulk: 0 is not a port (1..65535) (errno -22)" \
+	--module-option lnet.accept_port_bulk=0
 # a bad one after good ones still stops it
 refused "lnet.config_on_load: not supported by ulnet" --module-option lnet.networks='tcp(lo)' \
 	--module-option lnet.accept_port=$PORT --module-option lnet.config_on_load=0

@@ -9,7 +9,9 @@
  *    sanity-lnet 230 counts them with lctl conn_list, 2 CONTROL
  *    connections (ours and the one we accepted) plus 2 * conns_per_peer
  *    bulk ones (each BULK_IN we dial is accepted as a BULK_OUT), with
- *    the right ports, and --net / --nid keep only what they name.
+ *    the right ports, and --net / --nid keep only what they name;
+ *  - with accept_port_bulk (net add --accept-port-bulk) the bulk
+ *    connections we dial go to that port, CONTROL to accept_port.
  *
  * The self-ping cases need privileged source ports (root or
  * CAP_NET_BIND_SERVICE): without them a node opens CONTROL alone (a
@@ -36,10 +38,15 @@
 /* The node's address: a loopback one no other test uses. */
 #define SELF "127.0.77.1@tcp"
 
-/* An acceptor port of this run (high, from the pid). */
+/* An acceptor port of this run (high, from the pid), and the bulk one. */
 static unsigned port_ctl(void)
 {
 	return 20000u + ((unsigned)getpid() * 7u + 3u) % 30000u;
+}
+
+static unsigned port_bulk(void)
+{
+	return port_ctl() + 1u;
 }
 
 static bool privileged(void)
@@ -243,17 +250,17 @@ static int wait_conns(ulnet_t *ln, const ulnet_nid_t *nid, struct ulnet_conn_inf
 }
 
 /*
- * Ping our own NID with conns_per_peer `cpp` and check the list: 2
- * CONTROL (one dialled to accept_port, one accepted on it), `cpp` BULK_IN
- * dialled (to the same port) and as many BULK_OUT accepted there; --net
- * and --nid filters.
+ * Ping our own NID with conns_per_peer `cpp` (and `bulk` for a bulk
+ * port, 0 none) and check the list: 2 CONTROL (one dialled to
+ * accept_port, one accepted on it), `cpp` BULK_IN dialled (to the bulk
+ * port) and as many BULK_OUT accepted there; --net and --nid filters.
  */
-static void self_ping(struct ctl_fix *f, int cpp)
+static void self_ping(struct ctl_fix *f, int cpp, unsigned bulk)
 {
 	struct ulnet_conn_info c[64];
 	ulnet_nid_t self;
 	char line[256];
-	unsigned pc = port_ctl(), pb = pc;
+	unsigned pc = port_ctl(), pb = bulk ? bulk : pc;
 	int n, want = 2 + 2 * cpp, nctl = 0, nin = 0, nout = 0;
 	uint64_t rx = 0, tx = 0;
 
@@ -262,8 +269,12 @@ static void self_ping(struct ctl_fix *f, int cpp)
 		skip();
 	}
 	assert_int_equal(ulnet_nid_parse(SELF, &self, NULL), 0);
-	snprintf(line, sizeof(line), "net add --nid " SELF " --accept all --accept-port %u "
-		 "--conns-per-peer %d", pc, cpp);
+	if (bulk)
+		snprintf(line, sizeof(line), "net add --nid " SELF " --accept all --accept-port %u "
+			 "--accept-port-bulk %u --conns-per-peer %d", pc, bulk, cpp);
+	else
+		snprintf(line, sizeof(line), "net add --nid " SELF " --accept all --accept-port %u "
+			 "--conns-per-peer %d", pc, cpp);
 	run_ok(f, line, 0, "");
 	run_ok(f, "ping " SELF, 0, NULL);
 	ctl_has(&f->rp.out, "primary nid: " SELF, "ping " SELF);
@@ -320,7 +331,7 @@ static void self_ping(struct ctl_fix *f, int cpp)
 	assert_int_equal(count_of(ybuf_str(&f->rp.out), "      type: bulk_out\n"), cpp);
 	assert_int_equal(count_of(ybuf_str(&f->rp.out), "      net: tcp\n"), want);
 	snprintf(line, sizeof(line), "      remote: 127.0.77.1:%u\n", pb);
-	assert_int_equal(count_of(ybuf_str(&f->rp.out), line), cpp + 1);
+	assert_int_equal(count_of(ybuf_str(&f->rp.out), line), bulk ? cpp : cpp + 1);
 	run_ok(f, "conn show --nid " SELF, 0, NULL);
 	assert_int_equal(count_of(ybuf_str(&f->rp.out), "    - nid: " SELF "\n"), want);
 	run_ok(f, "conn show --net tcp", 0, NULL);
@@ -334,12 +345,17 @@ static void self_ping(struct ctl_fix *f, int cpp)
 
 static void test_self_cpp1(void **state)
 {
-	self_ping(*state, 1);
+	self_ping(*state, 1, 0);
 }
 
 static void test_self_cpp3(void **state)
 {
-	self_ping(*state, 3);
+	self_ping(*state, 3, 0);
+}
+
+static void test_self_bulk_port(void **state)
+{
+	self_ping(*state, 2, port_bulk());
 }
 
 int main(void)
@@ -349,6 +365,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_and_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_self_cpp1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_self_cpp3, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_self_bulk_port, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,10 +15,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "ctl_cmds.h"
 #include "ctl_test.h"
@@ -197,6 +201,9 @@ static void test_quoting_and_continuation(void **state)
 	/* CRLF-free file ending in a backslash */
 	assert_int_equal(text(&mo, "options lnet accept_backlog=64\\"), 0);
 	assert_int_equal(mo.accept_backlog, 64);
+	assert_int_equal(mo.accept_port_bulk, -1);   /* not given */
+	assert_int_equal(text(&mo, "options lnet accept_port_bulk=0x3dd"), 0);
+	assert_int_equal(mo.accept_port_bulk, 989);
 	modopts_free(&mo);
 
 	/* an error after a continuation names the line the option starts on */
@@ -300,6 +307,10 @@ static void test_values(void **state)
 	arg_fails("ksocklnd.sock_timeout=-1", -EINVAL, NULL);
 	arg_fails("lnet.accept=maybe", -EINVAL, "not one of secure, all, none");
 	arg_fails("lnet.accept_port=0", -EINVAL, "not a port");
+	arg_fails("lnet.accept_port_bulk=0", -EINVAL,
+		  "--module-option: lnet.accept_port_bulk: 0 is not a port (1..65535)");
+	arg_fails("lnet.accept_port_bulk=65536", -EINVAL, "65536 is not a port (1..65535)");
+	arg_fails("lnet.accept_port_bulk=-1", -EINVAL, NULL);
 	arg_fails("lnet.accept_backlog=70000", -EINVAL, "out of range (1..65535)");
 	arg_fails("lnet.tiny_router_buffers=-1", -EINVAL, "must not be negative");
 	arg_fails("lnet.router_ping_timeout=-1", -EINVAL, "must not be negative");
@@ -598,9 +609,10 @@ static void test_finish(void **state)
 	assert_non_null(strstr(mo.err, "--module-option: ksocklnd.peer_credits: peer_credits 4 exceeds credits 2"));
 	arg_ok(&mo, "ksocklnd.credits=4");
 	assert_int_equal(modopts_finish(&mo), 0);
+	/* a bulk port of its own (ulnet used to refuse it): taken as given */
 	assert_int_equal(text(&mo, "options lnet accept_port_bulk=989\n"), 0);
-	assert_int_equal(modopts_finish(&mo), -EOPNOTSUPP);
-	assert_non_null(strstr(mo.err, "f.conf:1: lnet.accept_port_bulk: not supported by ulnet"));
+	assert_int_equal(modopts_finish(&mo), 0);
+	assert_int_equal(mo.accept_port_bulk, 989);
 	arg_ok(&mo, "lnet.accept_port=989");
 	assert_int_equal(modopts_finish(&mo), 0);
 	arg_ok(&mo, "ksocklnd.max_reconnectms=500");
@@ -785,6 +797,59 @@ static void test_router_by_route(void **state)
 	free(n);
 }
 
+/* Whether something listens on ip:port (a connect() that completes; the
+ * node runs no progress here, the backlog takes it). */
+static bool listening(const char *ip, unsigned port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+
+	assert_true(fd >= 0);
+	assert_int_equal(inet_pton(AF_INET, ip, &sa.sin_addr), 1);
+	rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return rc == 0;
+}
+
+/* lnet.accept_port_bulk: the tcp NIs added afterwards listen on it beside
+ * accept_port (and dial their bulk connections there: test_ctl_conn,
+ * test_socklnd_bulk_port); an NI's own --accept-port-bulk wins. */
+static void test_accept_port_bulk(void **state)
+{
+	(void)state;
+	struct node *n = calloc(1, sizeof(*n));
+	unsigned p = 20000u + ((unsigned)getpid() * 11u + 5u) % 30000u;
+	char opts[160], line[160];
+
+	assert_non_null(n);
+	snprintf(opts, sizeof(opts), "options lnet accept=all accept_port=%u accept_port_bulk=%u\n",
+		 p, p + 1);
+	node_start(n, opts);
+	assert_int_equal(n->ctx.accept_port, p);
+	assert_int_equal(n->ctx.accept_port_bulk, p + 1);
+	assert_false(listening("127.0.9.5", p + 1));
+	ctl_run_expect(&n->ctx, &n->rp, "net add --nid 127.0.9.5@tcp8", 0, "");
+	assert_true(listening("127.0.9.5", p));
+	assert_true(listening("127.0.9.5", p + 1));
+	assert_false(listening("127.0.9.5", p + 2));
+	/* the NI's own bulk port over the module parameter */
+	snprintf(line, sizeof(line), "net add --nid 127.0.9.6@tcp8 --accept-port-bulk %u", p + 2);
+	ctl_run_expect(&n->ctx, &n->rp, line, 0, "");
+	assert_true(listening("127.0.9.6", p));
+	assert_true(listening("127.0.9.6", p + 2));
+	assert_false(listening("127.0.9.6", p + 1));
+	/* out of range, as --accept-port */
+	assert_int_equal(ctl_run_line(&n->ctx, &n->rp, NULL, 0,
+				      "net add --nid 127.0.9.7@tcp8 --accept-port-bulk 65536"), 234);
+	ctl_has(&n->rp.err, "invalid value for --accept-port-bulk: '65536'", "--accept-port-bulk 65536");
+	/* the NI goes: both its ports close */
+	ctl_run_expect(&n->ctx, &n->rp, "net del --nid 127.0.9.5@tcp8", 0, "");
+	assert_false(listening("127.0.9.5", p));
+	assert_false(listening("127.0.9.5", p + 1));
+	node_stop(n);
+	free(n);
+}
+
 /* An interface that is not there fails the whole configuration, naming
  * where networks= was set. */
 /* ip2nets= that matches no address of the node stops the start, as the
@@ -860,6 +925,7 @@ int main(void)
 		cmocka_unit_test(test_router_by_route),
 		cmocka_unit_test(test_ip2nets_no_match),
 		cmocka_unit_test(test_bad_interface),
+		cmocka_unit_test(test_accept_port_bulk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

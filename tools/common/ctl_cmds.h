@@ -32,6 +32,10 @@ struct ctl_ctx {
 	/* Defaults for tcp NIs added without --accept-port/--accept. */
 	uint16_t accept_port;
 	char accept[8];
+	/* The port of bulk connections of tcp NIs added without
+	 * --accept-port-bulk (ulnetd --accept-port-bulk, the lnet module
+	 * parameter accept_port_bulk); 0: each NI's accept_port. */
+	uint16_t accept_port_bulk;
 	/* listen() backlog of tcp NIs that listen (ulnetd --accept-backlog,
 	 * the lnet module parameter accept_backlog); 0: 127 */
 	int accept_backlog;

@@ -86,7 +86,7 @@ int ctl_first_iface(char *name, size_t len, uint32_t *ip)
 }
 
 enum { NA_NET, NA_IF, NA_NID, NA_IP2NET, NA_PTO, NA_PCR, NA_PBC, NA_CR, NA_CPT, NA_CPP,
-       NA_SKIP, NA_TOS, NA_AUTH, NA_TC, NA_APORT, NA_ACCEPT, NA_COUNT };
+       NA_SKIP, NA_TOS, NA_AUTH, NA_TC, NA_APORT, NA_ACCEPT, NA_BPORT, NA_COUNT };
 
 static const struct optspec net_add_opts[NA_COUNT] = {
 	[NA_NET] = { "net", 'n', ARG_REQ },
@@ -106,6 +106,8 @@ static const struct optspec net_add_opts[NA_COUNT] = {
 	/* ulnet only (tests as non-root): acceptor port and mode of the NI. */
 	[NA_APORT] = { "accept-port", 0, ARG_REQ },
 	[NA_ACCEPT] = { "accept", 0, ARG_REQ },
+	/* ulnet only: the port of its bulk connections (lnet accept_port_bulk) */
+	[NA_BPORT] = { "accept-port-bulk", 0, ARG_REQ },
 };
 
 /* Fill an NI conf from --nid or --net/--if. Errors go to rp as lnetctl's
@@ -175,6 +177,10 @@ void ctl_ni_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf)
 {
 	if (!conf->accept_port)
 		conf->accept_port = ctx->accept_port;
+	/* a module-wide setting in the kernel, for every NI whatever its
+	 * accept_port: so it is here */
+	if (!conf->accept_port_bulk)
+		conf->accept_port_bulk = ctx->accept_port_bulk;
 	if (!conf->accept[0])
 		snprintf(conf->accept, sizeof(conf->accept), "%s", ctx->accept);
 	if (!conf->accept_backlog && strcmp(conf->accept, "none"))
@@ -310,12 +316,14 @@ static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, const struct pa
 	struct ulnet_ni_conf conf;
 
 	memset(&conf, 0, sizeof(conf));
-	static const int numopt[] = { NA_PTO, NA_PCR, NA_PBC, NA_CR, NA_CPP, NA_TOS, NA_APORT };
-	long v[7] = { 0, 0, 0, 0, 0, 0, 0 };
+	static const int numopt[] = { NA_PTO, NA_PCR, NA_PBC, NA_CR, NA_CPP, NA_TOS, NA_APORT,
+				      NA_BPORT };
+	long v[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
 
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < 8; i++) {
 		int k = numopt[i];
-		long lo = k == NA_TOS ? -1 : 0, hi = k == NA_APORT ? 65535 : INT_MAX;
+		long lo = k == NA_TOS ? -1 : 0,
+		     hi = k == NA_APORT || k == NA_BPORT ? 65535 : INT_MAX;
 
 		if (p->v[k].set && ctl_parse_int(p->v[k].arg, lo, hi, &v[i]) < 0) {
 			char msg[200];
@@ -356,6 +364,7 @@ static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, const struct pa
 	conf.tun.conns_per_peer = (int)v[4];
 	conf.tun.tos = p->v[NA_TOS].set ? (int)v[5] : -1;
 	conf.accept_port = (uint16_t)v[6];
+	conf.accept_port_bulk = (uint16_t)v[7];
 	if (p->v[NA_IP2NET].set) {
 		/* lnetctl sends --net (or --nid) instead, and --if with it
 		 * makes a request the kernel refuses: said here */
@@ -651,6 +660,8 @@ const struct cmd ctl_net_cmds[] = {
 	  "\t--tos: IP type of service\n"
 	  "\t--accept-port: (ulnet) acceptor port of the NI, default 988\n"
 	  "\t--accept: (ulnet) acceptor mode: secure (default), all, none\n"
+	  "\t--accept-port-bulk: (ulnet) port of bulk connections (also listened\n"
+	  "\t  on), default the accept port\n"
 	  "\t--ip2net: specify networks based on IP address patterns\n"
 	  "\t  (\"tcp(eth0) 10.0.0.*; tcp1 192.168.[1-4].*\")\n"
 	  "\t--skip-mr-route-setup: do not add linux route for the ni\n"

@@ -231,9 +231,9 @@ static int h_accept_bulk(struct mo_call *c)
 {
 	if (c->n < 1 || c->n > 65535)
 		return why(c, -EINVAL, "%lld is not a port (1..65535)", c->n);
-	/* checked against accept_port once all are set (modopts_finish) */
+	/* the port bulk connections are dialled to and taken on, beside
+	 * accept_port's (the same one: a single listener) */
 	c->mo->accept_port_bulk = (int)c->n;
-	copy_where(c->mo->bulk_where, c->where);
 	return 0;
 }
 
@@ -1053,14 +1053,6 @@ int modopts_finish(struct modopts *mo)
 		snprintf(reason, sizeof(reason), "networks= is set too (%.200s): specify either "
 			 "networks or ip2nets, not both (as the kernel)", mo->networks_where);
 		return fail(mo, -EINVAL, mo->ip2nets_where, "lnet", "ip2nets", reason);
-	}
-	/* ulnet listens on one port: a bulk port is fine only as that one */
-	int port = mo->accept_port ? mo->accept_port : 988;
-
-	if (mo->accept_port_bulk >= 0 && mo->accept_port_bulk != port) {
-		snprintf(reason, sizeof(reason), "not supported by ulnet: bulk connections use "
-			 "accept_port (%d), not a port of their own", port);
-		return fail(mo, -EOPNOTSUPP, mo->bulk_where, "lnet", "accept_port_bulk", reason);
 	}
 	return 0;
 }

@@ -99,14 +99,15 @@ struct modopts {
 	/* tiny, small, large router buffers; -1: not given */
 	long rtr_buffers[ULNET_RTR_NPOOLS];
 
-	/* the acceptor (also ulnetd --accept-port, --accept, --accept-backlog):
-	 * 0 / "": not given */
+	/* the acceptor (also ulnetd --accept-port, --accept, --accept-backlog,
+	 * --accept-port-bulk): 0 / "": not given */
 	int accept_port;
 	char accept[8];
 	int accept_backlog;
-	int accept_port_bulk;       /* -1: not given */
+	/* -1: not given: bulk connections follow accept_port (where the
+	 * kernel's default stays 988: docs/tools.md) */
+	int accept_port_bulk;
 	bool skip_mr_route_setup;   /* ksocklnd's: net add sets up no MR routing */
-	char bulk_where[MODOPT_WHERE_MAX];
 
 	/* defaults of every tcp NI for what it does not set itself: the
 	 * ksocklnd parameters in ulnet's encoding (0: not given, tos -1), and
@@ -150,8 +151,8 @@ int modopts_parse_text(struct modopts *mo, const char *name, const char *text, s
 /* Read (at most MODOPT_FILE_MAX bytes) and parse a file. */
 int modopts_parse_file(struct modopts *mo, const char *path);
 /* The checks between parameters, once all are set (peer_credits against
- * credits, max_reconnectms against min_reconnectms, accept_port_bulk
- * against accept_port, ip2nets against a non-empty networks). */
+ * credits, max_reconnectms against min_reconnectms, ip2nets against a
+ * non-empty networks). */
 int modopts_finish(struct modopts *mo);
 
 /* The kernel's parsers of networks= and routes= (modopts_nets.c). On

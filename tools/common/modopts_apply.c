@@ -45,6 +45,8 @@ int modopts_load(struct ctl_ctx *ctx, struct modopts *mo)
 		snprintf(ctx->accept, sizeof(ctx->accept), "%s", mo->accept);
 	if (mo->accept_backlog)
 		ctx->accept_backlog = mo->accept_backlog;
+	if (mo->accept_port_bulk > 0)
+		ctx->accept_port_bulk = (uint16_t)mo->accept_port_bulk;
 	ctx->lnd_tun = mo->tun;
 	ctx->lnd_sock = mo->sock;
 	ctx->peer_buffer_credits = mo->lnet_peer_buffer_credits;

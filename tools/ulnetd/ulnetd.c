@@ -5,6 +5,7 @@
  *   ulnetd [--config FILE] [--ctl PATH] [--foreground | --daemon]
  *          [--log-level error|warn|info|debug] [--syslog]
  *          [--accept-port N] [--accept secure|all|none] [--accept-backlog N]
+ *          [--accept-port-bulk N]
  *          [--verify-peer-nid] [--pid N]
  *          [--module-option MODULE.PARAM=VALUE]... [--module-options FILE]...
  *
@@ -337,8 +338,12 @@ static void usage(FILE *f)
 		"  --accept MODE        default acceptor mode: secure (default), all, none\n"
 		"  --accept-backlog N   listen() backlog of tcp NIs that listen, 1..65535\n"
 		"                       (default 127, the lnet module parameter accept_backlog)\n"
-		"                       (these three take precedence over lnet.accept_port,\n"
-		"                       lnet.accept and lnet.accept_backlog)\n"
+		"  --accept-port-bulk N port of the bulk connections of tcp NIs, 0..65535:\n"
+		"                       dialled for BULK_IN, BULK_OUT and ANY, and listened on\n"
+		"                       beside the acceptor port (default 0: the acceptor port;\n"
+		"                       the lnet module parameter accept_port_bulk)\n"
+		"                       (these four take precedence over lnet.accept_port,\n"
+		"                       lnet.accept, lnet.accept_backlog and lnet.accept_port_bulk)\n"
 		"  --module-option MODULE.PARAM=VALUE\n"
 		"                       a module parameter of lnet or ksocklnd, as in\n"
 		"                       /etc/modprobe.d (lnet.networks=\"tcp0(eth0)\",\n"
@@ -401,7 +406,7 @@ struct modopt_arg {
 /* Parse the module options, then take ulnetd's own acceptor options over
  * them. Returns 0, or 1 (the exit status) with the error logged. */
 static int load_modopts(struct modopts *mo, const struct modopt_arg *a, int n, long accept_port,
-			const char *accept, long accept_backlog)
+			const char *accept, long accept_backlog, long accept_port_bulk)
 {
 	int rc = 0;
 
@@ -414,6 +419,8 @@ static int load_modopts(struct modopts *mo, const struct modopt_arg *a, int n, l
 			snprintf(mo->accept, sizeof(mo->accept), "%s", accept);
 		if (accept_backlog)
 			mo->accept_backlog = (int)accept_backlog;
+		if (accept_port_bulk)
+			mo->accept_port_bulk = (int)accept_port_bulk;
 		rc = modopts_finish(mo);
 	}
 	if (rc < 0) {
@@ -429,6 +436,7 @@ int main(int argc, char **argv)
 	char path[256];
 	bool daemonize = false, selftest = false, verify_peer_nid = false;
 	long accept_port = 0, pid = 0, session_timeout = -2, accept_backlog = 0;
+	long accept_port_bulk = 0;
 	static struct modopt_arg moargs[MAX_MODOPT_ARGS];
 	int nmoargs = 0;
 
@@ -467,6 +475,11 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			*(a[2] == 'a' ? &accept_port : &pid) = n;
+			i++;
+		} else if (v && strcmp(a, "--accept-port-bulk") == 0) {
+			/* as --accept-port: 0 is "not given" (the acceptor port) */
+			if (parse_range(a, v, 0, 65535, &accept_port_bulk) < 0)
+				return 2;
 			i++;
 		} else if (v && strcmp(a, "--accept-backlog") == 0) {
 			if (parse_range(a, v, MODOPT_BACKLOG_MIN, MODOPT_BACKLOG_MAX, &accept_backlog) < 0)
@@ -518,7 +531,8 @@ int main(int argc, char **argv)
 
 	modopts_init(&mo);
 	mo.log = modopt_log;
-	if (load_modopts(&mo, moargs, nmoargs, accept_port, accept, accept_backlog)) {
+	if (load_modopts(&mo, moargs, nmoargs, accept_port, accept, accept_backlog,
+			 accept_port_bulk)) {
 		modopts_free(&mo);
 		return 1;
 	}
