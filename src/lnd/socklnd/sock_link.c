@@ -328,7 +328,10 @@ static long ksock_link_speed(const char *ifname)
 		return rc;
 	}
 	close(fd);
-	speed = (long)ethtool_cmd_speed(&ec);
+	/* ethtool_cmd_speed() of the uapi header, but unsigned: its
+	 * `speed_hi << 16` shifts an int, which overflows (undefined, and
+	 * UBSan stops the process) for SPEED_UNKNOWN's 0xffff */
+	speed = (long)(((uint32_t)ec.speed_hi << 16) | ec.speed);
 	return speed == 0 || speed == (long)(uint32_t)SPEED_UNKNOWN ? -ENODATA : speed;
 }
 
