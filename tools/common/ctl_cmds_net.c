@@ -562,6 +562,21 @@ int ctl_set_value(struct ctl_ctx *ctx, const struct cmd *c, bool peer, const str
 				p->v[SV_HEALTH].arg);
 	if (lndto >= 0 && !p->v[SV_NET].set)
 		return sv_error(rp, -EINVAL, "\"Specified --lnd-timeout without --net option\"", "");
+	/* lnetctl takes every option for both commands and drops those that
+	 * mean nothing to one (net set --state; peer set --lnd-timeout,
+	 * --conns-per-peer, --net): refused here, never ignored */
+	static const int peer_unsup[] = { SV_LNDTO, SV_CPP, SV_NET }, net_unsup[] = { SV_STATE };
+	const int *unsup = peer ? peer_unsup : net_unsup;
+	size_t nunsup = peer ? sizeof(peer_unsup) / sizeof(peer_unsup[0]) : 1;
+
+	for (size_t i = 0; i < nunsup; i++) {
+		if (!p->v[unsup[i]].set)
+			continue;
+		snprintf(msg, sizeof(msg), "--%s is not supported by %s set",
+			 ctl_set_value_opts[unsup[i]].name, what);
+		y_nl_error(&rp->err, "set", what, -EOPNOTSUPP, msg);
+		return -EINVAL;
+	}
 	if (p->v[SV_NID].set && ulnet_nid_parse(p->v[SV_NID].arg, &nid, NULL) < 0) {
 		snprintf(msg, sizeof(msg), "cannot parse NID '%s'", p->v[SV_NID].arg);
 		y_nl_error(&rp->err, "set", what, -EINVAL, msg);
@@ -681,7 +696,8 @@ const struct cmd ctl_net_cmds[] = {
 	  "\t--lnd-timeout: set LND timeout (seconds) for LND used by --net argument\n"
 	  "\t--health: specify health value to set (0-1000)\n"
 	  "\t--conns-per-peer: number of connections per peer (0-127)\n"
-	  "\t--all: set all NIs value to the one specified\n", LK_WRITE,
+	  "\t--all: set all NIs value to the one specified\n"
+	  "\t--state: peer set only (refused)\n", LK_WRITE,
 	  OPTS(ctl_set_value_opts), -1 /* its own error */, false },
 	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };

@@ -223,7 +223,8 @@ const struct cmd ctl_peer_cmds[] = {
 	  "\t--nid: Peer NI NID to set the value on\n"
 	  "\t--health: specify health value to set (0-1000)\n"
 	  "\t--all: set all peer_nis values to the one specified\n"
-	  "\t--state: set peer state (DANGEROUS: for test/debug only)\n", LK_WRITE,
+	  "\t--state: set peer state (DANGEROUS: for test/debug only)\n"
+	  "\t--net, --lnd-timeout, --conns-per-peer: net set only (refused)\n", LK_WRITE,
 	  OPTS(ctl_set_value_opts), -1 /* its own error */, false },
 	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
