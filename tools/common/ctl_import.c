@@ -161,23 +161,52 @@ bool imp_cpt(struct imp *im, yaml_node_t *v, const char *what)
 	return false;
 }
 
-bool imp_ni_tunables(struct imp *im, yaml_node_t *m, bool lnd, struct ulnet_ni_conf *conf,
+void imp_key_refuse(struct imp *im, yaml_node_t *kn, enum imp_sec s)
+{
+	const char *k = yscalar(kn);
+
+	imp_error(im, kn, -EOPNOTSUPP, "'%s' in '%s' is not supported by ulnet", k ? k : "?",
+		  imp_schema[s].path);
+}
+
+yaml_node_t *imp_get(struct imp *im, yaml_node_t *m, enum imp_sec s, int k)
+{
+	return ymap_get(im, m, imp_schema[s].keys[k].name);
+}
+
+bool imp_keys_check(struct imp *im, yaml_node_t *m, enum imp_sec s)
+{
+	if (!m || m->type != YAML_MAPPING_NODE)
+		return true;
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *kn = ynode(im, p->key);
+		int i = imp_key_find(s, yscalar(kn));
+
+		if (i < 0 || imp_schema[s].keys[i].kind == IMPK_REFUSED) {
+			imp_key_refuse(im, kn, s);
+			return false;
+		}
+	}
+	return true;
+}
+
+bool imp_ni_tunables(struct imp *im, yaml_node_t *m, enum imp_sec s, struct ulnet_ni_conf *conf,
 		     const char *what)
 {
-	static const struct {
-		const char *k;
-		bool lnd;
-		size_t off;
-	} keys[] = {
-		{ "peer_timeout", false, offsetof(struct ulnet_ni_conf, tun.peer_timeout) },
-		{ "peer_credits", false, offsetof(struct ulnet_ni_conf, tun.peer_credits) },
-		{ "peer_buffer_credits", false, offsetof(struct ulnet_ni_conf, tun.peer_buffer_credits) },
-		{ "credits", false, offsetof(struct ulnet_ni_conf, tun.credits) },
-		{ "conns_per_peer", true, offsetof(struct ulnet_ni_conf, tun.conns_per_peer) },
-		{ "tos", true, offsetof(struct ulnet_ni_conf, tun.tos) },
-		/* net show -v prints it: the socklnd timeout */
-		{ "timeout", true, offsetof(struct ulnet_ni_conf, sock.sock_timeout) },
+	/* where each key of the two tables goes */
+	static const size_t tun_off[IK_TUN_COUNT] = {
+		[IK_TUN_PEER_TIMEOUT] = offsetof(struct ulnet_ni_conf, tun.peer_timeout),
+		[IK_TUN_PEER_CREDITS] = offsetof(struct ulnet_ni_conf, tun.peer_credits),
+		[IK_TUN_PEER_BUFFER_CREDITS] = offsetof(struct ulnet_ni_conf, tun.peer_buffer_credits),
+		[IK_TUN_CREDITS] = offsetof(struct ulnet_ni_conf, tun.credits),
 	};
+	static const size_t lnd_off[IK_LND_COUNT] = {
+		[IK_LND_CONNS_PER_PEER] = offsetof(struct ulnet_ni_conf, tun.conns_per_peer),
+		[IK_LND_TOS] = offsetof(struct ulnet_ni_conf, tun.tos),
+		[IK_LND_TIMEOUT] = offsetof(struct ulnet_ni_conf, sock.sock_timeout),
+	};
+	bool lnd = s == IMPS_NI_LND_TUN || s == IMPS_IP2NETS_LND_TUN;
+	const size_t *off = lnd ? lnd_off : tun_off;
 	const char *section = lnd ? "lnd tunables" : "tunables";
 
 	if (!m)
@@ -189,13 +218,10 @@ bool imp_ni_tunables(struct imp *im, yaml_node_t *m, bool lnd, struct ulnet_ni_c
 	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
 		yaml_node_t *kn = ynode(im, p->key), *vn = ynode(im, p->value);
 		const char *k = yscalar(kn);
-		size_t i = 0;
+		int i = imp_key_find(s, k);
 		long v;
 
-		while (i < sizeof(keys) / sizeof(keys[0]) &&
-		       (!k || keys[i].lnd != lnd || strcmp(k, keys[i].k) != 0))
-			i++;
-		if (i == sizeof(keys) / sizeof(keys[0])) {
+		if (i < 0) {
 			imp_error(im, kn, -EOPNOTSUPP, "'%s' in '%s' of %s is not supported by ulnet",
 				  k ? k : "?", section, what);
 			return false;
@@ -204,7 +230,7 @@ bool imp_ni_tunables(struct imp *im, yaml_node_t *m, bool lnd, struct ulnet_ni_c
 			imp_bad_value(im, vn, k);
 			return false;
 		}
-		*(int *)(void *)((char *)conf + keys[i].off) = (int)v;
+		*(int *)(void *)((char *)conf + off[i]) = (int)v;
 	}
 	return true;
 }
@@ -212,8 +238,8 @@ bool imp_ni_tunables(struct imp *im, yaml_node_t *m, bool lnd, struct ulnet_ni_c
 /* One NI of a net entry: on interface `ifn` (NULL: by its nid). */
 static void imp_net_ni(struct imp *im, const char *type, yaml_node_t *ni, const char *ifn)
 {
-	const char *nid = yscalar(ymap_get(im, ni, "nid"));
-	yaml_node_t *cpt = ymap_get(im, ni, "CPT");
+	const char *nid = yscalar(imp_get(im, ni, IMPS_NI, IK_NI_NID));
+	yaml_node_t *cpt = imp_get(im, ni, IMPS_NI, IK_NI_CPT);
 	struct ulnet_ni_conf conf;
 	struct ctl_reply tmp;
 	int rc;
@@ -236,8 +262,10 @@ static void imp_net_ni(struct imp *im, const char *type, yaml_node_t *ni, const 
 			imp_error(im, ni, rc, "cannot del LNet NI");
 		return;
 	}
-	if (!imp_ni_tunables(im, ymap_get(im, ni, "tunables"), false, &conf, "an NI") ||
-	    !imp_ni_tunables(im, ymap_get(im, ni, "lnd tunables"), true, &conf, "an NI"))
+	if (!imp_ni_tunables(im, imp_get(im, ni, IMPS_NI, IK_NI_TUNABLES), IMPS_NI_TUN, &conf,
+			     "an NI") ||
+	    !imp_ni_tunables(im, imp_get(im, ni, IMPS_NI, IK_NI_LND_TUNABLES), IMPS_NI_LND_TUN,
+			     &conf, "an NI"))
 		return;
 	ctl_ni_conf_defaults(im->ctx, &conf);
 	rc = ulnet_ni_add(im->ctx->ln, &conf);
@@ -247,24 +275,34 @@ static void imp_net_ni(struct imp *im, const char *type, yaml_node_t *ni, const 
 
 static void imp_net(struct imp *im, yaml_node_t *net)
 {
-	const char *type = yscalar(ymap_get(im, net, "net type"));
+	const char *type;
 
+	/* every key of the entry and of its NIs is one of the schema's (the
+	 * state export writes included): anything else is refused before
+	 * anything is configured */
+	if (!imp_keys_check(im, net, IMPS_NET))
+		return;
+	type = yscalar(imp_get(im, net, IMPS_NET, IK_NET_TYPE));
 	if (!type) {
 		imp_error(im, net, -EINVAL, "net entry without 'net type'");
 		return;
 	}
 	if (strcmp(type, "lo") == 0)
 		return; /* 0@lo always exists */
-	yaml_node_t *nis = ymap_get(im, net, "local NI(s)");
+	yaml_node_t *nis = imp_get(im, net, IMPS_NET, IK_NET_NIS);
 
 	if (!nis || nis->type != YAML_SEQUENCE_NODE) {
 		imp_error(im, net, -EINVAL, "net '%s' without 'local NI(s)' list", type);
 		return;
 	}
 	for (yaml_node_item_t *it = nis->data.sequence.items.start;
+	     it < nis->data.sequence.items.top; it++)
+		if (!imp_keys_check(im, ynode(im, *it), IMPS_NI))
+			return;
+	for (yaml_node_item_t *it = nis->data.sequence.items.start;
 	     it < nis->data.sequence.items.top; it++) {
 		yaml_node_t *ni = ynode(im, *it);
-		yaml_node_t *ifs = ymap_get(im, ni, "interfaces");
+		yaml_node_t *ifs = imp_get(im, ni, IMPS_NI, IK_NI_INTERFACES);
 
 		/* each interface listed is an NI of its own, as lnetctl
 		 * configures them (sanity-lnet 450) */
@@ -345,14 +383,21 @@ out:
  */
 static void imp_peer(struct imp *im, yaml_node_t *peer)
 {
-	yaml_node_t *pn = ymap_get(im, peer, "primary nid");
+	yaml_node_t *pn = imp_get(im, peer, IMPS_PEER, IK_PEER_PRIMARY);
 	const char *prim = yscalar(pn);
-	const char *mr = yscalar(ymap_get(im, peer, "Multi-Rail"));
-	yaml_node_t *pnis = ymap_get(im, peer, "peer ni");
+	const char *mr = yscalar(imp_get(im, peer, IMPS_PEER, IK_PEER_MR));
+	yaml_node_t *pnis = imp_get(im, peer, IMPS_PEER, IK_PEER_NIS);
 	ulnet_nid_t p, *nids;
 	bool whole = true;
 	int n = 0, rc;
 
+	if (!imp_keys_check(im, peer, IMPS_PEER))
+		return;
+	if (pnis && pnis->type == YAML_SEQUENCE_NODE)
+		for (yaml_node_item_t *it = pnis->data.sequence.items.start;
+		     it < pnis->data.sequence.items.top; it++)
+			if (!imp_keys_check(im, ynode(im, *it), IMPS_PEER_NI))
+				return;
 	if (!prim || ulnet_nid_parse(prim, &p, NULL) < 0) {
 		imp_error(im, pn ? pn : peer, -EINVAL, "bad or missing 'primary nid'");
 		return;
@@ -361,7 +406,7 @@ static void imp_peer(struct imp *im, yaml_node_t *peer)
 	 * "true"/"false", lnetctl's own files "True"/"False" */
 	if (im->mode != IMP_DEL && mr && strcasecmp(mr, "true") != 0 &&
 	    strcasecmp(mr, "false") != 0) {
-		imp_error(im, ymap_get(im, peer, "Multi-Rail"), -EINVAL,
+		imp_error(im, imp_get(im, peer, IMPS_PEER, IK_PEER_MR), -EINVAL,
 			  "Multi-Rail must be set to 'True' or 'False' found '%s'", mr);
 		return;
 	}
@@ -373,7 +418,7 @@ static void imp_peer(struct imp *im, yaml_node_t *peer)
 	if (pnis && pnis->type == YAML_SEQUENCE_NODE) {
 		for (yaml_node_item_t *it = pnis->data.sequence.items.start;
 		     it < pnis->data.sequence.items.top; it++) {
-			yaml_node_t *nn = ymap_get(im, ynode(im, *it), "nid");
+			yaml_node_t *nn = imp_get(im, ynode(im, *it), IMPS_PEER_NI, IK_PNI_NID);
 			int had = n;
 
 			if (imp_peer_nid(im, nn ? nn : ynode(im, *it), yscalar(nn), nids, &n) < 0)
@@ -420,7 +465,6 @@ out:
  * Any other key is refused. --del deletes the route (net and gateway). */
 static void imp_route(struct imp *im, yaml_node_t *rt)
 {
-	static const char *const keys[] = { "net", "gateway", "hop", "priority", "state", "type" };
 	const char *net = NULL, *gwstr = NULL, *msg = NULL;
 	yaml_node_t *gwn = NULL;
 	long v[2] = { -1, -1 };
@@ -432,15 +476,13 @@ static void imp_route(struct imp *im, yaml_node_t *rt)
 	for (yaml_node_pair_t *p = rt->data.mapping.pairs.start; p < rt->data.mapping.pairs.top; p++) {
 		yaml_node_t *kn = ynode(im, p->key), *vn = ynode(im, p->value);
 		const char *k = yscalar(kn), *val = yscalar(vn);
-		size_t i = 0;
+		int i = imp_key_find(IMPS_ROUTE, k);
 
-		while (k && i < sizeof(keys) / sizeof(keys[0]) && strcmp(k, keys[i]) != 0)
-			i++;
-		if (k && strcmp(k, "health_sensitivity") == 0) {
+		if (i == IK_ROUTE_HEALTH_SENSITIVITY) {
 			imp_error(im, kn, -EOPNOTSUPP, "route key 'health_sensitivity' is not supported by ulnet");
 			return;
 		}
-		if (!k || i == sizeof(keys) / sizeof(keys[0])) {
+		if (i < 0) {
 			imp_error(im, kn, -EINVAL, "unknown route key '%s'", k ? k : "?");
 			return;
 		}
@@ -449,27 +491,30 @@ static void imp_route(struct imp *im, yaml_node_t *rt)
 			return;
 		}
 		switch (i) {
-		case 0:
+		case IK_ROUTE_NET:
 			net = val;
 			break;
-		case 1:
+		case IK_ROUTE_GATEWAY:
 			gwstr = val;
 			gwn = vn;
 			break;
-		case 2:
-		case 3:
-			if (yint(vn, &v[i - 2]) < 0 || v[i - 2] < INT_MIN || v[i - 2] > INT_MAX) {
+		case IK_ROUTE_HOP:
+		case IK_ROUTE_PRIORITY: {
+			long *vp = &v[i == IK_ROUTE_PRIORITY];
+
+			if (yint(vn, vp) < 0 || *vp < INT_MIN || *vp > INT_MAX) {
 				imp_bad_value(im, vn, k);
 				return;
 			}
 			break;
-		case 4:
+		}
+		case IK_ROUTE_STATE:
 			if (strcmp(val, "up") != 0 && strcmp(val, "down") != 0) {
 				imp_error(im, vn, -EINVAL, "invalid value for 'state' (up or down)");
 				return;
 			}
 			break;
-		default:
+		default: /* IK_ROUTE_TYPE */
 			if (strcmp(val, "single-hop") != 0 && strcmp(val, "multi-hop") != 0) {
 				imp_error(im, vn, -EINVAL, "invalid value for 'type' (single-hop or multi-hop)");
 				return;
@@ -505,9 +550,9 @@ static void imp_route(struct imp *im, yaml_node_t *rt)
 	free(gw);
 }
 
-/* An integer key of a map (cpt[N] counters): refused unless a number. */
-static bool imp_int_map(struct imp *im, yaml_node_t *m, const char *what,
-			const char *const *keys, size_t nkeys)
+/* A map of integers, each key one of section `s` (cpt[N] counters,
+ * buffers): refused unless a number. */
+static bool imp_int_map(struct imp *im, yaml_node_t *m, const char *what, enum imp_sec s)
 {
 	if (!m || m->type != YAML_MAPPING_NODE) {
 		imp_error(im, m, -EINVAL, "'%s' must be a mapping", what);
@@ -516,12 +561,9 @@ static bool imp_int_map(struct imp *im, yaml_node_t *m, const char *what,
 	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
 		yaml_node_t *kn = ynode(im, p->key), *vn = ynode(im, p->value);
 		const char *k = yscalar(kn);
-		size_t i = 0;
 		long v;
 
-		while (k && i < nkeys && strcmp(k, keys[i]) != 0)
-			i++;
-		if (!k || i == nkeys) {
+		if (imp_key_find(s, k) < 0) {
 			imp_error(im, kn, -EINVAL, "unknown %s key '%s'", what, k ? k : "?");
 			return false;
 		}
@@ -540,14 +582,11 @@ static bool imp_int_map(struct imp *im, yaml_node_t *m, const char *what,
 static bool imp_routing_key(struct imp *im, yaml_node_t *kn, yaml_node_t *vn, bool seq,
 			    yaml_node_t **enable)
 {
-	static const char *const pools[] = { "tiny", "small", "large" };
-	static const char *const counters[] = { "npages", "nbuffers", "credits", "mincredits" };
 	const char *k = yscalar(kn);
-	unsigned cpt;
-	int end = 0;
+	int i = imp_key_find(IMPS_ROUTING, k);
 	long v;
 
-	if (k && strcmp(k, "enable") == 0) {
+	if (i == IK_ROUTING_ENABLE) {
 		if (yint(vn, &v) < 0 || v < ULNET_ROUTING_DISABLED || v > ULNET_ROUTING_STARTING) {
 			imp_error(im, vn, -EINVAL, "invalid value for 'enable' (0 to 3)");
 			return false;
@@ -555,23 +594,20 @@ static bool imp_routing_key(struct imp *im, yaml_node_t *kn, yaml_node_t *vn, bo
 		*enable = vn;
 		return true;
 	}
-	if (seq && k && sscanf(k, "cpt[%u]%n", &cpt, &end) == 1 && end > 0 && !k[end]) {
+	if (seq && i == IK_ROUTING_CPT) {
 		if (!vn || vn->type != YAML_MAPPING_NODE) {
 			imp_error(im, vn, -EINVAL, "'%s' must be a mapping", k);
 			return false;
 		}
 		for (yaml_node_pair_t *p = vn->data.mapping.pairs.start; p < vn->data.mapping.pairs.top; p++) {
 			const char *pk = yscalar(ynode(im, p->key));
-			size_t i = 0;
 
-			while (pk && i < 3 && strcmp(pk, pools[i]) != 0)
-				i++;
-			if (!pk || i == 3) {
+			if (imp_key_find(IMPS_ROUTING_CPT, pk) < 0) {
 				imp_error(im, ynode(im, p->key), -EINVAL, "unknown routing pool '%s'",
 					  pk ? pk : "?");
 				return false;
 			}
-			if (!imp_int_map(im, ynode(im, p->value), pk, counters, 4))
+			if (!imp_int_map(im, ynode(im, p->value), pk, IMPS_ROUTING_POOL))
 				return false;
 		}
 		return true;
@@ -628,15 +664,15 @@ static void imp_routing(struct imp *im, yaml_node_t *r)
  * change, 0: the default); import --del leaves them (as lnetctl). */
 static void imp_buffers(struct imp *im, yaml_node_t *b)
 {
-	static const char *const pools[ULNET_RTR_NPOOLS] = { "tiny", "small", "large" };
 	long n[ULNET_RTR_NPOOLS] = { -1, -1, -1 };
 	char descr[200];
 	int rc;
 
-	if (!imp_int_map(im, b, "buffers", pools, ULNET_RTR_NPOOLS))
+	_Static_assert((int)IK_BUF_COUNT == (int)ULNET_RTR_NPOOLS, "buffers: one key per pool");
+	if (!imp_int_map(im, b, "buffers", IMPS_BUFFERS))
 		return;
 	for (int i = 0; i < ULNET_RTR_NPOOLS; i++) {
-		yaml_node_t *vn = ymap_get(im, b, pools[i]);
+		yaml_node_t *vn = imp_get(im, b, IMPS_BUFFERS, i);
 
 		if (vn)
 			(void)yint(vn, &n[i]);
@@ -657,13 +693,15 @@ static void imp_global(struct imp *im, yaml_node_t *g)
 	for (yaml_node_pair_t *p = g->data.mapping.pairs.start; p < g->data.mapping.pairs.top; p++) {
 		const char *k = yscalar(ynode(im, p->key));
 		yaml_node_t *vn = ynode(im, p->value);
-		const struct gset *gs = k ? ctl_gset_find(k) : NULL;
+		int i = imp_key_find(IMPS_GLOBAL, k);
+		const struct gset *gs = i >= 0 ? ctl_gset_find(k) : NULL;
 		long v;
 
-		if (!k || strcmp(k, "lnd_timeout") == 0)
-			continue; /* derived, read-only */
+		if (i >= 0 && imp_schema[IMPS_GLOBAL].keys[i].kind == IMPK_STATE)
+			continue; /* lnd_timeout: derived, read-only */
 		if (!gs) {
-			imp_error(im, ynode(im, p->key), -EINVAL, "invalid key '%s' (not a global setting)", k);
+			imp_error(im, ynode(im, p->key), -EINVAL, "invalid key '%s' (not a global setting)",
+				  k ? k : "?");
 			continue;
 		}
 		if (yint(vn, &v) < 0) {
@@ -693,9 +731,8 @@ static void imp_numa(struct imp *im, yaml_node_t *n)
 		struct ybuf tmp;
 		long v;
 
-		if (!k || strcmp(k, "range") != 0) {
-			imp_error(im, kn, -EOPNOTSUPP, "'%s' in 'numa' is not supported by ulnet",
-				  k ? k : "?");
+		if (imp_key_find(IMPS_NUMA, k) != IK_NUMA_RANGE) {
+			imp_key_refuse(im, kn, IMPS_NUMA);
 			continue;
 		}
 		if (yint(vn, &v) < 0) {
@@ -711,14 +748,17 @@ static void imp_numa(struct imp *im, yaml_node_t *n)
 
 /* One NID entry of a ping/discover list: a NID, or {primary nid: X} /
  * {nid: X} as older exports have it. */
-static bool imp_ping_nid(struct imp *im, yaml_node_t *e, struct parsed *p, const char *what)
+static bool imp_ping_nid(struct imp *im, yaml_node_t *e, struct parsed *p, const char *what,
+			 enum imp_sec sec)
 {
 	const char *s = yscalar(e);
 
+	if (e && e->type == YAML_MAPPING_NODE && !imp_keys_check(im, e, sec))
+		return false;
 	if (!s)
-		s = yscalar(ymap_get(im, e, "primary nid"));
+		s = yscalar(imp_get(im, e, sec, IK_PNID_PRIMARY));
 	if (!s)
-		s = yscalar(ymap_get(im, e, "nid"));
+		s = yscalar(imp_get(im, e, sec, IK_PNID_NID));
 	if (!s) {
 		imp_error(im, e, -EINVAL, "invalid %s entry: a NID is wanted", what);
 		return false;
@@ -741,6 +781,8 @@ static bool imp_ping_nid(struct imp *im, yaml_node_t *e, struct parsed *p, const
 static void imp_ping(struct imp *im, yaml_node_t *v, bool discover)
 {
 	const char *what = discover ? "discover" : "ping";
+	enum imp_sec sec = discover ? IMPS_DISCOVER : IMPS_PING;
+	enum imp_sec nsec = discover ? IMPS_DISCOVER_NID : IMPS_PING_NID;
 	yaml_node_t *nids = v;
 	struct parsed p;
 	char tbuf[24];
@@ -752,11 +794,12 @@ static void imp_ping(struct imp *im, yaml_node_t *v, bool discover)
 		     pr < v->data.mapping.pairs.top; pr++) {
 			yaml_node_t *kn = ynode(im, pr->key), *vn = ynode(im, pr->value);
 			const char *k = yscalar(kn);
+			int i = imp_key_find(sec, k);
 			long ms;
 
-			if (k && strcmp(k, "nids") == 0) {
+			if (i == IK_PING_NIDS) {   /* IK_DISC_NIDS too */
 				nids = vn;
-			} else if (k && !discover && strcmp(k, "timeout") == 0) {
+			} else if (!discover && i == IK_PING_TIMEOUT) {
 				if (yint(vn, &ms) < 0 || ms < 1 || ms > 86400000L) {
 					imp_bad_value(im, vn, k);
 					return;
@@ -765,12 +808,11 @@ static void imp_ping(struct imp *im, yaml_node_t *v, bool discover)
 				snprintf(tbuf, sizeof(tbuf), "%ld", (ms + 999) / 1000);
 				p.v[0].set = true;
 				p.v[0].arg = tbuf;
-			} else if (k && !discover && strcmp(k, "source") == 0 && yscalar(vn)) {
+			} else if (!discover && i == IK_PING_SOURCE && yscalar(vn)) {
 				p.v[1].set = true;
 				p.v[1].arg = yscalar(vn);
 			} else {
-				imp_error(im, kn, -EOPNOTSUPP, "'%s' in '%s' is not supported by ulnet",
-					  k ? k : "?", what);
+				imp_key_refuse(im, kn, sec);
 				return;
 			}
 		}
@@ -778,12 +820,12 @@ static void imp_ping(struct imp *im, yaml_node_t *v, bool discover)
 	if (nids && nids->type == YAML_SEQUENCE_NODE) {
 		for (yaml_node_item_t *it = nids->data.sequence.items.start;
 		     it < nids->data.sequence.items.top; it++)
-			if (!imp_ping_nid(im, ynode(im, *it), &p, what))
+			if (!imp_ping_nid(im, ynode(im, *it), &p, what, nsec))
 				return;
 	} else if (nids && nids->type == YAML_MAPPING_NODE) {
 		for (yaml_node_pair_t *pr = nids->data.mapping.pairs.start;
 		     pr < nids->data.mapping.pairs.top; pr++)
-			if (!imp_ping_nid(im, ynode(im, pr->value), &p, what))
+			if (!imp_ping_nid(im, ynode(im, pr->value), &p, what, nsec))
 				return;
 	}
 	if (!p.npos) {
@@ -915,59 +957,55 @@ static int import_doc(struct ctl_ctx *ctx, const char *name, yaml_document_t *do
 		goto out;
 	}
 	yaml_node_t *routing = NULL;
-	static const char *const known[] = { "net", "route", "peer", "routing", "buffers", "global",
-					      "numa", "ip2nets", "udsp", "ping", "discover",
-					      "statistics" };
+
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
 		yaml_node_t *kn = ynode(&im, p->key), *v = ynode(&im, p->value);
 		const char *k = yscalar(kn);
-		bool ok = false;
+		int key = imp_key_find(IMPS_TOP, k);
 
-		for (size_t i = 0; k && i < sizeof(known) / sizeof(known[0]); i++)
-			ok |= strcmp(k, known[i]) == 0;
-		if (!ok) {
+		if (key < 0) {
 			imp_error(&im, kn, -EINVAL, "invalid key '%s' (not a top-level section)", k ? k : "?");
 			continue;
 		}
-		if (nets_only && strcmp(k, "net") != 0 && strcmp(k, "ip2nets") != 0)
+		if (nets_only && key != IK_TOP_NET && key != IK_TOP_IP2NETS)
 			continue;
 		if (mode == IMP_EXEC) {
-			if (strcmp(k, "ping") == 0 || strcmp(k, "discover") == 0)
-				imp_ping(&im, v, k[0] == 'd');
+			if (key == IK_TOP_PING || key == IK_TOP_DISCOVER)
+				imp_ping(&im, v, key == IK_TOP_DISCOVER);
 			continue;
 		}
 		bool is_seq = v && v->type == YAML_SEQUENCE_NODE;
 
-		if (strcmp(k, "net") == 0 || strcmp(k, "peer") == 0 || strcmp(k, "route") == 0) {
+		if (key == IK_TOP_NET || key == IK_TOP_PEER || key == IK_TOP_ROUTE) {
 			if (!is_seq) {
 				imp_error(&im, v, -EINVAL, "'%s' must be a list", k);
 				continue;
 			}
 			for (yaml_node_item_t *it = v->data.sequence.items.start;
 			     it < v->data.sequence.items.top; it++) {
-				if (k[0] == 'n')
+				if (key == IK_TOP_NET)
 					imp_net(&im, ynode(&im, *it));
-				else if (k[0] == 'r')
+				else if (key == IK_TOP_ROUTE)
 					imp_route(&im, ynode(&im, *it));
 				else
 					imp_peer(&im, ynode(&im, *it));
 			}
-		} else if (strcmp(k, "routing") == 0) {
+		} else if (key == IK_TOP_ROUTING) {
 			/* after buffers:, wherever it is: the pools start at
 			 * their size (sizes are kept while routing is off,
 			 * and a pool shrinks only as buffers come back) */
 			routing = v;
-		} else if (strcmp(k, "buffers") == 0) {
+		} else if (key == IK_TOP_BUFFERS) {
 			imp_buffers(&im, v);
-		} else if (strcmp(k, "global") == 0) {
+		} else if (key == IK_TOP_GLOBAL) {
 			if (mode == IMP_ADD)
 				imp_global(&im, v);
-		} else if (strcmp(k, "numa") == 0) {
+		} else if (key == IK_TOP_NUMA) {
 			if (mode == IMP_ADD)
 				imp_numa(&im, v);
-		} else if (strcmp(k, "ip2nets") == 0) {
+		} else if (key == IK_TOP_IP2NETS) {
 			imp_ip2nets(&im, v);
-		} else if (strcmp(k, "udsp") == 0) {
+		} else if (key == IK_TOP_UDSP) {
 			if (!is_seq) {
 				imp_error(&im, v, -EINVAL, "'%s' must be a list", k);
 				continue;

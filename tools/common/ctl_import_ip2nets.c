@@ -33,8 +33,9 @@ static bool imp_ip2n_rule(struct imp *im, yaml_node_t *e, struct ip2n_rule *r,
 	for (yaml_node_pair_t *p = e->data.mapping.pairs.start; p < e->data.mapping.pairs.top; p++) {
 		yaml_node_t *kn = ynode(im, p->key), *vn = ynode(im, p->value);
 		const char *k = yscalar(kn);
+		int i = imp_key_find(IMPS_IP2NETS, k);
 
-		if (p == e->data.mapping.pairs.start && (!k || strcmp(k, "net-spec") != 0)) {
+		if (p == e->data.mapping.pairs.start && i != IK_IP2N_NET_SPEC) {
 			imp_error(im, kn, -EINVAL, "Malformed input. Expect 'net-spec' found '%s'",
 				  k ? k : "?");
 			return false;
@@ -43,15 +44,15 @@ static bool imp_ip2n_rule(struct imp *im, yaml_node_t *e, struct ip2n_rule *r,
 			imp_error(im, kn, -EINVAL, "ip2nets keys are names");
 			return false;
 		}
-		if (strcmp(k, "net-spec") == 0) {
+		if (i == IK_IP2N_NET_SPEC) {
 			const char *v = yscalar(vn);
 
 			if (!v || ulnet_net_parse(v, &r->net, NULL) < 0) {
 				imp_error(im, vn, -EINVAL, "Invalid network ID '%s'", v ? v : "?");
 				return false;
 			}
-		} else if (strcmp(k, "interfaces") == 0 || strcmp(k, "ip-range") == 0) {
-			bool ifs = k[0] == 'i' && k[1] == 'n';
+		} else if (i == IK_IP2N_INTERFACES || i == IK_IP2N_IP_RANGE) {
+			bool ifs = i == IK_IP2N_INTERFACES;
 
 			if (!vn || vn->type != YAML_MAPPING_NODE) {
 				imp_error(im, vn, -EINVAL, "Failed to parse %s list rc = %d: not a mapping "
@@ -77,10 +78,12 @@ static bool imp_ip2n_rule(struct imp *im, yaml_node_t *e, struct ip2n_rule *r,
 					return false;
 				}
 			}
-		} else if (strcmp(k, "tunables") == 0 || strcmp(k, "lnd tunables") == 0) {
-			if (!imp_ni_tunables(im, vn, k[0] == 'l', tmpl, "an ip2nets rule"))
+		} else if (i == IK_IP2N_TUNABLES || i == IK_IP2N_LND_TUNABLES) {
+			if (!imp_ni_tunables(im, vn, i == IK_IP2N_TUNABLES ? IMPS_IP2NETS_TUN
+									   : IMPS_IP2NETS_LND_TUN,
+					     tmpl, "an ip2nets rule"))
 				return false;
-		} else if (strcmp(k, "CPT") == 0) {
+		} else if (i == IK_IP2N_CPT) {
 			if (!imp_cpt(im, vn, "an ip2nets rule"))
 				return false;
 		} else {

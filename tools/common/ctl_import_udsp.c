@@ -23,7 +23,6 @@
  */
 void imp_udsp(struct imp *im, yaml_node_t *e)
 {
-	static const char *const keys[] = { "src", "dst", "rte", "idx", "priority", "action" };
 	const char *match[ULNET_UDSP_NPARTS] = { NULL, NULL, NULL };
 	yaml_node_t *prio_n = NULL;
 	long idx = -1, prio = 0;
@@ -37,11 +36,12 @@ void imp_udsp(struct imp *im, yaml_node_t *e)
 	for (yaml_node_pair_t *p = e->data.mapping.pairs.start; p < e->data.mapping.pairs.top; p++) {
 		yaml_node_t *kn = ynode(im, p->key), *vn = ynode(im, p->value);
 		const char *k = yscalar(kn);
-		size_t i = 0;
+		int i = imp_key_find(IMPS_UDSP, k);
 
-		while (k && i < sizeof(keys) / sizeof(keys[0]) && strcmp(k, keys[i]) != 0)
-			i++;
-		if (!k || i == sizeof(keys) / sizeof(keys[0])) {
+		_Static_assert((int)IK_UDSP_SRC == (int)ULNET_UDSP_SRC &&
+			       (int)IK_UDSP_DST == (int)ULNET_UDSP_DST &&
+			       (int)IK_UDSP_RTE == (int)ULNET_UDSP_RTE, "udsp: src, dst, rte are the match parts");
+		if (i < 0) {
 			imp_error(im, kn, -EINVAL, "unknown udsp key '%s'", k ? k : "?");
 			return;
 		}
@@ -51,12 +51,12 @@ void imp_udsp(struct imp *im, yaml_node_t *e)
 				return;
 			}
 			match[i] = yscalar(vn);
-		} else if (i == 3) {
+		} else if (i == IK_UDSP_IDX) {
 			if (yint(vn, &idx) < 0 || idx < 0) {
 				imp_error(im, vn, -EINVAL, "invalid value for 'idx' (0 or more)");
 				return;
 			}
-		} else if (i == 4) {
+		} else if (i == IK_UDSP_PRIORITY) {
 			prio_n = vn;
 		} else {
 			/* action: a mapping of "priority" alone */
@@ -67,7 +67,7 @@ void imp_udsp(struct imp *im, yaml_node_t *e)
 			for (yaml_node_pair_t *a = vn->data.mapping.pairs.start; a < vn->data.mapping.pairs.top; a++) {
 				const char *ak = yscalar(ynode(im, a->key));
 
-				if (!ak || strcmp(ak, "priority") != 0) {
+				if (imp_key_find(IMPS_UDSP_ACTION, ak) != IK_UACT_PRIORITY) {
 					imp_error(im, ynode(im, a->key), -EINVAL, "unknown udsp action '%s'",
 						  ak ? ak : "?");
 					return;
