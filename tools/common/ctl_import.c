@@ -1029,8 +1029,14 @@ int ctl_cmd_import(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed
 		   const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
 	int rc;
-	enum imp_mode mode = p->v[1].set ? IMP_DEL : p->v[2].set ? IMP_SHOW :
-			     p->v[3].set ? IMP_EXEC : IMP_ADD;
+	/* the last of --add, --del, --show, --exec decides (lnetctl's getopt
+	 * loop: "--del --add" adds); none: --add */
+	static const enum imp_mode modes[] = { IMP_ADD, IMP_DEL, IMP_SHOW, IMP_EXEC };
+	enum imp_mode mode = IMP_ADD;
+
+	for (int i = 0; i < p->nseq; i++)
+		if (p->seq[i].k >= 0 && p->seq[i].k < (int)(sizeof(modes) / sizeof(modes[0])))
+			mode = modes[p->seq[i].k];
 	const char *name = p->npos ? p->pos[0] : "<stdin>";
 
 	if (!blob) {
