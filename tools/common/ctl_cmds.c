@@ -699,6 +699,11 @@ static const struct cmd top_cmds[] = {
 	{ NULL, NULL, NULL, NULL, 0, NOOPTS, 0, false }
 };
 
+const struct cmd *ctl_cmd_root(void)
+{
+	return top_cmds;
+}
+
 static const struct cmd *find_cmd(const struct cmd *t, const char *name)
 {
 	for (; t->name; t++)

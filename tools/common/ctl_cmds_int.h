@@ -91,6 +91,10 @@ struct cmd {
 #define OPTS(a) (a), (int)(sizeof(a) / sizeof((a)[0]))
 #define NOOPTS NULL, 0
 
+/* The top of the command tree dispatch() walks (ends with a NULL name),
+ * read-only: for the tests that walk every command and option. */
+const struct cmd *ctl_cmd_root(void);
+
 /* --- option parsing and help (ctl_opts.c) --------------------------------- */
 
 /* Returns 0, or -EINVAL with a message in err. */
