@@ -148,8 +148,9 @@ static void test_route_gateway_range(void **state)
 }
 
 /* Filters: only with --net or --gateway are any sent (then all apply,
- * exactly); --hop/--priority alone list every route; an unparsable --net
- * filters nothing; no match prints nothing, exit 0. */
+ * exactly); --hop/--priority alone are refused (lnetctl lists every route
+ * for them); an unparsable --net filters nothing; no match prints nothing,
+ * exit 0. */
 static void test_route_show_filters(void **state)
 {
 	struct ctl_fix *f = *state;
@@ -163,9 +164,13 @@ static void test_route_show_filters(void **state)
 	run_ok(f, "route show --gateway " GW " -v", 0,
 	       R_HDR RV("tcp1", GW, "-1", "0") RV("tcp2", GW, "2", "3"));
 	run_ok(f, "route show --gateway 127.0.0.99@tcp", 0, "");
-	run_ok(f, "route show --hop 2", 0, all);
-	run_ok(f, "route show --priority 3", 0, all);
-	run_ok(f, "route show --hop 1 --priority 7", 0, all);
+	/* lnetctl lists every route for these: refused */
+	run_err_text(f, "route show --hop 2", "show", -95,
+		     "--hop without --net or --gateway is not supported by ulnet (lnetctl lists every route)");
+	run_err_text(f, "route show --priority 3", "show", -95,
+		     "--priority without --net or --gateway is not supported by ulnet (lnetctl lists every route)");
+	run_err_text(f, "route show --hop-count 1 --priority 7", "show", -95,
+		     "--hop-count without --net or --gateway is not supported by ulnet (lnetctl lists every route)");
 	run_ok(f, "route show --net tcp2 --hop 2", 0, R_HDR R("tcp2", GW));
 	run_ok(f, "route show --net tcp2 --priority 0", 0, R_HDR R("tcp2", "127.0.0.13@tcp"));
 	run_ok(f, "route show --gateway " GW " --priority 3", 0, R_HDR R("tcp2", GW));

@@ -233,8 +233,22 @@ static int cmd_route_show(struct ctl_ctx *ctx, const struct cmd *c, const struct
 		return n;
 	}
 	if (!netstr && !gwstr) {
-		/* lnetctl sends no filter at all then: --hop and --priority
-		 * alone list every route */
+		/* lnetctl sends no filter at all then, and lists every route
+		 * whatever --hop or --priority says: refused, not ignored */
+		static const int filt[] = { RS_HOPC, RS_HOP, RS_PRIO };
+		static const char *const fname[] = { "hop-count", "hop", "priority" };
+
+		for (size_t i = 0; i < sizeof(filt) / sizeof(filt[0]); i++) {
+			char why[128];
+
+			if (!p->v[filt[i]].set)
+				continue;
+			snprintf(why, sizeof(why), "--%s without --net or --gateway is not supported "
+				 "by ulnet (lnetctl lists every route)", fname[i]);
+			y_nl_error(&rp->err, "show", "route", -EOPNOTSUPP, why);
+			rc = -EINVAL;
+			goto out;
+		}
 		ctl_render_route_show(&rp->out, all, n, p->v[RS_VERBOSE].set);
 		goto out;
 	}
