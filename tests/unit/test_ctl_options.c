@@ -1312,10 +1312,63 @@ static void test_walk(void **state)
 	ybuf_free(&tl.missing);
 }
 
+/* Run `line` on `f`: exit `rc`, and `text` on stdout or stderr (NULL:
+ * not checked). */
+static void expect(struct ctl_fix *f, const char *line, int rc, const char *text)
+{
+	int got = ctl_run_line(&f->ctx, &f->rp, NULL, 0, line);
+
+	if (got != rc || (text && !strstr(ybuf_str(&f->rp.out), text) &&
+			  !strstr(ybuf_str(&f->rp.err), text)))
+		fail_msg("'%s': exit %d (want %d), want '%s':\n%s%s", line, got, rc, text ? text : "",
+			 ybuf_str(&f->rp.out), ybuf_str(&f->rp.err));
+}
+
+/* An option another makes meaningless is refused, never dropped; of two
+ * that exclude each other the last given wins, as in lnetctl's option
+ * loops. */
+static void test_combinations(void **state)
+{
+	(void)state;
+	static const char *const lines[] = { NI2, "net set --nid 127.0.0.2@tcp --health 500",
+					     "route add --net tcp9 --gateway " GW, NULL };
+	struct ctl_fix f;
+	static const char nid_net[] = "--net is invalid with --nid option";
+
+	assert_int_equal(ctl_fix_init(&f, NULL, lines), 0);
+	/* the NID names the net (lnetctl's check and text) */
+	expect(&f, "net add --nid 127.0.0.3@tcp --net tcp", 234, nid_net);
+	expect(&f, "net del --nid 127.0.0.2@tcp --net tcp", 234, nid_net);
+	/* ... and the NI */
+	expect(&f, "net del --nid 127.0.0.2@tcp --if lo", 234,
+	       "--if with --nid is not supported by ulnet");
+	ctl_has(&f.rp.err, "errno: -95", "net del --nid --if");
+	expect(&f, "net show", 0, "nid: 127.0.0.2@tcp");
+	if (strstr(ybuf_str(&f.rp.out), "127.0.0.3@tcp"))
+		fail_msg("net add --nid --net added the NI:\n%s", ybuf_str(&f.rp.out));
+	/* filters lnetctl never sends without --net or --gateway */
+	expect(&f, "route show --priority 0", 234, "--priority without --net or --gateway");
+	ctl_has(&f.rp.err, "errno: -95", "route show --priority");
+	/* the last of --local and --peer (only a local NI is in recovery) */
+	expect(&f, "debug recovery --peer --local", 0, "Local NI recovery");
+	expect(&f, "debug recovery --local --peer", 0, NULL);
+	assert_string_equal(ybuf_str(&f.rp.out), "");
+	/* the last of import's modes */
+	ctl_run_line(&f.ctx, &f.rp, NI_DOC(""), strlen(NI_DOC("")), "import --del --add w.yaml");
+	assert_int_equal(f.rp.rc, 0);
+	ctl_run_line(&f.ctx, &f.rp, NI_DOC(""), strlen(NI_DOC("")), "import --add --del w.yaml");
+	assert_int_equal(f.rp.rc, 0);
+	expect(&f, "net show", 0, "nid: 127.0.0.2@tcp");
+	if (strstr(ybuf_str(&f.rp.out), "127.0.0.3@tcp"))
+		fail_msg("import --add --del left the NI:\n%s", ybuf_str(&f.rp.out));
+	ctl_fix_fini(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk),
+		cmocka_unit_test(test_combinations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

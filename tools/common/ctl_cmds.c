@@ -554,13 +554,21 @@ static void recovery_entry(struct ctl_reply *rp, const char *heading, int *k, co
 static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, const struct parsed *p, int argc, char **argv,
 			      const char *blob, size_t bloblen, struct ctl_reply *rp)
 {
+	/* --local, --peer: the last given, as lnetctl's option loop;
+	 * neither: both */
+	bool local = true, peer = true;
+
+	for (int i = 0; i < p->nseq; i++) {
+		local = p->seq[i].k == 0;
+		peer = !local;
+	}
 	if (!ctx->ln)
 		return ctl_down_error(rp, "recovery", "Network is down");
 	/* What is in recovery (the core's recovery queues: our up NIs below
 	 * full health; peer NIs below it that we heard from, not aged out by
 	 * recovery_limit), numbered as the kernel's netlink reply numbers them
 	 * ("nid-N"); nothing at all when the list is empty. */
-	if (!p->v[1].set) {
+	if (local) {
 		struct ulnet_ni_info *ni;
 		int n = ctl_get_nis(ctx->ln, &ni), k = 0;
 
@@ -571,7 +579,7 @@ static int cmd_debug_recovery(struct ctl_ctx *ctx, const struct cmd *c, const st
 				recovery_entry(rp, "Local NI recovery", &k, &ni[i].nid);
 		free(ni);
 	}
-	if (!p->v[0].set || p->v[1].set) {
+	if (peer) {
 		struct ulnet_peer_info *pi;
 		int n = ctl_get_peers(ctx->ln, &pi), k = 0;
 

@@ -357,6 +357,11 @@ static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, const struct pa
 		}
 		snprintf(conf.accept, sizeof(conf.accept), "%s", m);
 	}
+	/* lnetctl's own check: the NID names the net */
+	if (p->v[NA_NID].set && p->v[NA_NET].set) {
+		ybuf_puts(&rp->out, "--net is invalid with --nid option\n");
+		return -EINVAL;
+	}
 	conf.tun.peer_timeout = (int)v[0];
 	conf.tun.peer_credits = (int)v[1];
 	conf.tun.peer_buffer_credits = (int)v[2];
@@ -400,6 +405,19 @@ static int cmd_net_del(struct ctl_ctx *ctx, const struct cmd *c, const struct pa
 
 	if (p->v[1].set) {
 		ulnet_nid_t nid;
+
+		/* lnetctl's own check: the NID names the net */
+		if (p->v[0].set) {
+			ybuf_puts(&rp->out, "--net is invalid with --nid option\n");
+			return -EINVAL;
+		}
+		/* the NID names the NI: an interface besides would be
+		 * dropped (lnetctl adds both to one list) */
+		if (p->v[2].set) {
+			y_nl_error(&rp->err, "del", "net", -EOPNOTSUPP,
+				   "--if with --nid is not supported by ulnet");
+			return -EINVAL;
+		}
 
 		if (ulnet_nid_parse(p->v[1].arg, &nid, &pe) < 0) {
 			snprintf(msg, sizeof(msg), "cannot parse NID '%s': %s", p->v[1].arg,
