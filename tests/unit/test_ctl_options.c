@@ -9,7 +9,7 @@
  * the parsers look keys up in). Each must have a probe below, or the test
  * fails naming it; a probe that names no option or key of the tables fails
  * it too. Every probe runs on fresh in-process nodes (ctl_run() on a real
- * instance, 127.0.0.x, high ports, no root):
+ * instance, 127.0.21.x, high ports, no root):
  *
  *   EFFECT   the line with the option and the line without it, each on
  *            fresh nodes after the same setup, then the same check lines:
@@ -165,19 +165,44 @@ static char *subst(const struct side *s, const char *in)
 	return b.s ? b.s : calloc(1, 1);
 }
 
-/* A free TCP port on 127.0.0.1 (bound and let go). */
+/* Whether `port` can be bound on 127.0.21.`host`. */
+static bool port_free_on(int host, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				  .sin_addr.s_addr = htonl(0x7f001500u | (uint32_t)host) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* A TCP port free on every address the probes listen on (127.0.21.x, a
+ * subnet no other test uses): one the kernel gives, checked there. */
 static int free_port(void)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+	static const int hosts[] = { 2, 3, 4, 77 };
 
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	port = ntohs(sa.sin_port);
-	close(fd);
-	return port;
+	for (int tries = 0; tries < 100; tries++) {
+		struct sockaddr_in sa = { .sin_family = AF_INET,
+					  .sin_addr.s_addr = htonl(0x7f001502u) };
+		socklen_t len = sizeof(sa);
+		int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+		bool ok = true;
+
+		assert_true(fd >= 0);
+		assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+		port = ntohs(sa.sin_port);
+		close(fd);
+		for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++)
+			ok &= port_free_on(hosts[i], port);
+		if (ok)
+			return port;
+	}
+	fail_msg("no TCP port free on 127.0.21.x");
+	return -1;
 }
 
 static bool parse_addr(const char *host, const char *port, struct sockaddr_in *sa)
@@ -379,9 +404,9 @@ static int run_side(const struct probe *pr, const char *line, int port, int port
 
 /* --- the probes ---------------------------------------------------------------------- */
 
-#define GW "127.0.0.12@tcp"
-#define NI2 "net add --nid 127.0.0.2@tcp"
-#define PEER_P "127.0.0.50@tcp"
+#define GW "127.0.21.12@tcp"
+#define NI2 "net add --nid 127.0.21.2@tcp"
+#define PEER_P "127.0.21.50@tcp"
 
 /* fault rules: any source, any destination */
 #define DROP "fault drop add --source * --dest *"
@@ -390,19 +415,19 @@ static int run_side(const struct probe *pr, const char *line, int port, int port
 /* import's documents */
 #define IMP "import w.yaml\n"
 #define IMPX "import --exec w.yaml\n"
-#define NI_DOC(extra) "net:\n- net type: tcp\n  local NI(s):\n  - nid: 127.0.0.3@tcp\n" extra
+#define NI_DOC(extra) "net:\n- net type: tcp\n  local NI(s):\n  - nid: 127.0.21.3@tcp\n" extra
 #define PEER_DOC(extra) "peer:\n- primary nid: " PEER_P "\n" extra
-#define PNI_DOC(extra) PEER_DOC("  peer ni:\n  - nid: 127.0.0.51@tcp\n" extra)
+#define PNI_DOC(extra) PEER_DOC("  peer ni:\n  - nid: 127.0.21.51@tcp\n" extra)
 #define ROUTE_DOC(extra) "route:\n- net: tcp9\n  gateway: " GW "\n" extra
 #define RULE_DOC(extra) "ip2nets:\n- net-spec: tcp6\n" extra
 #define RULE_LO(extra) RULE_DOC("  interfaces:\n    0: lo\n" extra)
 #define CPT_DOC(extra) "routing:\n- cpt[0]:\n" extra "- enable: 1\n"
 
-/* A peer (node B) on 127.0.0.4@tcp that node A (127.0.0.2@tcp, and
- * 127.0.0.3@tcp) reaches on port $P. */
-#define AB_SETUP "net add --nid 127.0.0.2@tcp --accept-port $P", \
-	"net add --nid 127.0.0.3@tcp --accept-port $P", \
-	"B:net add --nid 127.0.0.4@tcp --accept all --accept-port $P"
+/* A peer (node B) on 127.0.21.4@tcp that node A (127.0.21.2@tcp, and
+ * 127.0.21.3@tcp) reaches on port $P. */
+#define AB_SETUP "net add --nid 127.0.21.2@tcp --accept-port $P", \
+	"net add --nid 127.0.21.3@tcp --accept-port $P", \
+	"B:net add --nid 127.0.21.4@tcp --accept all --accept-port $P"
 
 /* An NI state key of export (STATE): taken, changes nothing. */
 #define NI_STATE(key, extra) \
@@ -432,9 +457,9 @@ static int run_side(const struct probe *pr, const char *line, int port, int port
 static const struct probe probes[] = {
 	/* --- lnet ------------------------------------------------------------ */
 	{ "lnet configure --all", EFFECT,
-	  L("@modparams\nnet:\n- net type: tcp\n  local NI(s):\n  - nid: 127.0.0.2@tcp\n",
+	  L("@modparams\nnet:\n- net type: tcp\n  local NI(s):\n  - nid: 127.0.21.2@tcp\n",
 	    "lnet unconfigure"),
-	  "lnet configure", "lnet configure --all", L("net show"), "nid: 127.0.0.2@tcp" },
+	  "lnet configure", "lnet configure --all", L("net show"), "nid: 127.0.21.2@tcp" },
 	/* the kernel's --large lets NIs take large (IPv6) addresses: ulnet's
 	 * always do */
 	{ "lnet configure --large", ALWAYS, L("lnet unconfigure"), "lnet configure",
@@ -460,11 +485,11 @@ static const struct probe probes[] = {
 	  "route del --net tcp9", "route del --net tcp9 --gateway " GW, L("route show"),
 	  "!net: tcp9" },
 #define ROUTES L(NI2, "route add --net tcp9 --gateway " GW " --hop 3 --priority 1", \
-		 "route add --net tcp9 --gateway 127.0.0.13@tcp --hop 5 --priority 2", \
+		 "route add --net tcp9 --gateway 127.0.21.13@tcp --hop 5 --priority 2", \
 		 "route add --net tcp8 --gateway " GW)
 	{ "route show --net", EFFECT, ROUTES, "route show", "route show --net tcp9", NULL,
 	  "!net: tcp8" },
-	{ "route show --gateway", EFFECT, ROUTES, "route show", "route show --gateway 127.0.0.13@tcp",
+	{ "route show --gateway", EFFECT, ROUTES, "route show", "route show --gateway 127.0.21.13@tcp",
 	  NULL, "!gateway: " GW },
 	{ "route show --hop-count", EFFECT, ROUTES, "route show --net tcp9",
 	  "route show --net tcp9 --hop-count 5", NULL, "!gateway: " GW },
@@ -480,7 +505,7 @@ static const struct probe probes[] = {
 	  L("net show"), "net type: tcp5" },
 	{ "net add --if", EFFECT, NULL, "net add --net tcp5", "net add --net tcp5 --if lo",
 	  L("net show"), "0: lo" },
-	{ "net add --nid", EFFECT, NULL, "net add", NI2, L("net show"), "nid: 127.0.0.2@tcp" },
+	{ "net add --nid", EFFECT, NULL, "net add", NI2, L("net show"), "nid: 127.0.21.2@tcp" },
 	{ "net add --ip2net", EFFECT, NULL, "net add", "net add --ip2net \"tcp6 *.*.*.*\"",
 	  L("net show"), "net type: tcp6" },
 	{ "net add --peer-timeout", EFFECT, NULL, NI2, NI2 " --peer-timeout 77", L("net show -v"),
@@ -501,43 +526,43 @@ static const struct probe probes[] = {
 	{ "net add --traffic-class", REFUSED, NULL, NI2, NI2 " --traffic-class 1", NULL, NULL },
 	/* the NI listens on its port ($Q: ulnetd's --accept-port) */
 	{ "net add --accept-port", EFFECT, L("@accept_port $Q"), NI2 " --accept all",
-	  NI2 " --accept all --accept-port $P", L("@connect 127.0.0.2 $P"), "connect: ok" },
+	  NI2 " --accept all --accept-port $P", L("@connect 127.0.21.2 $P"), "connect: ok" },
 	/* the fixture's nodes default to --accept none */
 	{ "net add --accept", EFFECT, NULL, NI2 " --accept-port $P",
-	  NI2 " --accept-port $P --accept all", L("@connect 127.0.0.2 $P"), "connect: ok" },
+	  NI2 " --accept-port $P --accept all", L("@connect 127.0.21.2 $P"), "connect: ok" },
 	{ "net del --net", EFFECT, L(NI2), "net del", "net del --net tcp", L("net show"),
-	  "!nid: 127.0.0.2@tcp" },
-	{ "net del --nid", EFFECT, L(NI2), "net del", "net del --nid 127.0.0.2@tcp", L("net show"),
-	  "!nid: 127.0.0.2@tcp" },
-	{ "net del --if", EFFECT, L(NI2, "net add --nid 127.0.0.3@tcp --if walk0"), "net del --net tcp",
-	  "net del --net tcp --if walk0", L("net show"), "nid: 127.0.0.2@tcp" },
+	  "!nid: 127.0.21.2@tcp" },
+	{ "net del --nid", EFFECT, L(NI2), "net del", "net del --nid 127.0.21.2@tcp", L("net show"),
+	  "!nid: 127.0.21.2@tcp" },
+	{ "net del --if", EFFECT, L(NI2, "net add --nid 127.0.21.3@tcp --if walk0"), "net del --net tcp",
+	  "net del --net tcp --if walk0", L("net show"), "nid: 127.0.21.2@tcp" },
 	{ "net show --net", EFFECT, L(NI2), "net show", "net show --net tcp", NULL,
 	  "!net type: lo" },
 	{ "net show --verbose", OUTPUT, L(NI2), "net show", "net show --verbose", NULL, "tunables:" },
-#define TWO_NETS L(NI2, "net add --nid 127.0.0.3@tcp1")
+#define TWO_NETS L(NI2, "net add --nid 127.0.21.3@tcp1")
 	/* lnetctl's only use of it: refused with --nid */
-	{ "net set --all", EFFECT, TWO_NETS, "net set --nid 127.0.0.2@tcp --health 500",
-	  "net set --all --nid 127.0.0.2@tcp --health 500", NULL, "mutually exclusive" },
+	{ "net set --all", EFFECT, TWO_NETS, "net set --nid 127.0.21.2@tcp --health 500",
+	  "net set --all --nid 127.0.21.2@tcp --health 500", NULL, "mutually exclusive" },
 	{ "net set --net", EFFECT, TWO_NETS, "net set --health 500", "net set --net tcp1 --health 500",
 	  L("net show -v 2"), "health value: 1000" },
 	{ "net set --lnd-timeout", EFFECT, TWO_NETS, "net set --net tcp",
 	  "net set --net tcp --lnd-timeout 33", L("net show -v"), "timeout: 33" },
-	{ "net set --conns-per-peer", EFFECT, TWO_NETS, "net set --nid 127.0.0.2@tcp",
-	  "net set --nid 127.0.0.2@tcp --conns-per-peer 5", L("net show -v"), "conns_per_peer: 5" },
+	{ "net set --conns-per-peer", EFFECT, TWO_NETS, "net set --nid 127.0.21.2@tcp",
+	  "net set --nid 127.0.21.2@tcp --conns-per-peer 5", L("net show -v"), "conns_per_peer: 5" },
 	{ "net set --nid", EFFECT, TWO_NETS, "net set --health 500",
-	  "net set --nid 127.0.0.3@tcp1 --health 500", L("net show -v 2"), "health value: 1000" },
-	{ "net set --state", REFUSED, TWO_NETS, "net set --nid 127.0.0.2@tcp",
-	  "net set --nid 127.0.0.2@tcp --state 1", NULL, NULL },
-	{ "net set --health", EFFECT, TWO_NETS, "net set --nid 127.0.0.2@tcp",
-	  "net set --nid 127.0.0.2@tcp --health 500", L("net show -v 2"), "health value: 500" },
+	  "net set --nid 127.0.21.3@tcp1 --health 500", L("net show -v 2"), "health value: 1000" },
+	{ "net set --state", REFUSED, TWO_NETS, "net set --nid 127.0.21.2@tcp",
+	  "net set --nid 127.0.21.2@tcp --state 1", NULL, NULL },
+	{ "net set --health", EFFECT, TWO_NETS, "net set --nid 127.0.21.2@tcp",
+	  "net set --nid 127.0.21.2@tcp --health 500", L("net show -v 2"), "health value: 500" },
 
 	/* --- peer ------------------------------------------------------------ */
-	{ "peer add --prim_nid", EFFECT, L(NI2), "peer add --nid 127.0.0.51@tcp",
-	  "peer add --prim_nid " PEER_P " --nid 127.0.0.51@tcp", L("peer show"),
+	{ "peer add --prim_nid", EFFECT, L(NI2), "peer add --nid 127.0.21.51@tcp",
+	  "peer add --prim_nid " PEER_P " --nid 127.0.21.51@tcp", L("peer show"),
 	  "primary nid: " PEER_P },
 	{ "peer add --nid", EFFECT, L(NI2), "peer add --prim_nid " PEER_P,
-	  "peer add --prim_nid " PEER_P " --nid 127.0.0.51@tcp", L("peer show"),
-	  "nid: 127.0.0.51@tcp" },
+	  "peer add --prim_nid " PEER_P " --nid 127.0.21.51@tcp", L("peer show"),
+	  "nid: 127.0.21.51@tcp" },
 	{ "peer add --non_mr", EFFECT, L(NI2), "peer add --prim_nid " PEER_P,
 	  "peer add --prim_nid " PEER_P " --non_mr", L("peer show"), "Multi-Rail: false" },
 	{ "peer add --ip2nets", REFUSED, L(NI2), "peer add --prim_nid " PEER_P,
@@ -548,45 +573,45 @@ static const struct probe probes[] = {
 	  "peer state: 1048585" },
 	{ "peer add --force", EFFECT, L(NI2), "peer add --prim_nid " PEER_P,
 	  "peer add --prim_nid " PEER_P " --force", L("peer show -v 4"), "peer state: 1048585" },
-#define PEERS L(NI2, "peer add --prim_nid " PEER_P " --nid 127.0.0.51@tcp", \
-		"peer add --prim_nid 127.0.0.60@tcp --lock_prim")
+#define PEERS L(NI2, "peer add --prim_nid " PEER_P " --nid 127.0.21.51@tcp", \
+		"peer add --prim_nid 127.0.21.60@tcp --lock_prim")
 	{ "peer del --prim_nid", EFFECT, PEERS, "peer del", "peer del --prim_nid " PEER_P,
 	  L("peer show"), "!primary nid: " PEER_P },
 	{ "peer del --nid", EFFECT, PEERS, "peer del --prim_nid " PEER_P,
-	  "peer del --prim_nid " PEER_P " --nid 127.0.0.51@tcp", L("peer show"),
+	  "peer del --prim_nid " PEER_P " --nid 127.0.21.51@tcp", L("peer show"),
 	  "primary nid: " PEER_P },
-	{ "peer del --force", EFFECT, PEERS, "peer del --prim_nid 127.0.0.60@tcp",
-	  "peer del --prim_nid 127.0.0.60@tcp --force", L("peer show"),
-	  "!primary nid: 127.0.0.60@tcp" },
-	{ "peer del --lock_prim", EFFECT, PEERS, "peer del --prim_nid 127.0.0.60@tcp",
-	  "peer del --prim_nid 127.0.0.60@tcp --lock_prim", L("peer show"),
-	  "!primary nid: 127.0.0.60@tcp" },
+	{ "peer del --force", EFFECT, PEERS, "peer del --prim_nid 127.0.21.60@tcp",
+	  "peer del --prim_nid 127.0.21.60@tcp --force", L("peer show"),
+	  "!primary nid: 127.0.21.60@tcp" },
+	{ "peer del --lock_prim", EFFECT, PEERS, "peer del --prim_nid 127.0.21.60@tcp",
+	  "peer del --prim_nid 127.0.21.60@tcp --lock_prim", L("peer show"),
+	  "!primary nid: 127.0.21.60@tcp" },
 	{ "peer show --nid", EFFECT, PEERS, "peer show", "peer show --nid " PEER_P, NULL,
-	  "!primary nid: 127.0.0.60@tcp" },
+	  "!primary nid: 127.0.21.60@tcp" },
 	{ "peer show --verbose", OUTPUT, PEERS, "peer show", "peer show --verbose", NULL,
 	  "max_ni_tx_credits" },
 	{ "peer set --all", EFFECT, PEERS, "peer set --health 500", "peer set --all --health 500",
 	  L("peer show -v 2"), "health value: 500" },
-	{ "peer set --net", REFUSED, PEERS, "peer set --nid 127.0.0.51@tcp --health 500",
-	  "peer set --nid 127.0.0.51@tcp --health 500 --net tcp", NULL, NULL },
-	{ "peer set --lnd-timeout", REFUSED, PEERS, "peer set --nid 127.0.0.51@tcp --health 500",
-	  "peer set --nid 127.0.0.51@tcp --health 500 --lnd-timeout 5 --net tcp", NULL, NULL },
-	{ "peer set --conns-per-peer", REFUSED, PEERS, "peer set --nid 127.0.0.51@tcp --health 500",
-	  "peer set --nid 127.0.0.51@tcp --health 500 --conns-per-peer 2", NULL, NULL },
+	{ "peer set --net", REFUSED, PEERS, "peer set --nid 127.0.21.51@tcp --health 500",
+	  "peer set --nid 127.0.21.51@tcp --health 500 --net tcp", NULL, NULL },
+	{ "peer set --lnd-timeout", REFUSED, PEERS, "peer set --nid 127.0.21.51@tcp --health 500",
+	  "peer set --nid 127.0.21.51@tcp --health 500 --lnd-timeout 5 --net tcp", NULL, NULL },
+	{ "peer set --conns-per-peer", REFUSED, PEERS, "peer set --nid 127.0.21.51@tcp --health 500",
+	  "peer set --nid 127.0.21.51@tcp --health 500 --conns-per-peer 2", NULL, NULL },
 	{ "peer set --nid", EFFECT, PEERS, "peer set --health 500",
-	  "peer set --nid 127.0.0.51@tcp --health 500", L("peer show -v 2"), "health value: 500" },
+	  "peer set --nid 127.0.21.51@tcp --health 500", L("peer show -v 2"), "health value: 500" },
 	{ "peer set --state", EFFECT, PEERS, "peer set --nid " PEER_P,
 	  "peer set --nid " PEER_P " --state 1048585", L("peer show -v 4 --nid " PEER_P),
 	  "peer state: 1048585" },
-	{ "peer set --health", EFFECT, PEERS, "peer set --nid 127.0.0.51@tcp",
-	  "peer set --nid 127.0.0.51@tcp --health 500", L("peer show -v 2"), "health value: 500" },
+	{ "peer set --health", EFFECT, PEERS, "peer set --nid 127.0.21.51@tcp",
+	  "peer set --nid 127.0.21.51@tcp --health 500", L("peer show -v 2"), "health value: 500" },
 
 	/* --- debug ----------------------------------------------------------- */
 	{ "debug peer --nid", EFFECT, PEERS, "debug peer", "debug peer --nid " PEER_P, NULL,
 	  "primary nid: " PEER_P },
 	/* a local NI below full health, and a peer NI heard from (a ping) */
-#define RECOVERY L(AB_SETUP, "ping 127.0.0.4@tcp", "net set --nid 127.0.0.2@tcp --health 500", \
-		   "peer set --nid 127.0.0.4@tcp --health 500")
+#define RECOVERY L(AB_SETUP, "ping 127.0.21.4@tcp", "net set --nid 127.0.21.2@tcp --health 500", \
+		   "peer set --nid 127.0.21.4@tcp --health 500")
 	{ "debug recovery --local", EFFECT, RECOVERY, "debug recovery", "debug recovery --local", NULL,
 	  "!Peer NI recovery" },
 	{ "debug recovery --peer", EFFECT, RECOVERY, "debug recovery", "debug recovery --peer", NULL,
@@ -599,28 +624,28 @@ static const struct probe probes[] = {
 	/* --- ping, discover -------------------------------------------------- */
 	/* a peer that takes the connection and never answers: the ping
 	 * waits its timeout (1 s without --timeout) */
-	{ "ping --timeout", EFFECT, L(NI2 " --accept-port $P", "@listen 127.0.0.77 $P"),
-	  "@timed ping 127.0.0.77@tcp", "@timed ping --timeout 3 127.0.0.77@tcp", NULL,
+	{ "ping --timeout", EFFECT, L(NI2 " --accept-port $P", "@listen 127.0.21.77 $P"),
+	  "@timed ping 127.0.21.77@tcp", "@timed ping --timeout 3 127.0.21.77@tcp", NULL,
 	  "took at least 2 s" },
 	/* node B knows the peer by the NID the ping came from */
-	{ "ping --source", EFFECT, L(AB_SETUP), "ping 127.0.0.4@tcp",
-	  "ping --source 127.0.0.3@tcp 127.0.0.4@tcp", L("B:peer show"),
-	  "primary nid: 127.0.0.3@tcp" },
+	{ "ping --source", EFFECT, L(AB_SETUP), "ping 127.0.21.4@tcp",
+	  "ping --source 127.0.21.3@tcp 127.0.21.4@tcp", L("B:peer show"),
+	  "primary nid: 127.0.21.3@tcp" },
 	/* discovered already: again only with --force (a ping and a push
 	 * more for node B) */
-	{ "discover --force", EFFECT, L(AB_SETUP, "discover 127.0.0.4@tcp"), "discover 127.0.0.4@tcp",
-	  "discover --force 127.0.0.4@tcp", L("B:stats show"), "recv_count: 5\n" },
+	{ "discover --force", EFFECT, L(AB_SETUP, "discover 127.0.21.4@tcp"), "discover 127.0.21.4@tcp",
+	  "discover --force 127.0.21.4@tcp", L("B:stats show"), "recv_count: 5\n" },
 
 	/* --- export, import -------------------------------------------------- */
 	{ "export --backup", OUTPUT, L(NI2), "export", "export --backup", NULL, "!status: up" },
 	{ "import --add", EFFECT, NULL, "import --del w.yaml\n" NI_DOC(""),
-	  "import --del --add w.yaml\n" NI_DOC(""), L("net show"), "nid: 127.0.0.3@tcp" },
-	{ "import --del", EFFECT, L("net add --nid 127.0.0.3@tcp"), IMP NI_DOC(""),
-	  "import --del w.yaml\n" NI_DOC(""), L("net show"), "!nid: 127.0.0.3@tcp" },
+	  "import --del --add w.yaml\n" NI_DOC(""), L("net show"), "nid: 127.0.21.3@tcp" },
+	{ "import --del", EFFECT, L("net add --nid 127.0.21.3@tcp"), IMP NI_DOC(""),
+	  "import --del w.yaml\n" NI_DOC(""), L("net show"), "!nid: 127.0.21.3@tcp" },
 	{ "import --show", OUTPUT, NULL, IMP NI_DOC(""), "import --show w.yaml\n" NI_DOC(""),
 	  NULL, "local NI(s)" },
-	{ "import --exec", EFFECT, L(AB_SETUP), IMP "ping:\n  nids:\n  - 127.0.0.4@tcp\n",
-	  IMPX "ping:\n  nids:\n  - 127.0.0.4@tcp\n", NULL, "primary nid: 127.0.0.4@tcp" },
+	{ "import --exec", EFFECT, L(AB_SETUP), IMP "ping:\n  nids:\n  - 127.0.21.4@tcp\n",
+	  IMPX "ping:\n  nids:\n  - 127.0.21.4@tcp\n", NULL, "primary nid: 127.0.21.4@tcp" },
 
 	/* --- udsp ------------------------------------------------------------ */
 	{ "udsp add --src", EFFECT, L(NI2), "udsp add --priority 1", "udsp add --src tcp --priority 1",
@@ -642,12 +667,12 @@ static const struct probe probes[] = {
 	{ "udsp show --idx", EFFECT, RULES, "udsp show", "udsp show --idx 1", NULL, "!src: tcp1" },
 
 	/* --- fault drop ------------------------------------------------------ */
-	{ "fault drop add --dest", EFFECT, L(NI2), "fault drop add --source 127.0.0.5@tcp --rate 1",
-	  "fault drop add --source 127.0.0.5@tcp --dest 127.0.0.6@tcp --rate 1",
-	  L("fault drop show"), "fa_dst: 127.0.0.6@tcp" },
-	{ "fault drop add --source", EFFECT, L(NI2), "fault drop add --dest 127.0.0.6@tcp --rate 1",
-	  "fault drop add --source 127.0.0.5@tcp --dest 127.0.0.6@tcp --rate 1",
-	  L("fault drop show"), "fa_src: 127.0.0.5@tcp" },
+	{ "fault drop add --dest", EFFECT, L(NI2), "fault drop add --source 127.0.21.5@tcp --rate 1",
+	  "fault drop add --source 127.0.21.5@tcp --dest 127.0.21.6@tcp --rate 1",
+	  L("fault drop show"), "fa_dst: 127.0.21.6@tcp" },
+	{ "fault drop add --source", EFFECT, L(NI2), "fault drop add --dest 127.0.21.6@tcp --rate 1",
+	  "fault drop add --source 127.0.21.5@tcp --dest 127.0.21.6@tcp --rate 1",
+	  L("fault drop show"), "fa_src: 127.0.21.5@tcp" },
 	/* the rule the node keeps (test_fault.c test_drop_health_error: the
 	 * core acts on it) */
 	{ "fault drop add --health_error", EFFECT, L(NI2), DROP " --rate 1",
@@ -663,7 +688,7 @@ static const struct probe probes[] = {
 	{ "fault drop add --random", EFFECT, L(NI2), DROP " --interval 5",
 	  DROP " --interval 5 --random", L("@fault drop"), "random 1 " },
 	{ "fault drop add --local_nid", EFFECT, L(NI2), DROP " --rate 1",
-	  DROP " --rate 1 --local_nid 127.0.0.2@tcp", L("@fault drop"), "local 127.0.0.2@tcp " },
+	  DROP " --rate 1 --local_nid 127.0.21.2@tcp", L("@fault drop"), "local 127.0.21.2@tcp " },
 	{ "fault drop add --portal", EFFECT, L(NI2), DROP " --rate 1", DROP " --rate 1 --portal 4",
 	  L("fault drop show"), "fa_ptl_mask: 16\n" },
 	{ "fault drop add --rate", EFFECT, L(NI2), DROP, DROP " --rate 7", L("fault drop show"),
@@ -674,27 +699,27 @@ static const struct probe probes[] = {
 	  L("@fault drop"), "drop_all 1 " },
 	{ "fault drop add --seed", EFFECT, L(NI2), DROP " --rate 1", DROP " --rate 1 --seed 4242",
 	  L("@fault drop"), "seed 4242\n" },
-#define DROPS L(NI2, "fault drop add --source 127.0.0.5@tcp --dest 127.0.0.6@tcp --rate 1", \
-		"fault drop add --source 127.0.0.7@tcp --dest 127.0.0.8@tcp --rate 1")
-	{ "fault drop del --all", EFFECT, DROPS, "fault drop del --source 127.0.0.5@tcp "
-	  "--dest 127.0.0.6@tcp", "fault drop del --all", L("fault drop show"),
-	  "!fa_src: 127.0.0.7@tcp" },
-	{ "fault drop del --dest", EFFECT, DROPS, "fault drop del --source 127.0.0.5@tcp",
-	  "fault drop del --source 127.0.0.5@tcp --dest 127.0.0.6@tcp", L("fault drop show"),
-	  "!fa_src: 127.0.0.5@tcp" },
-	{ "fault drop del --source", EFFECT, DROPS, "fault drop del --dest 127.0.0.6@tcp",
-	  "fault drop del --source 127.0.0.5@tcp --dest 127.0.0.6@tcp", L("fault drop show"),
-	  "!fa_src: 127.0.0.5@tcp" },
+#define DROPS L(NI2, "fault drop add --source 127.0.21.5@tcp --dest 127.0.21.6@tcp --rate 1", \
+		"fault drop add --source 127.0.21.7@tcp --dest 127.0.21.8@tcp --rate 1")
+	{ "fault drop del --all", EFFECT, DROPS, "fault drop del --source 127.0.21.5@tcp "
+	  "--dest 127.0.21.6@tcp", "fault drop del --all", L("fault drop show"),
+	  "!fa_src: 127.0.21.7@tcp" },
+	{ "fault drop del --dest", EFFECT, DROPS, "fault drop del --source 127.0.21.5@tcp",
+	  "fault drop del --source 127.0.21.5@tcp --dest 127.0.21.6@tcp", L("fault drop show"),
+	  "!fa_src: 127.0.21.5@tcp" },
+	{ "fault drop del --source", EFFECT, DROPS, "fault drop del --dest 127.0.21.6@tcp",
+	  "fault drop del --source 127.0.21.5@tcp --dest 127.0.21.6@tcp", L("fault drop show"),
+	  "!fa_src: 127.0.21.5@tcp" },
 
 	/* --- fault delay ----------------------------------------------------- */
 	{ "fault delay add --dest", EFFECT, L(NI2),
-	  "fault delay add --source 127.0.0.5@tcp --rate 1 --latency 1",
-	  "fault delay add --source 127.0.0.5@tcp --dest 127.0.0.6@tcp --rate 1 --latency 1",
-	  L("fault delay show"), "fa_dst: 127.0.0.6@tcp" },
+	  "fault delay add --source 127.0.21.5@tcp --rate 1 --latency 1",
+	  "fault delay add --source 127.0.21.5@tcp --dest 127.0.21.6@tcp --rate 1 --latency 1",
+	  L("fault delay show"), "fa_dst: 127.0.21.6@tcp" },
 	{ "fault delay add --source", EFFECT, L(NI2),
-	  "fault delay add --dest 127.0.0.6@tcp --rate 1 --latency 1",
-	  "fault delay add --source 127.0.0.5@tcp --dest 127.0.0.6@tcp --rate 1 --latency 1",
-	  L("fault delay show"), "fa_src: 127.0.0.5@tcp" },
+	  "fault delay add --dest 127.0.21.6@tcp --rate 1 --latency 1",
+	  "fault delay add --source 127.0.21.5@tcp --dest 127.0.21.6@tcp --rate 1 --latency 1",
+	  L("fault delay show"), "fa_src: 127.0.21.5@tcp" },
 	{ "fault delay add --health_error", REFUSED, L(NI2), DELAY " --rate 1",
 	  DELAY " --rate 1 --health_error local_timeout", NULL, NULL },
 	{ "fault delay add --interval", EFFECT, L(NI2), DELAY, DELAY " --interval 5",
@@ -708,7 +733,7 @@ static const struct probe probes[] = {
 	  DELAY " --interval 5 --random", NULL, NULL },
 	/* as the kernel's: a delay rule with a local NID never matches */
 	{ "fault delay add --local_nid", EFFECT, L(NI2), DELAY " --rate 1",
-	  DELAY " --rate 1 --local_nid 127.0.0.2@tcp", L("@fault delay"), "local 127.0.0.2@tcp " },
+	  DELAY " --rate 1 --local_nid 127.0.21.2@tcp", L("@fault delay"), "local 127.0.21.2@tcp " },
 	{ "fault delay add --portal", EFFECT, L(NI2), DELAY " --rate 1", DELAY " --rate 1 --portal 4",
 	  L("fault delay show"), "fa_ptl_mask: 16\n" },
 	{ "fault delay add --rate", EFFECT, L(NI2), DELAY, DELAY " --rate 7", L("fault delay show"),
@@ -719,35 +744,35 @@ static const struct probe probes[] = {
 	  DELAY " --rate 1 --drop_all", NULL, NULL },
 	{ "fault delay add --seed", EFFECT, L(NI2), DELAY " --rate 1", DELAY " --rate 1 --seed 4242",
 	  L("@fault delay"), "seed 4242\n" },
-#define DELAYS L(NI2, "fault delay add --source 127.0.0.5@tcp --dest 127.0.0.6@tcp --rate 1 " \
-		 "--latency 1", "fault delay add --source 127.0.0.7@tcp --dest 127.0.0.8@tcp " \
+#define DELAYS L(NI2, "fault delay add --source 127.0.21.5@tcp --dest 127.0.21.6@tcp --rate 1 " \
+		 "--latency 1", "fault delay add --source 127.0.21.7@tcp --dest 127.0.21.8@tcp " \
 		 "--rate 1 --latency 1")
-	{ "fault delay del --all", EFFECT, DELAYS, "fault delay del --source 127.0.0.5@tcp "
-	  "--dest 127.0.0.6@tcp", "fault delay del --all", L("fault delay show"),
-	  "!fa_src: 127.0.0.7@tcp" },
-	{ "fault delay del --dest", EFFECT, DELAYS, "fault delay del --source 127.0.0.5@tcp",
-	  "fault delay del --source 127.0.0.5@tcp --dest 127.0.0.6@tcp", L("fault delay show"),
-	  "!fa_src: 127.0.0.5@tcp" },
-	{ "fault delay del --source", EFFECT, DELAYS, "fault delay del --dest 127.0.0.6@tcp",
-	  "fault delay del --source 127.0.0.5@tcp --dest 127.0.0.6@tcp", L("fault delay show"),
-	  "!fa_src: 127.0.0.5@tcp" },
+	{ "fault delay del --all", EFFECT, DELAYS, "fault delay del --source 127.0.21.5@tcp "
+	  "--dest 127.0.21.6@tcp", "fault delay del --all", L("fault delay show"),
+	  "!fa_src: 127.0.21.7@tcp" },
+	{ "fault delay del --dest", EFFECT, DELAYS, "fault delay del --source 127.0.21.5@tcp",
+	  "fault delay del --source 127.0.21.5@tcp --dest 127.0.21.6@tcp", L("fault delay show"),
+	  "!fa_src: 127.0.21.5@tcp" },
+	{ "fault delay del --source", EFFECT, DELAYS, "fault delay del --dest 127.0.21.6@tcp",
+	  "fault delay del --source 127.0.21.5@tcp --dest 127.0.21.6@tcp", L("fault delay show"),
+	  "!fa_src: 127.0.21.5@tcp" },
 
 	/* --- fault link ------------------------------------------------------ */
 	{ "fault link down --nid", EFFECT, L(NI2), "fault link down",
-	  "fault link down --nid 127.0.0.2@tcp", L("fault link show"), "fault: down" },
-	{ "fault link down --duration", EFFECT, L(NI2), "fault link down --nid 127.0.0.2@tcp",
-	  "fault link down --nid 127.0.0.2@tcp --duration 100", L("fault link show"),
+	  "fault link down --nid 127.0.21.2@tcp", L("fault link show"), "fault: down" },
+	{ "fault link down --duration", EFFECT, L(NI2), "fault link down --nid 127.0.21.2@tcp",
+	  "fault link down --nid 127.0.21.2@tcp --duration 100", L("fault link show"),
 	  "seconds_left" },
-	{ "fault link up --nid", EFFECT, L(NI2, "fault link down --nid 127.0.0.2@tcp"),
-	  "fault link up", "fault link up --nid 127.0.0.2@tcp", L("fault link show"),
+	{ "fault link up --nid", EFFECT, L(NI2, "fault link down --nid 127.0.21.2@tcp"),
+	  "fault link up", "fault link up --nid 127.0.21.2@tcp", L("fault link show"),
 	  "!fault: down" },
-	{ "fault link up --duration", REFUSED, L(NI2, "fault link down --nid 127.0.0.2@tcp"),
-	  "fault link up --nid 127.0.0.2@tcp", "fault link up --nid 127.0.0.2@tcp --duration 5",
+	{ "fault link up --duration", REFUSED, L(NI2, "fault link down --nid 127.0.21.2@tcp"),
+	  "fault link up --nid 127.0.21.2@tcp", "fault link up --nid 127.0.21.2@tcp --duration 5",
 	  NULL, NULL },
 
 	/* === import's YAML ===================================================== */
 	/* --- the top level --------------------------------------------------- */
-	{ "yaml net", EFFECT, NULL, IMP, IMP NI_DOC(""), L("net show"), "nid: 127.0.0.3@tcp" },
+	{ "yaml net", EFFECT, NULL, IMP, IMP NI_DOC(""), L("net show"), "nid: 127.0.21.3@tcp" },
 	{ "yaml route", EFFECT, L(NI2), IMP, IMP ROUTE_DOC(""), L("route show"), "net: tcp9" },
 	{ "yaml peer", EFFECT, L(NI2), IMP, IMP PEER_DOC(""), L("peer show"),
 	  "primary nid: " PEER_P },
@@ -763,23 +788,23 @@ static const struct probe probes[] = {
 	{ "yaml ip2nets", EFFECT, NULL, IMP, IMP RULE_LO(""), L("net show"), "net type: tcp6" },
 	{ "yaml udsp", EFFECT, L(NI2), IMP, IMP "udsp:\n- src: tcp\n", L("udsp show"), "src: tcp" },
 	/* ping: and discover: act under --exec, as lnetctl's */
-	{ "yaml ping", EFFECT, L(AB_SETUP), IMPX, IMPX "ping:\n  nids:\n  - 127.0.0.4@tcp\n", NULL,
-	  "ping:\n- primary nid: 127.0.0.4@tcp" },
-	{ "yaml discover", EFFECT, L(AB_SETUP), IMPX, IMPX "discover:\n  nids:\n  - 127.0.0.4@tcp\n",
-	  NULL, "discover:\n- primary nid: 127.0.0.4@tcp" },
+	{ "yaml ping", EFFECT, L(AB_SETUP), IMPX, IMPX "ping:\n  nids:\n  - 127.0.21.4@tcp\n", NULL,
+	  "ping:\n- primary nid: 127.0.21.4@tcp" },
+	{ "yaml discover", EFFECT, L(AB_SETUP), IMPX, IMPX "discover:\n  nids:\n  - 127.0.21.4@tcp\n",
+	  NULL, "discover:\n- primary nid: 127.0.21.4@tcp" },
 	{ "yaml statistics", STATE, NULL, IMP, IMP "statistics:\n  send_count: 5\n",
 	  L("stats show"), "stats show" },
 
 	/* --- net: ------------------------------------------------------------ */
 	{ "yaml net/net type", EFFECT, NULL,
-	  IMP "net:\n- local NI(s):\n  - nid: 127.0.0.3@tcp\n", IMP NI_DOC(""), L("net show"),
-	  "nid: 127.0.0.3@tcp" },
+	  IMP "net:\n- local NI(s):\n  - nid: 127.0.21.3@tcp\n", IMP NI_DOC(""), L("net show"),
+	  "nid: 127.0.21.3@tcp" },
 	{ "yaml net/local NI(s)", EFFECT, NULL, IMP "net:\n- net type: tcp\n", IMP NI_DOC(""),
-	  L("net show"), "nid: 127.0.0.3@tcp" },
+	  L("net show"), "nid: 127.0.21.3@tcp" },
 	{ "yaml net/local NI(s)/nid", EFFECT, NULL,
 	  IMP "net:\n- net type: tcp\n  local NI(s):\n  - interfaces:\n      0: lo\n",
-	  IMP "net:\n- net type: tcp\n  local NI(s):\n  - nid: 127.0.0.3@tcp\n"
-	  "    interfaces:\n      0: lo\n", L("net show"), "nid: 127.0.0.3@tcp" },
+	  IMP "net:\n- net type: tcp\n  local NI(s):\n  - nid: 127.0.21.3@tcp\n"
+	  "    interfaces:\n      0: lo\n", L("net show"), "nid: 127.0.21.3@tcp" },
 	{ "yaml net/local NI(s)/interfaces", EFFECT, NULL, IMP NI_DOC(""),
 	  IMP NI_DOC("    interfaces:\n      0: walk0\n"), L("net show"), "0: walk0" },
 	{ "yaml net/local NI(s)/tunables", EFFECT, NULL, IMP NI_DOC(""),
@@ -811,11 +836,11 @@ static const struct probe probes[] = {
 	{ "yaml peer/Multi-Rail", EFFECT, L(NI2), IMP PEER_DOC(""),
 	  IMP PEER_DOC("  Multi-Rail: false\n"), L("peer show"), "Multi-Rail: false" },
 	{ "yaml peer/peer ni", EFFECT, L(NI2), IMP PEER_DOC(""), IMP PNI_DOC(""), L("peer show"),
-	  "nid: 127.0.0.51@tcp" },
+	  "nid: 127.0.21.51@tcp" },
 	{ "yaml peer/peer state", STATE, L(NI2), IMP PEER_DOC(""),
 	  IMP PEER_DOC("  peer state: 0\n"), L("export"), "export" },
 	{ "yaml peer/peer ni/nid", EFFECT, L(NI2), IMP PEER_DOC("  peer ni:\n  - state: up\n"),
-	  IMP PNI_DOC(""), L("peer show"), "nid: 127.0.0.51@tcp" },
+	  IMP PNI_DOC(""), L("peer show"), "nid: 127.0.21.51@tcp" },
 	PNI_STATE("state", "    state: down\n"),
 	PNI_STATE("max_ni_tx_credits", "    max_ni_tx_credits: 1\n"),
 	PNI_STATE("available_tx_credits", "    available_tx_credits: 1\n"),
@@ -925,27 +950,27 @@ static const struct probe probes[] = {
 
 	/* --- ping:, discover: (import --exec) ------------------------------------ */
 	{ "yaml ping/nids", EFFECT, L(AB_SETUP), IMPX "ping:\n  timeout: 1000\n",
-	  IMPX "ping:\n  timeout: 1000\n  nids:\n  - 127.0.0.4@tcp\n", NULL,
-	  "primary nid: 127.0.0.4@tcp" },
-	{ "yaml ping/timeout", EFFECT, L(NI2 " --accept-port $P", "@listen 127.0.0.77 $P"),
-	  "@timed " IMPX "ping:\n  nids:\n  - 127.0.0.77@tcp\n",
-	  "@timed " IMPX "ping:\n  nids:\n  - 127.0.0.77@tcp\n  timeout: 3000\n", NULL,
+	  IMPX "ping:\n  timeout: 1000\n  nids:\n  - 127.0.21.4@tcp\n", NULL,
+	  "primary nid: 127.0.21.4@tcp" },
+	{ "yaml ping/timeout", EFFECT, L(NI2 " --accept-port $P", "@listen 127.0.21.77 $P"),
+	  "@timed " IMPX "ping:\n  nids:\n  - 127.0.21.77@tcp\n",
+	  "@timed " IMPX "ping:\n  nids:\n  - 127.0.21.77@tcp\n  timeout: 3000\n", NULL,
 	  "took at least 2 s" },
-	{ "yaml ping/source", EFFECT, L(AB_SETUP), IMPX "ping:\n  nids:\n  - 127.0.0.4@tcp\n",
-	  IMPX "ping:\n  nids:\n  - 127.0.0.4@tcp\n  source: 127.0.0.3@tcp\n", L("B:peer show"),
-	  "primary nid: 127.0.0.3@tcp" },
+	{ "yaml ping/source", EFFECT, L(AB_SETUP), IMPX "ping:\n  nids:\n  - 127.0.21.4@tcp\n",
+	  IMPX "ping:\n  nids:\n  - 127.0.21.4@tcp\n  source: 127.0.21.3@tcp\n", L("B:peer show"),
+	  "primary nid: 127.0.21.3@tcp" },
 	{ "yaml ping/nids/primary nid", EFFECT, L(AB_SETUP), IMPX "ping:\n  nids:\n  - {}\n",
-	  IMPX "ping:\n  nids:\n  - primary nid: 127.0.0.4@tcp\n", NULL,
-	  "primary nid: 127.0.0.4@tcp" },
+	  IMPX "ping:\n  nids:\n  - primary nid: 127.0.21.4@tcp\n", NULL,
+	  "primary nid: 127.0.21.4@tcp" },
 	{ "yaml ping/nids/nid", EFFECT, L(AB_SETUP), IMPX "ping:\n  nids:\n  - {}\n",
-	  IMPX "ping:\n  nids:\n  - nid: 127.0.0.4@tcp\n", NULL, "primary nid: 127.0.0.4@tcp" },
+	  IMPX "ping:\n  nids:\n  - nid: 127.0.21.4@tcp\n", NULL, "primary nid: 127.0.21.4@tcp" },
 	{ "yaml discover/nids", EFFECT, L(AB_SETUP), IMPX "discover: {}\n",
-	  IMPX "discover:\n  nids:\n  - 127.0.0.4@tcp\n", NULL, "primary nid: 127.0.0.4@tcp" },
+	  IMPX "discover:\n  nids:\n  - 127.0.21.4@tcp\n", NULL, "primary nid: 127.0.21.4@tcp" },
 	{ "yaml discover/nids/primary nid", EFFECT, L(AB_SETUP), IMPX "discover:\n  nids:\n  - {}\n",
-	  IMPX "discover:\n  nids:\n  - primary nid: 127.0.0.4@tcp\n", NULL,
-	  "primary nid: 127.0.0.4@tcp" },
+	  IMPX "discover:\n  nids:\n  - primary nid: 127.0.21.4@tcp\n", NULL,
+	  "primary nid: 127.0.21.4@tcp" },
 	{ "yaml discover/nids/nid", EFFECT, L(AB_SETUP), IMPX "discover:\n  nids:\n  - {}\n",
-	  IMPX "discover:\n  nids:\n  - nid: 127.0.0.4@tcp\n", NULL, "primary nid: 127.0.0.4@tcp" },
+	  IMPX "discover:\n  nids:\n  - nid: 127.0.21.4@tcp\n", NULL, "primary nid: 127.0.21.4@tcp" },
 };
 
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
@@ -962,7 +987,7 @@ struct bogus {
 static const struct bogus boguses[] = {
 	{ "", NULL, IMP BOGUS ": 1\n" },
 	{ "net", NULL, IMP "net:\n- net type: tcp\n  " BOGUS ": 1\n  local NI(s):\n"
-		       "  - nid: 127.0.0.3@tcp\n" },
+		       "  - nid: 127.0.21.3@tcp\n" },
 	{ "net/local NI(s)", NULL, IMP NI_DOC("    " BOGUS ": 1\n") },
 	{ "net/local NI(s)/tunables", NULL, IMP NI_DOC("    tunables:\n      " BOGUS ": 1\n") },
 	{ "net/local NI(s)/lnd tunables", NULL, IMP NI_DOC("    lnd tunables:\n      " BOGUS ": 1\n") },
@@ -980,10 +1005,10 @@ static const struct bogus boguses[] = {
 	{ "ip2nets/lnd tunables", NULL, IMP RULE_LO("  lnd tunables:\n    " BOGUS ": 1\n") },
 	{ "udsp", L(NI2), IMP "udsp:\n- src: tcp\n  " BOGUS ": 1\n" },
 	{ "udsp/action", L(NI2), IMP "udsp:\n- src: tcp\n  action:\n    " BOGUS ": 1\n" },
-	{ "ping", L(NI2), IMPX "ping:\n  nids:\n  - 127.0.0.2@tcp\n  " BOGUS ": 1\n" },
-	{ "ping/nids", L(NI2), IMPX "ping:\n  nids:\n  - nid: 127.0.0.2@tcp\n    " BOGUS ": 1\n" },
-	{ "discover", L(NI2), IMPX "discover:\n  nids:\n  - 127.0.0.2@tcp\n  " BOGUS ": 1\n" },
-	{ "discover/nids", L(NI2), IMPX "discover:\n  nids:\n  - nid: 127.0.0.2@tcp\n    " BOGUS
+	{ "ping", L(NI2), IMPX "ping:\n  nids:\n  - 127.0.21.2@tcp\n  " BOGUS ": 1\n" },
+	{ "ping/nids", L(NI2), IMPX "ping:\n  nids:\n  - nid: 127.0.21.2@tcp\n    " BOGUS ": 1\n" },
+	{ "discover", L(NI2), IMPX "discover:\n  nids:\n  - 127.0.21.2@tcp\n  " BOGUS ": 1\n" },
+	{ "discover/nids", L(NI2), IMPX "discover:\n  nids:\n  - nid: 127.0.21.2@tcp\n    " BOGUS
 				   ": 1\n" },
 };
 
@@ -1330,21 +1355,21 @@ static void expect(struct ctl_fix *f, const char *line, int rc, const char *text
 static void test_combinations(void **state)
 {
 	(void)state;
-	static const char *const lines[] = { NI2, "net set --nid 127.0.0.2@tcp --health 500",
+	static const char *const lines[] = { NI2, "net set --nid 127.0.21.2@tcp --health 500",
 					     "route add --net tcp9 --gateway " GW, NULL };
 	struct ctl_fix f;
 	static const char nid_net[] = "--net is invalid with --nid option";
 
 	assert_int_equal(ctl_fix_init(&f, NULL, lines), 0);
 	/* the NID names the net (lnetctl's check and text) */
-	expect(&f, "net add --nid 127.0.0.3@tcp --net tcp", 234, nid_net);
-	expect(&f, "net del --nid 127.0.0.2@tcp --net tcp", 234, nid_net);
+	expect(&f, "net add --nid 127.0.21.3@tcp --net tcp", 234, nid_net);
+	expect(&f, "net del --nid 127.0.21.2@tcp --net tcp", 234, nid_net);
 	/* ... and the NI */
-	expect(&f, "net del --nid 127.0.0.2@tcp --if lo", 234,
+	expect(&f, "net del --nid 127.0.21.2@tcp --if lo", 234,
 	       "--if with --nid is not supported by ulnet");
 	ctl_has(&f.rp.err, "errno: -95", "net del --nid --if");
-	expect(&f, "net show", 0, "nid: 127.0.0.2@tcp");
-	if (strstr(ybuf_str(&f.rp.out), "127.0.0.3@tcp"))
+	expect(&f, "net show", 0, "nid: 127.0.21.2@tcp");
+	if (strstr(ybuf_str(&f.rp.out), "127.0.21.3@tcp"))
 		fail_msg("net add --nid --net added the NI:\n%s", ybuf_str(&f.rp.out));
 	/* filters lnetctl never sends without --net or --gateway */
 	expect(&f, "route show --priority 0", 234, "--priority without --net or --gateway");
@@ -1358,8 +1383,8 @@ static void test_combinations(void **state)
 	assert_int_equal(f.rp.rc, 0);
 	ctl_run_line(&f.ctx, &f.rp, NI_DOC(""), strlen(NI_DOC("")), "import --add --del w.yaml");
 	assert_int_equal(f.rp.rc, 0);
-	expect(&f, "net show", 0, "nid: 127.0.0.2@tcp");
-	if (strstr(ybuf_str(&f.rp.out), "127.0.0.3@tcp"))
+	expect(&f, "net show", 0, "nid: 127.0.21.2@tcp");
+	if (strstr(ybuf_str(&f.rp.out), "127.0.21.3@tcp"))
 		fail_msg("import --add --del left the NI:\n%s", ybuf_str(&f.rp.out));
 	ctl_fix_fini(&f);
 }
