@@ -1386,6 +1386,19 @@ static void test_combinations(void **state)
 	expect(&f, "net show", 0, "nid: 127.0.21.2@tcp");
 	if (strstr(ybuf_str(&f.rp.out), "127.0.21.3@tcp"))
 		fail_msg("import --add --del left the NI:\n%s", ybuf_str(&f.rp.out));
+	/* import --del of global: and numa: puts back the defaults */
+	static const char globals[] = "global:\n  retry_count: 3\n  discovery: 0\nnuma:\n  range: 5\n";
+
+	ctl_run_line(&f.ctx, &f.rp, globals, strlen(globals), "import w.yaml");
+	assert_int_equal(f.rp.rc, 0);
+	expect(&f, "global show", 0, "retry_count: 3\n");
+	ctl_has(&f.rp.out, "discovery: 0\n", "global show");
+	ctl_has(&f.rp.out, "numa_range: 5\n", "global show");
+	ctl_run_line(&f.ctx, &f.rp, globals, strlen(globals), "import --del w.yaml");
+	assert_int_equal(f.rp.rc, 0);
+	expect(&f, "global show", 0, "retry_count: 2\n");
+	ctl_has(&f.rp.out, "discovery: 1\n", "global show");
+	ctl_has(&f.rp.out, "numa_range: 0\n", "global show");
 	ctl_fix_fini(&f);
 }
 

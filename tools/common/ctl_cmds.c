@@ -457,6 +457,14 @@ const struct gset *ctl_gset_find(const char *name)
 	return NULL;
 }
 
+long ctl_global_default(const struct gset *gs)
+{
+	struct ulnet_globals g;
+
+	ulnet_globals_defaults(&g);
+	return *(const int *)((const char *)&g + gs->off);
+}
+
 /* Set one global; on failure a cYAML error is appended to err. */
 int ctl_global_set_one(struct ctl_ctx *ctx, const struct gset *gs, long value, struct ybuf *err)
 {

@@ -140,6 +140,8 @@ struct gset;
 const struct gset *ctl_gset_find(const char *name);
 /* Set one global; on failure a cYAML error is appended to err. */
 int ctl_global_set_one(struct ctl_ctx *ctx, const struct gset *gs, long value, struct ybuf *err);
+/* Its value in a new instance (import --del puts it back). */
+long ctl_global_default(const struct gset *gs);
 /* The words of "set NAME VALUE" (argv[0] NAME): 0, or the help (no VALUE)
  * or an error naming the extra word, and -EINVAL. */
 int ctl_set_words(const struct cmd *c, int argc, char **argv, struct ctl_reply *rp);

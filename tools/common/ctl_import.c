@@ -708,6 +708,11 @@ static void imp_global(struct imp *im, yaml_node_t *g)
 			imp_bad_value(im, vn, k);
 			continue;
 		}
+		/* --del: back to its default, as lnetctl's for the globals it
+		 * knows there (max_interfaces, numa_range, discovery,
+		 * drop_asym_route); here every one */
+		if (im->mode == IMP_DEL)
+			v = ctl_global_default(gs);
 		struct ybuf tmp;
 
 		ybuf_init(&tmp);
@@ -739,6 +744,9 @@ static void imp_numa(struct imp *im, yaml_node_t *n)
 			imp_bad_value(im, vn, k);
 			continue;
 		}
+		/* --del: back to the default, as lnetctl's */
+		if (im->mode == IMP_DEL)
+			v = ctl_global_default(ctl_gset_find("numa_range"));
 		ybuf_init(&tmp);
 		if (ctl_global_set_one(im->ctx, ctl_gset_find("numa_range"), v, &tmp) < 0)
 			imp_error(im, vn, -EINVAL, "value %ld out of range for numa 'range'", v);
@@ -998,11 +1006,9 @@ static int import_doc(struct ctl_ctx *ctx, const char *name, yaml_document_t *do
 		} else if (key == IK_TOP_BUFFERS) {
 			imp_buffers(&im, v);
 		} else if (key == IK_TOP_GLOBAL) {
-			if (mode == IMP_ADD)
-				imp_global(&im, v);
+			imp_global(&im, v);
 		} else if (key == IK_TOP_NUMA) {
-			if (mode == IMP_ADD)
-				imp_numa(&im, v);
+			imp_numa(&im, v);
 		} else if (key == IK_TOP_IP2NETS) {
 			imp_ip2nets(&im, v);
 		} else if (key == IK_TOP_UDSP) {
