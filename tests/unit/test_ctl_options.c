@@ -34,7 +34,14 @@
  * Each line's words are checked: the line "with" holds the option (--name)
  * or key ("key:") more often than the line without, so a probe cannot
  * prove one option with another. --help and -h of every command print its
- * help and run nothing; a made-up key in every section is refused.
+ * help (exit 0, nothing on stderr); a made-up key in every section is
+ * refused. What fault show does not print of a rule is seen in what it
+ * does to a ping (random, drop_all, health_error, local_nid), but for
+ * --seed: the probe reads the rule the node keeps (ulnet_fault_list()),
+ * and test_fault.c test_seed_reproducible shows the core replays a seed.
+ *
+ * test_combinations: an option another makes meaningless is refused, and
+ * of two that exclude each other the last wins (lnetctl's option loops).
  *
  * Lines: "B:" runs on a second node; "$P" and "$Q" are two free ports of
  * the probe; "@" lines are the test's own: "@timed LINE" (adds "took under
@@ -52,7 +59,6 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -425,6 +431,8 @@ static int run_side(const struct probe *pr, const char *line, int port, int port
 
 /* A peer (node B) on 127.0.21.4@tcp that node A (127.0.21.2@tcp, and
  * 127.0.21.3@tcp) reaches on port $P. */
+#define AB1_SETUP "net add --nid 127.0.21.2@tcp --accept-port $P", \
+	"B:net add --nid 127.0.21.4@tcp --accept all --accept-port $P"
 #define AB_SETUP "net add --nid 127.0.21.2@tcp --accept-port $P", \
 	"net add --nid 127.0.21.3@tcp --accept-port $P", \
 	"B:net add --nid 127.0.21.4@tcp --accept all --accept-port $P"
@@ -673,30 +681,38 @@ static const struct probe probes[] = {
 	{ "fault drop add --source", EFFECT, L(NI2), "fault drop add --dest 127.0.21.6@tcp --rate 1",
 	  "fault drop add --source 127.0.21.5@tcp --dest 127.0.21.6@tcp --rate 1",
 	  L("fault drop show"), "fa_src: 127.0.21.5@tcp" },
-	/* the rule the node keeps (test_fault.c test_drop_health_error: the
-	 * core acts on it) */
-	{ "fault drop add --health_error", EFFECT, L(NI2), DROP " --rate 1",
-	  DROP " --rate 1 --health_error local_timeout", L("@fault drop"),
-	  "health_error_mask 0x40 " },
+	/* what the rules do to a ping of node B (the options fault show does
+	 * not print): a health error fails the send, counted as its kind;
+	 * without, the rule drops the REPLY as it arrives */
+#define PING_B "ping --timeout 1 127.0.21.4@tcp"
+	{ "fault drop add --health_error", EFFECT, L(AB1_SETUP), DROP " --rate 1",
+	  DROP " --rate 1 --health_error remote_dropped", L(PING_B, "stats show"),
+	  "remote_dropped_count: 1\n" },
 	{ "fault drop add --interval", EFFECT, L(NI2), DROP, DROP " --interval 5",
 	  L("fault drop show"), "da_interval: 5" },
 	{ "fault drop add --latency", REFUSED, L(NI2), DROP " --rate 1", DROP " --rate 1 --latency 1",
 	  NULL, NULL },
 	{ "fault drop add --message", EFFECT, L(NI2), DROP " --rate 1", DROP " --rate 1 --message PUT",
 	  L("fault drop show"), "fa_msg_mask: 2\n" },
-	/* (test_fault.c: the core acts on random, drop_all and local) */
-	{ "fault drop add --random", EFFECT, L(NI2), DROP " --interval 5",
-	  DROP " --interval 5 --random", L("@fault drop"), "random 1 " },
-	{ "fault drop add --local_nid", EFFECT, L(NI2), DROP " --rate 1",
-	  DROP " --rate 1 --local_nid 127.0.21.2@tcp", L("@fault drop"), "local 127.0.21.2@tcp " },
+	/* on node B: one in 1000 s drops nothing yet (this seed draws no
+	 * drop now); at random, each GET with probability 1/2 (this seed:
+	 * the first two) */
+	{ "fault drop add --random", EFFECT, L(AB1_SETUP), "B:" DROP " --interval 1000 --seed 1",
+	  "B:" DROP " --interval 1000 --seed 1 --random", L(PING_B, PING_B, "B:fault drop show"),
+	  "!ds_dropped: 0\n" },
+	/* a rule for what arrives on another NI drops nothing here */
+	{ "fault drop add --local_nid", EFFECT, L(AB1_SETUP), DROP " --rate 1",
+	  DROP " --rate 1 --local_nid 127.0.21.3@tcp", L(PING_B), "primary nid: 127.0.21.4@tcp" },
 	{ "fault drop add --portal", EFFECT, L(NI2), DROP " --rate 1", DROP " --rate 1 --portal 4",
 	  L("fault drop show"), "fa_ptl_mask: 16\n" },
 	{ "fault drop add --rate", EFFECT, L(NI2), DROP, DROP " --rate 7", L("fault drop show"),
 	  "da_rate: 7\n" },
 	{ "fault drop add --rule_type", REFUSED, L(NI2), DROP " --rate 1",
 	  DROP " --rate 1 --rule_type drop", NULL, NULL },
-	{ "fault drop add --drop_all", EFFECT, L(NI2), DROP " --rate 1", DROP " --rate 1 --drop_all",
-	  L("@fault drop"), "drop_all 1 " },
+	{ "fault drop add --drop_all", EFFECT, L(AB1_SETUP), DROP " --interval 1000 --seed 7",
+	  DROP " --interval 1000 --seed 7 --drop_all", L(PING_B), "!primary nid: 127.0.21.4@tcp" },
+	/* the rule the node keeps: test_fault.c test_seed_reproducible shows
+	 * the core replays a seed */
 	{ "fault drop add --seed", EFFECT, L(NI2), DROP " --rate 1", DROP " --rate 1 --seed 4242",
 	  L("@fault drop"), "seed 4242\n" },
 #define DROPS L(NI2, "fault drop add --source 127.0.21.5@tcp --dest 127.0.21.6@tcp --rate 1", \
@@ -731,9 +747,12 @@ static const struct probe probes[] = {
 	  DELAY " --rate 1 --message GET", L("fault delay show"), "fa_msg_mask: 4\n" },
 	{ "fault delay add --random", REFUSED, L(NI2), DELAY " --interval 5",
 	  DELAY " --interval 5 --random", NULL, NULL },
-	/* as the kernel's: a delay rule with a local NID never matches */
-	{ "fault delay add --local_nid", EFFECT, L(NI2), DELAY " --rate 1",
-	  DELAY " --rate 1 --local_nid 127.0.21.2@tcp", L("@fault delay"), "local 127.0.21.2@tcp " },
+	/* as the kernel's: a delay rule with a local NID never matches (the
+	 * ping's GET and REPLY are held 2 s each without it) */
+	{ "fault delay add --local_nid", EFFECT, L(AB1_SETUP),
+	  "fault delay add --source * --dest * --rate 1 --latency 2",
+	  "fault delay add --source * --dest * --rate 1 --latency 2 --local_nid 127.0.21.2@tcp",
+	  L("@timed ping --timeout 8 127.0.21.4@tcp"), "took under 2 s" },
 	{ "fault delay add --portal", EFFECT, L(NI2), DELAY " --rate 1", DELAY " --rate 1 --portal 4",
 	  L("fault delay show"), "fa_ptl_mask: 16\n" },
 	{ "fault delay add --rate", EFFECT, L(NI2), DELAY, DELAY " --rate 7", L("fault delay show"),
@@ -742,6 +761,7 @@ static const struct probe probes[] = {
 	  DELAY " --rate 1 --rule_type delay", NULL, NULL },
 	{ "fault delay add --drop_all", REFUSED, L(NI2), DELAY " --rate 1",
 	  DELAY " --rate 1 --drop_all", NULL, NULL },
+	/* the rule the node keeps (the same generator as drop rules') */
 	{ "fault delay add --seed", EFFECT, L(NI2), DELAY " --rate 1", DELAY " --rate 1 --seed 4242",
 	  L("@fault delay"), "seed 4242\n" },
 #define DELAYS L(NI2, "fault delay add --source 127.0.21.5@tcp --dest 127.0.21.6@tcp --rate 1 " \
