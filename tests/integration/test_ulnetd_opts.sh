@@ -33,7 +33,7 @@ listens() { timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null; }
 # the options of the help, and those checked below
 mapfile -t HELP_OPTS < <("$ULNETD" --help | grep -oE '^  --[a-z-]+' | sed 's/^  //' | sort -u)
 CHECKED=(--help --ctl --config --foreground --daemon --log-level --syslog --accept-port
-	 --accept --accept-backlog --module-option --module-options --verify-peer-nid --pid
+	 --accept-port-bulk --accept --accept-backlog --module-option --module-options --verify-peer-nid --pid
 	 --selftest --session-timeout)
 ((${#HELP_OPTS[@]} > 10)) || fail "ulnetd --help lists ${#HELP_OPTS[@]} options"
 for o in "${HELP_OPTS[@]}"; do
@@ -127,7 +127,17 @@ ul_daemon P1 --accept all --accept-port "$PORT" || fail "ulnetd --accept-port di
 run P1 0 net add --nid 127.0.11.2@tcp
 CHECKS=$((CHECKS + 1))
 listens 127.0.11.2 "$PORT" || fail "--accept all --accept-port $PORT: nothing listens there"
+CHECKS=$((CHECKS + 1))
+listens 127.0.11.2 $((PORT + 1)) && fail "without --accept-port-bulk something listens on $((PORT + 1))"
 stop P1
+# --accept-port-bulk: the NIs listen on the bulk port too ($PORT + 1: the
+# pair this test took)
+ul_daemon PB --accept all --accept-port "$PORT" --accept-port-bulk $((PORT + 1)) ||
+	fail "ulnetd --accept-port-bulk did not start"
+run PB 0 net add --nid 127.0.11.2@tcp
+CHECKS=$((CHECKS + 1))
+listens 127.0.11.2 $((PORT + 1)) || fail "--accept-port-bulk $((PORT + 1)): nothing listens there"
+stop PB
 # without --accept-port: the default port (988, or no NI at all without
 # the privilege to bind it)
 ul_daemon P0 --accept all || fail "ulnetd did not start"
