@@ -27,6 +27,8 @@
 #ifndef ULNET_FAULT_H
 #define ULNET_FAULT_H
 
+#include "ulnet/export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -89,17 +91,17 @@ struct ulnet_fault_stats {
  * unless drop_all or random; a portal mask with no PUT or GET left in the
  * message mask; latency with a drop rule, health errors or random with a
  * delay rule), -ENOMEM. */
-int ulnet_fault_add(ulnet_t *ln, enum ulnet_fault_kind kind, const struct ulnet_fault_rule *r);
+ULNET_API int ulnet_fault_add(ulnet_t *ln, enum ulnet_fault_kind kind, const struct ulnet_fault_rule *r);
 /* Delete the rules of `kind` whose src and dst are these (ANY matches any
  * rule's; both ANY: every rule). Delayed messages of a deleted delay rule
  * go on at once. Returns how many went (>= 0). */
-int ulnet_fault_del(ulnet_t *ln, enum ulnet_fault_kind kind, const ulnet_nid_t *src,
+ULNET_API int ulnet_fault_del(ulnet_t *ln, enum ulnet_fault_kind kind, const ulnet_nid_t *src,
 		    const ulnet_nid_t *dst);
 /* The pos-th rule of `kind` and its figures. Errors: -ENOENT past the last. */
-int ulnet_fault_list(ulnet_t *ln, enum ulnet_fault_kind kind, int pos,
+ULNET_API int ulnet_fault_list(ulnet_t *ln, enum ulnet_fault_kind kind, int pos,
 		     struct ulnet_fault_rule *r, struct ulnet_fault_stats *st);
 /* Zero the figures of every rule of `kind`. */
-void ulnet_fault_reset(ulnet_t *ln, enum ulnet_fault_kind kind);
+ULNET_API void ulnet_fault_reset(ulnet_t *ln, enum ulnet_fault_kind kind);
 
 /*
  * Link faults (beyond lnetctl): take one of our NIs down as a pulled cable
@@ -116,7 +118,7 @@ void ulnet_fault_reset(ulnet_t *ln, enum ulnet_fault_kind kind);
  * Errors: -EINVAL (NULL, 0@lo, a duration with up), -ENOENT (no NI with
  * that NID), -EOPNOTSUPP (its LND cannot take a link down).
  */
-int ulnet_fault_link_set(ulnet_t *ln, const ulnet_nid_t *nid, bool down, uint32_t duration_s);
+ULNET_API int ulnet_fault_link_set(ulnet_t *ln, const ulnet_nid_t *nid, bool down, uint32_t duration_s);
 
 struct ulnet_fault_link {
 	ulnet_nid_t nid;
@@ -126,6 +128,6 @@ struct ulnet_fault_link {
 };
 /* The pos-th of our NIs whose link is held down, by either cause.
  * Errors: -ENOENT past the last, -EINVAL. */
-int ulnet_fault_link_list(ulnet_t *ln, int pos, struct ulnet_fault_link *l);
+ULNET_API int ulnet_fault_link_list(ulnet_t *ln, int pos, struct ulnet_fault_link *l);
 
 #endif

@@ -16,6 +16,8 @@
 #ifndef ULNET_NID_H
 #define ULNET_NID_H
 
+#include "ulnet/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,21 +94,21 @@ static inline unsigned ulnet_net_num(ulnet_net_t net) { return net & 0xffff; }
  * Parse a net name ("tcp", "tcp0", "o2ib3", "lo"). Returns 0, or -EINVAL with
  * `err` (may be NULL) filled.
  */
-int ulnet_net_parse(const char *s, ulnet_net_t *net, struct ulnet_parse_err *err);
+ULNET_API int ulnet_net_parse(const char *s, ulnet_net_t *net, struct ulnet_parse_err *err);
 
 /* Format a net ("tcp", "tcp7"). Returns the length written, -ENOSPC if `len`
  * is too small, -EINVAL for an unknown type. */
-int ulnet_net_format(ulnet_net_t net, char *buf, size_t len);
+ULNET_API int ulnet_net_format(ulnet_net_t net, char *buf, size_t len);
 
 /* Name of an LND type ("tcp"), or NULL if it has none. */
-const char *ulnet_lnd_type_name(unsigned type);
+ULNET_API const char *ulnet_lnd_type_name(unsigned type);
 
 /* --- NIDs ------------------------------------------------------------- */
 
 /* The NID "ANY" (large form: type 0xff). */
-extern const ulnet_nid_t ULNET_NID_ANY;
+ULNET_API extern const ulnet_nid_t ULNET_NID_ANY;
 /* "0@lo". */
-extern const ulnet_nid_t ULNET_NID_LO0;
+ULNET_API extern const ulnet_nid_t ULNET_NID_LO0;
 
 /*
  * Parse "<addr>@<net>". tcp/o2ib/gip/efa addresses are IPv4 dotted quads or
@@ -114,14 +116,14 @@ extern const ulnet_nid_t ULNET_NID_LO0;
  * addresses are decimal or 0x-hex numbers. "*" is not a NID (see nidlists).
  * Returns 0, or -EINVAL with `err` (may be NULL) naming what is wrong and where.
  */
-int ulnet_nid_parse(const char *s, ulnet_nid_t *nid, struct ulnet_parse_err *err);
+ULNET_API int ulnet_nid_parse(const char *s, ulnet_nid_t *nid, struct ulnet_parse_err *err);
 
 /* Format a NID as LNet prints it. Returns the length, or -ENOSPC. */
-int ulnet_nid_format(const ulnet_nid_t *nid, char *buf, size_t len);
+ULNET_API int ulnet_nid_format(const ulnet_nid_t *nid, char *buf, size_t len);
 
 /* Convenience: format into `buf` (ULNET_NIDSTR_SIZE bytes) and return it;
  * never fails (prints "<bad nid>" for an unformattable NID). */
-const char *ulnet_nid_str(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
+ULNET_API const char *ulnet_nid_str(const ulnet_nid_t *nid, char buf[ULNET_NIDSTR_SIZE]);
 
 /* Net of a NID. */
 static inline ulnet_net_t ulnet_nid_net(const ulnet_nid_t *nid)
@@ -133,32 +135,32 @@ static inline ulnet_net_t ulnet_nid_net(const ulnet_nid_t *nid)
 static inline bool ulnet_nid_is_large(const ulnet_nid_t *nid) { return nid->size != 0; }
 
 /* True if the NID is ANY (large type 0xff or nid4 all-ones). */
-bool ulnet_nid_is_any(const ulnet_nid_t *nid);
+ULNET_API bool ulnet_nid_is_any(const ulnet_nid_t *nid);
 
 /* True if both NIDs are the same (all fields). */
-bool ulnet_nid_same(const ulnet_nid_t *a, const ulnet_nid_t *b);
+ULNET_API bool ulnet_nid_same(const ulnet_nid_t *a, const ulnet_nid_t *b);
 
 /* Order of the 20-byte wire form compared bytewise (the kernel's race
  * resolution order): <0, 0, >0. */
-int ulnet_nid_cmp(const ulnet_nid_t *a, const ulnet_nid_t *b);
+ULNET_API int ulnet_nid_cmp(const ulnet_nid_t *a, const ulnet_nid_t *b);
 
 /* nid4 -> host form (ULNET_NID4_ANY maps to ULNET_NID_ANY). */
-void ulnet_nid_from_nid4(ulnet_nid4_t nid4, ulnet_nid_t *nid);
+ULNET_API void ulnet_nid_from_nid4(ulnet_nid4_t nid4, ulnet_nid_t *nid);
 
 /* Host form -> nid4. Returns 0, or -ERANGE for a large NID (no nid4 form).
  * ANY maps to ULNET_NID4_ANY. */
-int ulnet_nid_to_nid4(const ulnet_nid_t *nid, ulnet_nid4_t *nid4);
+ULNET_API int ulnet_nid_to_nid4(const ulnet_nid_t *nid, ulnet_nid4_t *nid4);
 
 /* 20-byte wire form <-> host form. decode returns -EINVAL if `size` is not
  * 0 or 12 (unless type is ANY). */
 #define ULNET_NID_WIRE_SIZE 20
-void ulnet_nid_encode(const ulnet_nid_t *nid, uint8_t out[ULNET_NID_WIRE_SIZE]);
-int ulnet_nid_decode(const uint8_t in[ULNET_NID_WIRE_SIZE], ulnet_nid_t *nid);
+ULNET_API void ulnet_nid_encode(const ulnet_nid_t *nid, uint8_t out[ULNET_NID_WIRE_SIZE]);
+ULNET_API int ulnet_nid_decode(const uint8_t in[ULNET_NID_WIRE_SIZE], ulnet_nid_t *nid);
 
 /* Build a tcp-style NID from an IPv4 address in host order. */
-void ulnet_nid_from_ipv4(uint32_t ip_host, ulnet_net_t net, ulnet_nid_t *nid);
+ULNET_API void ulnet_nid_from_ipv4(uint32_t ip_host, ulnet_net_t net, ulnet_nid_t *nid);
 /* IPv4 address (host order) of a 4-byte NID. */
-uint32_t ulnet_nid_ipv4(const ulnet_nid_t *nid);
+ULNET_API uint32_t ulnet_nid_ipv4(const ulnet_nid_t *nid);
 
 /* --- NID lists ---------------------------------------------------------- */
 
@@ -174,10 +176,10 @@ typedef struct ulnet_nidlist ulnet_nidlist_t;
 
 /* Parse a list. Returns 0 and a new list in *out, -EINVAL with `err` filled,
  * or -ENOMEM. */
-int ulnet_nidlist_parse(const char *s, ulnet_nidlist_t **out, struct ulnet_parse_err *err);
+ULNET_API int ulnet_nidlist_parse(const char *s, ulnet_nidlist_t **out, struct ulnet_parse_err *err);
 
 /* True if `nid` is matched by any item of the list. */
-bool ulnet_nidlist_match(const ulnet_nidlist_t *list, const ulnet_nid_t *nid);
+ULNET_API bool ulnet_nidlist_match(const ulnet_nidlist_t *list, const ulnet_nid_t *nid);
 
 /*
  * Every NID a list names, into `nids` (room for `max`): the items in
@@ -187,11 +189,11 @@ bool ulnet_nidlist_match(const ulnet_nidlist_t *list, const ulnet_nid_t *nid);
  * the count; -E2BIG past `max`; -EDOM for an item that is no list ("*@tcp",
  * a netmask, an IPv6 address); `err` (may be NULL) names the item.
  */
-int ulnet_nidlist_expand(const ulnet_nidlist_t *list, ulnet_nid_t *nids, int max,
+ULNET_API int ulnet_nidlist_expand(const ulnet_nidlist_t *list, ulnet_nid_t *nids, int max,
 			 struct ulnet_parse_err *err);
 
 /* Free a list (NULL is fine). */
-void ulnet_nidlist_free(ulnet_nidlist_t *list);
+ULNET_API void ulnet_nidlist_free(ulnet_nidlist_t *list);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
 #ifndef ULNET_ROUTING_H
 #define ULNET_ROUTING_H
 
+#include "ulnet/export.h"
+
 #include <stdbool.h>
 
 #include "ulnet/ulnet.h"
@@ -36,14 +38,14 @@ struct ulnet_route_conf {
  *           gateway peer exists (any NID of that peer);
  *  -EHOSTUNREACH  no NI of ours on the gateway's net;
  *  -ENOMEM. */
-int ulnet_route_add(ulnet_t *ln, const struct ulnet_route_conf *rc);
+ULNET_API int ulnet_route_add(ulnet_t *ln, const struct ulnet_route_conf *rc);
 
 /* Delete the route to `net` through the gateway peer of `gateway` (any of
  * its NIDs), or with `gateway` NULL every route to `net`; `net`
  * ULNET_NET_ANY with NULL: every route. Returns the number deleted, or
  * -ENOENT when no route leads to `net` (a gateway with no route to an
  * existing net deletes nothing and returns 0, as the kernel). */
-int ulnet_route_del(ulnet_t *ln, ulnet_net_t net, const ulnet_nid_t *gateway);
+ULNET_API int ulnet_route_del(ulnet_t *ln, ulnet_net_t net, const ulnet_nid_t *gateway);
 
 struct ulnet_route_info {
 	ulnet_net_t net;
@@ -56,7 +58,7 @@ struct ulnet_route_info {
 
 /* The i-th route (nets in the order they were first routed to, routes of
  * one net in the order added). Errors: -ENOENT past the last. */
-int ulnet_route_info(ulnet_t *ln, int index, struct ulnet_route_info *info);
+ULNET_API int ulnet_route_info(ulnet_t *ln, int index, struct ulnet_route_info *info);
 
 /* --- the router role (lnetctl set routing, routing show, set *_buffers) --- */
 
@@ -107,8 +109,8 @@ struct ulnet_router_params {
 
 /* Errors: -EINVAL (router_ping_timeout < 0, NULL). Takes effect at the
  * next check, phase or route. */
-int ulnet_router_params_get(ulnet_t *ln, struct ulnet_router_params *p);
-int ulnet_router_params_set(ulnet_t *ln, const struct ulnet_router_params *p);
+ULNET_API int ulnet_router_params_get(ulnet_t *ln, struct ulnet_router_params *p);
+ULNET_API int ulnet_router_params_set(ulnet_t *ln, const struct ulnet_router_params *p);
 
 struct ulnet_rtr_pool_info {
 	int npages;                  /* 0, 1, 256 */
@@ -126,18 +128,18 @@ struct ulnet_routing_info {
 /* Turn forwarding on (DISABLED -> STARTING; ENABLED and STARTING: no
  * change) or off (-> STOPPING, RTE_DISABLED advertised at once; DISABLED:
  * no change). Errors: -EBUSY (on while STOPPING), -ENOMEM. */
-int ulnet_routing_set(ulnet_t *ln, bool on);
+ULNET_API int ulnet_routing_set(ulnet_t *ln, bool on);
 /* Forward now, with no start-up phase (the kernel's `forwarding=enabled`
  * module parameter at start): ENABLED at once from DISABLED or STARTING.
  * Errors: -EBUSY (STOPPING). */
-int ulnet_routing_enable_now(ulnet_t *ln);
-int ulnet_routing_info(ulnet_t *ln, struct ulnet_routing_info *info);
+ULNET_API int ulnet_routing_enable_now(ulnet_t *ln);
+ULNET_API int ulnet_routing_info(ulnet_t *ln, struct ulnet_routing_info *info);
 /* Resize a pool to `n` buffers (0: the default), as `lnetctl set
  * tiny_buffers|small_buffers|large_buffers`: growing takes effect at once
  * (mincredits restarts), shrinking as buffers come back. While routing is
  * disabled the count is kept for when it is enabled (the kernel drops it:
  * a setting accepted must take effect). -1: no change.
  * Errors: -EINVAL (pool), -ERANGE (n < -1). */
-int ulnet_routing_buffers_set(ulnet_t *ln, int pool, int n);
+ULNET_API int ulnet_routing_buffers_set(ulnet_t *ln, int pool, int n);
 
 #endif

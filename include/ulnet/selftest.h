@@ -21,6 +21,8 @@
 #ifndef ULNET_SELFTEST_H
 #define ULNET_SELFTEST_H
 
+#include "ulnet/export.h"
+
 #include <stdint.h>
 
 #include "ulnet/ulnet.h"
@@ -68,7 +70,7 @@ struct ulnet_selftest_stats {
  * already runs on ln), -ENOMEM, and the errors of ulnet_me_attach() and
  * ulnet_md_attach().
  */
-int ulnet_selftest_start(ulnet_t *ln, const struct ulnet_selftest_conf *conf,
+ULNET_API int ulnet_selftest_start(ulnet_t *ln, const struct ulnet_selftest_conf *conf,
 			 ulnet_selftest_t **out);
 
 /*
@@ -76,10 +78,10 @@ int ulnet_selftest_start(ulnet_t *ln, const struct ulnet_selftest_conf *conf,
  * has no thread) up to 5 s for its RPCs in flight to end, free it. NULL is
  * allowed. Must not be called from an event handler.
  */
-void ulnet_selftest_stop(ulnet_selftest_t *st);
+ULNET_API void ulnet_selftest_stop(ulnet_selftest_t *st);
 
 /* Read the counters. Errors: -EINVAL (st or out NULL). */
-int ulnet_selftest_stats_get(ulnet_selftest_t *st, struct ulnet_selftest_stats *out);
+ULNET_API int ulnet_selftest_stats_get(ulnet_selftest_t *st, struct ulnet_selftest_stats *out);
 
 #ifdef __cplusplus
 }

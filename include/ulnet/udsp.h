@@ -27,6 +27,8 @@
 #ifndef ULNET_UDSP_H
 #define ULNET_UDSP_H
 
+#include "ulnet/export.h"
+
 #include <stdint.h>
 
 #include "ulnet/ulnet.h"
@@ -74,29 +76,29 @@ struct ulnet_udsp_err {
  *               err->parse.msg names it ("rte without dst");
  *  -EALREADY, -ENOMEM.
  */
-int ulnet_udsp_add(ulnet_t *ln, const struct ulnet_udsp_rule *rule, int idx,
+ULNET_API int ulnet_udsp_add(ulnet_t *ln, const struct ulnet_udsp_rule *rule, int idx,
 		   struct ulnet_udsp_err *err);
 
 /* The checks of ulnet_udsp_add() without an instance: 0 or its errors
  * (but -EALREADY). */
-int ulnet_udsp_check(const struct ulnet_udsp_rule *rule, struct ulnet_udsp_err *err);
+ULNET_API int ulnet_udsp_check(const struct ulnet_udsp_rule *rule, struct ulnet_udsp_err *err);
 
 /* The index of the rule whose descriptors equal `rule`'s (compared in
  * canonical form; the action is not compared). Errors: -ENOENT (none),
  * those of ulnet_udsp_check(). */
-int ulnet_udsp_find(ulnet_t *ln, const struct ulnet_udsp_rule *rule);
+ULNET_API int ulnet_udsp_find(ulnet_t *ln, const struct ulnet_udsp_rule *rule);
 
 /* Delete the rule at `idx`, or every rule with `idx` negative (0 then
  * even with none). The constructs it set go back to what the remaining
  * rules give them. Errors: -ENOENT (no rule at idx). */
-int ulnet_udsp_del(ulnet_t *ln, int idx);
+ULNET_API int ulnet_udsp_del(ulnet_t *ln, int idx);
 
 /* The rule at `idx`, its descriptors in canonical form (as lnetctl shows
  * them: "192.168.1.[1-10/2]@tcp"). Errors: -ENOENT past the last. */
-int ulnet_udsp_get(ulnet_t *ln, int idx, struct ulnet_udsp_rule *rule);
+ULNET_API int ulnet_udsp_get(ulnet_t *ln, int idx, struct ulnet_udsp_rule *rule);
 
 /* How many rules there are. */
-int ulnet_udsp_count(ulnet_t *ln);
+ULNET_API int ulnet_udsp_count(ulnet_t *ln);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,8 @@
 #ifndef ULNET_ULNET_H
 #define ULNET_ULNET_H
 
+#include "ulnet/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -88,14 +90,14 @@ struct ulnet_opts {
  * Create an instance (the equivalent of LNetNIInit). `opts` may be NULL.
  * Errors: -ENOMEM; -EINVAL for a reserved pid; errors of thread creation.
  */
-int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out);
+ULNET_API int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out);
 
 /*
  * Stop and free an instance: every NI is shut down, in-flight operations end
  * with an event whose status is -ESHUTDOWN, MDs are unlinked (UNLINK events
  * delivered), then memory is released. Must not be called from a handler.
  */
-void ulnet_destroy(ulnet_t *ln);
+ULNET_API void ulnet_destroy(ulnet_t *ln);
 
 /*
  * Run I/O and timers once, waiting at most `timeout_ms` (0: do not wait, -1:
@@ -114,10 +116,10 @@ void ulnet_destroy(ulnet_t *ln);
  * themselves while they wait).
  * Errors: -EINVAL (ln NULL), -EBUSY (progress thread), or epoll's -errno.
  */
-int ulnet_progress(ulnet_t *ln, int timeout_ms);
+ULNET_API int ulnet_progress(ulnet_t *ln, int timeout_ms);
 
 /* The PID of this node. */
-ulnet_pid_t ulnet_pid(const ulnet_t *ln);
+ULNET_API ulnet_pid_t ulnet_pid(const ulnet_t *ln);
 
 /* --- network interfaces ------------------------------------------------------ */
 
@@ -188,14 +190,14 @@ struct ulnet_ni_conf {
  * -EADDRNOTAVAIL (tcp: address not on this host), -EADDRINUSE, -EACCES
  * (privileged port without the right), -ENOMEM.
  */
-int ulnet_ni_add(ulnet_t *ln, const struct ulnet_ni_conf *conf);
+ULNET_API int ulnet_ni_add(ulnet_t *ln, const struct ulnet_ni_conf *conf);
 
 /* Remove an NI by NID. Errors: -ENOENT, -EINVAL (0@lo cannot be removed). */
-int ulnet_ni_del(ulnet_t *ln, const ulnet_nid_t *nid);
+ULNET_API int ulnet_ni_del(ulnet_t *ln, const ulnet_nid_t *nid);
 
 /* The NIDs of the node, 0@lo first. Returns the count (which may exceed
  * `max`; only `max` are written). */
-int ulnet_ni_list(ulnet_t *ln, ulnet_nid_t *nids, int max);
+ULNET_API int ulnet_ni_list(ulnet_t *ln, ulnet_nid_t *nids, int max);
 
 /* --- match entries and memory descriptors -------------------------------- */
 
@@ -273,12 +275,12 @@ struct ulnet_event {
  * Errors: -EINVAL (portal >= 64, bad position), -EPERM (the ME's kind, unique
  * or wildcard, differs from the portal's), -ENOMEM.
  */
-int ulnet_me_attach(ulnet_t *ln, unsigned portal, ulnet_process_id_t match_id,
+ULNET_API int ulnet_me_attach(ulnet_t *ln, unsigned portal, ulnet_process_id_t match_id,
 		    uint64_t match_bits, uint64_t ignore_bits, enum ulnet_unlink unlink,
 		    enum ulnet_ins_pos pos, ulnet_handle_t *meh);
 
 /* Unlink an ME (and its MD, which gets an UNLINK event). Errors: -ENOENT. */
-int ulnet_me_unlink(ulnet_t *ln, ulnet_handle_t meh);
+ULNET_API int ulnet_me_unlink(ulnet_t *ln, ulnet_handle_t meh);
 
 /*
  * Attach an MD to an ME (the ME then becomes matchable). Requires OP_PUT or
@@ -286,18 +288,18 @@ int ulnet_me_unlink(ulnet_t *ln, ulnet_handle_t meh);
  * Errors: -EINVAL (bad options, iovec count > 256, NULL start with length),
  * -ENOENT (stale ME), -EBUSY (ME already has an MD), -ENOMEM.
  */
-int ulnet_md_attach(ulnet_t *ln, ulnet_handle_t meh, const struct ulnet_md *md,
+ULNET_API int ulnet_md_attach(ulnet_t *ln, ulnet_handle_t meh, const struct ulnet_md *md,
 		    enum ulnet_unlink unlink, ulnet_handle_t *mdh);
 
 /* Bind a free-floating MD for ulnet_put()/ulnet_get(). Errors: -EINVAL, -ENOMEM. */
-int ulnet_md_bind(ulnet_t *ln, const struct ulnet_md *md, enum ulnet_unlink unlink,
+ULNET_API int ulnet_md_bind(ulnet_t *ln, const struct ulnet_md *md, enum ulnet_unlink unlink,
 		  ulnet_handle_t *mdh);
 
 /*
  * Unlink an MD. Idle: an UNLINK event now. Busy: the last completion event
  * has unlinked=true. Errors: -ENOENT (stale or already unlinked handle).
  */
-int ulnet_md_unlink(ulnet_t *ln, ulnet_handle_t mdh);
+ULNET_API int ulnet_md_unlink(ulnet_t *ln, ulnet_handle_t mdh);
 
 enum ulnet_ack_req { ULNET_ACK_REQ = 0, ULNET_NOACK_REQ = 1 };
 
@@ -308,7 +310,7 @@ enum ulnet_ack_req { ULNET_ACK_REQ = 0, ULNET_NOACK_REQ = 1 };
  * inactive MD), -EHOSTUNREACH (no NI reaches the target), -ESHUTDOWN.
  * Once 0 is returned every failure arrives as an event status.
  */
-int ulnet_put(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
+ULNET_API int ulnet_put(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
 	      enum ulnet_ack_req ack, ulnet_process_id_t target, unsigned portal,
 	      uint64_t match_bits, unsigned remote_offset, uint64_t hdr_data);
 
@@ -316,7 +318,7 @@ int ulnet_put(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
  * GET into the MD from `target`'s `portal`. Events: SEND and REPLY (any
  * order). Errors as ulnet_put().
  */
-int ulnet_get(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
+ULNET_API int ulnet_get(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
 	      ulnet_process_id_t target, unsigned portal, uint64_t match_bits,
 	      unsigned remote_offset);
 
@@ -344,12 +346,12 @@ int ulnet_get(ulnet_t *ln, const ulnet_nid_t *self, ulnet_handle_t mdh,
  * ulnet_batch_end errors: -EINVAL (ln NULL, or no batch of ln open on this
  * thread).
  */
-int ulnet_batch_begin(ulnet_t *ln);
-int ulnet_batch_end(ulnet_t *ln);
+ULNET_API int ulnet_batch_begin(ulnet_t *ln);
+ULNET_API int ulnet_batch_end(ulnet_t *ln);
 
 /* Make a portal lazy (unmatched PUTs wait for an MD) or not (queued PUTs are
  * dropped). Errors: -EINVAL. */
-int ulnet_portal_set_lazy(ulnet_t *ln, unsigned portal, bool lazy);
+ULNET_API int ulnet_portal_set_lazy(ulnet_t *ln, unsigned portal, bool lazy);
 
 /* --- ping and discovery (blocking; need progress) ------------------------- */
 
@@ -368,12 +370,12 @@ struct ulnet_ping_peer {
  * `timeout_ms`. Errors: -ETIMEDOUT, -EHOSTUNREACH, -ECONNREFUSED, -EIO,
  * -EPROTO (invalid ping info), -EINVAL.
  */
-int ulnet_ping(ulnet_t *ln, ulnet_process_id_t target, const ulnet_nid_t *src,
+ULNET_API int ulnet_ping(ulnet_t *ln, ulnet_process_id_t target, const ulnet_nid_t *src,
 	       unsigned sink_len, int timeout_ms, struct ulnet_ping_peer *out);
 
 /* Discover `nid` (ping + push) and wait. `force` re-discovers a known peer.
  * Errors as ulnet_ping(). */
-int ulnet_discover(ulnet_t *ln, const ulnet_nid_t *nid, bool force, int timeout_ms,
+ULNET_API int ulnet_discover(ulnet_t *ln, const ulnet_nid_t *nid, bool force, int timeout_ms,
 		   struct ulnet_ping_peer *out);
 
 /* --- global settings (lnetctl set / global show) ------------------------- */
@@ -393,13 +395,13 @@ struct ulnet_globals {
 	int max_recovery_ping_interval; /* 900 */
 };
 
-void ulnet_globals_get(ulnet_t *ln, struct ulnet_globals *g);
+ULNET_API void ulnet_globals_get(ulnet_t *ln, struct ulnet_globals *g);
 /* The values a new instance starts with (the kernel's module defaults). */
-void ulnet_globals_defaults(struct ulnet_globals *g);
+ULNET_API void ulnet_globals_defaults(struct ulnet_globals *g);
 /* Set globals; every field is range-checked. Errors: -EINVAL (nothing set). */
-int ulnet_globals_set(ulnet_t *ln, const struct ulnet_globals *g);
+ULNET_API int ulnet_globals_set(ulnet_t *ln, const struct ulnet_globals *g);
 /* lnd_timeout derived from the globals: (tt - 1) / (retry + 1), at least 1. */
-int ulnet_lnd_timeout(const struct ulnet_globals *g);
+ULNET_API int ulnet_lnd_timeout(const struct ulnet_globals *g);
 
 /* --- counters (lnetctl stats / net show -v / peer show -v) --------------- */
 
@@ -490,23 +492,23 @@ static inline const struct ulnet_peer_ni_info *ulnet_peer_info_ni(const struct u
 	return j < ULNET_PEER_INFO_NIS ? &p->nis[j] : &p->more[j - ULNET_PEER_INFO_NIS];
 }
 
-void ulnet_counters_get(ulnet_t *ln, struct ulnet_counters *c);
-void ulnet_counters_reset(ulnet_t *ln);
+ULNET_API void ulnet_counters_get(ulnet_t *ln, struct ulnet_counters *c);
+ULNET_API void ulnet_counters_reset(ulnet_t *ln);
 
 /* Info of the i-th NI (0 = 0@lo). Errors: -ENOENT past the last. */
-int ulnet_ni_info(ulnet_t *ln, int index, struct ulnet_ni_info *info);
+ULNET_API int ulnet_ni_info(ulnet_t *ln, int index, struct ulnet_ni_info *info);
 
 /* Info of the i-th peer, with its first ULNET_PEER_INFO_NIS NIs (nnis says
  * how many; more is NULL). Errors: -ENOENT past the last. */
-int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info);
+ULNET_API int ulnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info);
 /* The same with all its NIs: those past nis[] in `more`, allocated (free
  * it with ulnet_peer_info_release()). Errors: also -ENOMEM. */
-int ulnet_peer_info_all(ulnet_t *ln, int index, struct ulnet_peer_info *info);
-void ulnet_peer_info_release(struct ulnet_peer_info *info);
+ULNET_API int ulnet_peer_info_all(ulnet_t *ln, int index, struct ulnet_peer_info *info);
+ULNET_API void ulnet_peer_info_release(struct ulnet_peer_info *info);
 
 /* Add a peer by hand (lnetctl peer add); `nids` are extra NIDs. Errors:
  * -EEXIST, -EINVAL, -ENOMEM. */
-int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+ULNET_API int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
 		   int nnids, bool non_mr);
 
 /* ulnet_peer_add_flags() flags */
@@ -526,13 +528,13 @@ int ulnet_peer_add(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
  * Errors: those of ulnet_peer_add(), and for a peer not configured whose
  * primary NID is locked -EEXIST (`primary` is it) or -EALREADY (another).
  */
-int ulnet_peer_add_flags(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+ULNET_API int ulnet_peer_add_flags(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
 			 int nnids, unsigned flags);
 
 /* Delete a peer (or, with nids, some of its NIDs). A peer whose primary NID
  * is locked is kept, with its primary NID only (the kernel's reset of a
  * peer "created by Lustre"). Errors: -ENOENT. */
-int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+ULNET_API int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
 		   int nnids);
 
 /* ulnet_peer_del_flags() flags */
@@ -540,7 +542,7 @@ int ulnet_peer_del(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *n
 
 /* ulnet_peer_del() with flags: ULNET_PEER_DEL_FORCE deletes a peer whose
  * primary NID is locked as any other. Errors: also -EINVAL (unknown flag). */
-int ulnet_peer_del_flags(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
+ULNET_API int ulnet_peer_del_flags(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_nid_t *nids,
 			 int nnids, unsigned flags);
 
 /* --- runtime settings (lnetctl net set / peer set) ----------------------- */
@@ -554,7 +556,7 @@ int ulnet_peer_del_flags(ulnet_t *ln, const ulnet_nid_t *primary, const ulnet_ni
  * the maximum is "in recovery". Errors: -EINVAL (value outside
  * 0..ULNET_MAX_HEALTH, NULL ln, or 0@lo named), -ENOENT (no such NI).
  */
-int ulnet_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value);
+ULNET_API int ulnet_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value);
 
 /*
  * Set conns_per_peer (0..127; 0 takes the default, 1) of the tcp NI `nid`,
@@ -563,7 +565,7 @@ int ulnet_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value);
  * NULL ln, an NI whose LND has no such tunable), -ENOENT (no such NI, or no
  * tcp NI at all with NULL).
  */
-int ulnet_ni_set_conns_per_peer(ulnet_t *ln, const ulnet_nid_t *nid, int value);
+ULNET_API int ulnet_ni_set_conns_per_peer(ulnet_t *ln, const ulnet_nid_t *nid, int value);
 
 /*
  * Set the LND timeout (socklnd sock_timeout, seconds) of every NI of `net`
@@ -572,14 +574,14 @@ int ulnet_ni_set_conns_per_peer(ulnet_t *ln, const ulnet_nid_t *nid, int value);
  * sock_timeout=0 does. Errors: -EINVAL (negative, NULL ln, or a net whose LND
  * has no timeout: lo), -ENOENT (no NI on `net`).
  */
-int ulnet_net_set_lnd_timeout(ulnet_t *ln, ulnet_net_t net, int seconds);
+ULNET_API int ulnet_net_set_lnd_timeout(ulnet_t *ln, ulnet_net_t net, int seconds);
 
 /*
  * Set the health value of the peer NI `nid`, or of every peer NI when `nid`
  * is NULL (lnetctl peer set --health). Errors: -EINVAL (value outside
  * 0..ULNET_MAX_HEALTH, NULL ln), -ENOENT (no such peer NI).
  */
-int ulnet_peer_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value);
+ULNET_API int ulnet_peer_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value);
 
 /*
  * Overwrite the lp_state bits of the peer owning `nid` (lnetctl peer set
@@ -587,7 +589,7 @@ int ulnet_peer_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value);
  * (DISCOVERING, PING_SENT, PUSH_SENT) are kept as they are. Errors: -EINVAL
  * (NULL ln or nid), -ENOENT (no such peer NI).
  */
-int ulnet_peer_set_state(ulnet_t *ln, const ulnet_nid_t *nid, uint32_t state);
+ULNET_API int ulnet_peer_set_state(ulnet_t *ln, const ulnet_nid_t *nid, uint32_t state);
 
 /* --- connections (ulnetctl conn show; the kernel's lctl conn_list) ------- */
 
@@ -628,10 +630,10 @@ struct ulnet_conn_info {
  * no connections (0@lo) lists none.
  * Errors: -EINVAL (ln NULL, max < 0, conns NULL with max > 0).
  */
-int ulnet_conn_list(ulnet_t *ln, struct ulnet_conn_info *conns, int max);
+ULNET_API int ulnet_conn_list(ulnet_t *ln, struct ulnet_conn_info *conns, int max);
 
 /* Text of an error returned by this API ("No such file or directory"). */
-const char *ulnet_strerror(int err);
+ULNET_API const char *ulnet_strerror(int err);
 
 #ifdef __cplusplus
 }
