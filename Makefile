@@ -4,15 +4,21 @@
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# WERROR=ON: warnings are errors (CI sets it, .ci/run); off for whoever builds
+# ulnet with another compiler. A build directory configured with the other
+# value is reconfigured.
+WERROR  ?= OFF
 
 .PHONY: all build test test-sanitize test-tsan fuzz demo bench deps clean
 
 all: build
 
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -DULNET_WERROR=$(WERROR) $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/CMakeCache.txt
+	@grep -qx 'ULNET_WERROR:BOOL=$(WERROR)' $(BUILD)/CMakeCache.txt || \
+		cmake -S . -B $(BUILD) -DULNET_WERROR=$(WERROR)
 	cmake --build $(BUILD) -j$(JOBS)
 
 test: build
@@ -31,7 +37,7 @@ test-tsan:
 # libFuzzer targets, each run briefly (FUZZ_SECONDS each).
 FUZZ_SECONDS ?= 20
 fuzz:
-	CC=clang cmake -S . -B build-fuzz -DULNET_FUZZ=ON -DULNET_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1
+	CC=clang cmake -S . -B build-fuzz -DULNET_WERROR=$(WERROR) -DULNET_FUZZ=ON -DULNET_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1
 	cmake --build build-fuzz -j$(JOBS)
 	scripts/run-fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
