@@ -1,6 +1,8 @@
 # Thin wrapper over CMake + CTest. `make` builds into build/ (binaries in
 # build/bin), `make test` builds and runs the whole suite, `make demo` runs the
-# demo, `make bench` runs the benchmarks beside the peer anchors.
+# demo, `make bench` runs the benchmarks beside the peer anchors, `make
+# install` installs the build (DESTDIR=... and PREFIX=... as usual;
+# docs/install.md).
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -8,8 +10,12 @@ CMAKE_FLAGS ?=
 # ulnet with another compiler. A build directory configured with the other
 # value is reconfigured.
 WERROR  ?= OFF
+# make install: cmake --install's prefix (empty: the configured one,
+# /usr/local unless CMAKE_FLAGS set CMAKE_INSTALL_PREFIX) and DESTDIR.
+PREFIX  ?=
+DESTDIR ?=
 
-.PHONY: all build test test-sanitize test-tsan fuzz demo bench deps clean
+.PHONY: all build test test-sanitize test-tsan fuzz demo bench deps clean install
 
 all: build
 
@@ -46,6 +52,9 @@ demo: build
 
 bench: build
 	bench/run.sh $(BUILD)
+
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) $(if $(PREFIX),--prefix "$(PREFIX)")
 
 deps:
 	scripts/install-deps.sh
