@@ -30,6 +30,11 @@ WERR=
 [[ ${ULNET_WERROR:-OFF} =~ ^(ON|1|TRUE|YES)$ ]] && WERR=-Werror
 command -v pkg-config >/dev/null || { echo "SKIP: pkg-config not installed (scripts/install-deps.sh installs it)"; exit 77; }
 command -v cmake >/dev/null || { echo "SKIP: cmake not in PATH"; exit 77; }
+# cmake --install writes its manifest and the generated files into the build
+# tree: one left by another user (a `sudo make install`) cannot be rewritten
+for f in "$BUILD" "$BUILD"/install_manifest*.txt "$BUILD/install-generated" "$BUILD"/install-generated/*; do
+	[[ -e $f && ! -w $f ]] && { echo "SKIP: $f is not writable by uid $(id -u) (left by another user's install?)"; exit 77; }
+done
 
 T=$(mktemp -d /tmp/ulnet-install.XXXXXX)
 PIDS=()
