@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,11 @@ static void *lnet_progress_main(void *arg)
 
 		if (n > 0 && !busy)
 			spin_until = ul_clock_monotonic(NULL) + LNET_PROGRESS_SPIN_NS;
+		else if (n == 0)
+			/* an idle spin turn: give the CPU to whatever else is
+			 * runnable on it (on a loaded machine, the very thread
+			 * whose message this spin waits for) */
+			sched_yield();
 	}
 	return NULL;
 }
