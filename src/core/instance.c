@@ -5,13 +5,16 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/fault.h"
 #include "core/core.h"
@@ -110,6 +113,33 @@ int ulnet_lnd_register(ulnet_t *ln, const struct ulnet_lnd *lnd)
 
 #define LNET_PROGRESS_SPIN_NS 50000ULL
 
+/*
+ * The progress thread lives in the process's network namespace (its main
+ * thread's), whichever thread created the instance: a thread that entered
+ * another namespace to add an NI there (ulnetd serving a client in another
+ * namespace) must not leave the node's thread there for good, pinning
+ * that namespace and making every other NI's dial cross into its own
+ * (each NI makes its sockets in its own namespace, sock_netns.c). Without
+ * the right to move (no CAP_SYS_ADMIN: then the creator could not have
+ * moved either) it stays.
+ */
+static void lnet_progress_home_netns(ulnet_t *ln)
+{
+	struct stat mine, home;
+	int fd;
+
+	if (stat("/proc/thread-self/ns/net", &mine) < 0 || stat("/proc/self/ns/net", &home) < 0 ||
+	    (mine.st_dev == home.st_dev && mine.st_ino == home.st_ino))
+		return;
+	fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET) < 0)
+		lnet_log(ln, ULNET_LOG_WARN,
+			 "progress thread: can't move to the process's network namespace: %s",
+			 strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 static void *lnet_progress_main(void *arg)
 {
 	ulnet_t *ln = arg;
@@ -118,6 +148,7 @@ static void *lnet_progress_main(void *arg)
 	bool busy = ln->ln_flags & ULNET_OPT_BUSY_POLL;
 	uint64_t spin_until = 0;
 
+	lnet_progress_home_netns(ln);
 	while (!__atomic_load_n(&ln->ln_stop, __ATOMIC_ACQUIRE)) {
 		/* Adaptive spin: for LNET_PROGRESS_SPIN_NS after the loop last
 		 * did something, poll instead of sleeping. A sleeping thread
@@ -133,7 +164,7 @@ static void *lnet_progress_main(void *arg)
 
 		if (n > 0 && !busy)
 			spin_until = ul_clock_monotonic(NULL) + LNET_PROGRESS_SPIN_NS;
-		else if (n == 0)
+		else if (n == 0 && now < spin_until)
 			/* an idle spin turn: give the CPU to whatever else is
 			 * runnable on it (on a loaded machine, the very thread
 			 * whose message this spin waits for) */

@@ -107,6 +107,39 @@ run D 0 peer show --nid "$B"
 run D 0 net del --net tcp
 run D 0 net show
 [[ $OUT != *"$A"* ]] || fail "net del from here left $A: $OUT"
+
+# lnet configure from NSA: the node's progress thread still lives in the
+# daemon's namespace (it would otherwise pin NSA), and an NI added from
+# NSA still works
+runin "$NSA" D 0 lnet unconfigure
+runin "$NSA" D 0 lnet configure
+runin "$NSA" D 0 net add --net tcp --if va
+run D 0 ping "$B" --timeout 10
+[[ $OUT == *"primary nid: $B"* ]] || fail "ping $B after lnet configure from $NSA: $OUT"
+HOME_NS=$(readlink "/proc/$PID_D/ns/net")
+CHECKS=$((CHECKS + 1))
+for t in /proc/$PID_D/task/*; do
+	ns=$(readlink "$t/ns/net" 2>/dev/null) || continue   # a worker that just ended
+	[[ $ns == "$HOME_NS" ]] ||
+		fail "thread $(basename "$t") ($(cat "$t/comm")) of ulnetd is in $ns, not the daemon's $HOME_NS"
+done
+
+# a daemon that cannot enter its client's namespace (no CAP_SYS_ADMIN)
+# refuses the command, saying why, rather than run it in its own
+if command -v setpriv >/dev/null; then
+	setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin "$ULNETD" --ctl "$T/N.sock" \
+		"${NOMR[@]}" >"$T/N.log" 2>&1 &
+	PID_N=$!
+	PIDS+=("$PID_N")
+	for _ in $(seq 100); do [[ -S $T/N.sock ]] && break; sleep 0.05; done
+	runin "$NSA" N 255 net add --net tcp --if va
+	[[ $ERR == *"in another network namespace, which this daemon cannot enter"* ]] ||
+		fail "no CAP_SYS_ADMIN: $ERR"
+	run N 0 net show
+	[[ $OUT != *"$A"* ]] || fail "the refused net add added $A: $OUT"
+else
+	echo "(no setpriv: the refusal of a daemon without CAP_SYS_ADMIN is not checked)"
+fi
 grep -q "can't enter" "$T/D.log" && fail "D logged a namespace failure: $(grep "can't enter" "$T/D.log")"
 
 echo "$CHECKS checks, $FAILS failures"

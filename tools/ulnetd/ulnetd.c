@@ -97,6 +97,10 @@ static void lib_log(void *arg, enum ulnet_log_level level, const char *msg)
 struct worker {
 	struct ctl_ctx *ctx;
 	int fd;
+	/* the client's network namespace (client_netns_open()): an fd, -1
+	 * ours, -2 unknown (ns_why says why) */
+	int nsfd;
+	char ns_why[256];
 	bool busy;                /* slots_lock */
 	atomic_int claimed;
 };
@@ -142,16 +146,21 @@ static void linger_close(int fd)
 }
 
 /*
- * Run this worker in its client's network namespace. As a kernel NI is
- * created in the namespace of the process that configures it, an NI added
- * by `ip netns exec NS ulnetctl net add ...` must see NS's interfaces and
- * open its sockets there (socklnd keeps that namespace for the NI's life,
- * sock_netns.c). Workers are one-shot threads, so nothing has to be
- * restored. 0, or -1 with a reason in `why` when the client is elsewhere
- * and this daemon cannot follow it (setns needs CAP_SYS_ADMIN): the
- * command is refused rather than run in the wrong namespace.
+ * A client's network namespace. As a kernel NI is created in the namespace
+ * of the process that configures it, an NI added by `ip netns exec NS
+ * ulnetctl net add ...` must see NS's interfaces and open its sockets there
+ * (socklnd keeps that namespace for the NI's life, sock_netns.c), so each
+ * command runs in its client's namespace.
+ *
+ * Opened by the main thread as soon as the connection is accepted (the pid
+ * is the one connect() recorded, and the client is still waiting for its
+ * answer, so the pid cannot have been reused yet). Returns an fd of the
+ * client's namespace when it differs from ours, -1 when it is ours (or
+ * this host has no /proc: one namespace is all there is to know of), -2
+ * with the reason in `why` when it cannot be told: the command is then
+ * refused rather than run in the wrong namespace.
  */
-static int enter_client_netns(int fd, char *why, size_t whylen)
+static int client_netns_open(int cfd, char *why, size_t whylen)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
@@ -159,24 +168,40 @@ static int enter_client_netns(int fd, char *why, size_t whylen)
 	char path[64];
 	int nfd;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.pid <= 0 ||
-	    stat("/proc/self/ns/net", &mine) < 0)
-		return 0;   /* no /proc: one namespace is all we can know of */
+	if (stat("/proc/self/ns/net", &mine) < 0)
+		return -1;
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.pid <= 0) {
+		snprintf(why, whylen, "ulnetd: cannot tell the client's network namespace "
+			 "(it is in a pid namespace this daemon cannot see)\n");
+		return -2;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)cr.pid);
 	nfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (nfd < 0)
-		return 0;   /* the client is gone: its command goes nowhere */
-	if (fstat(nfd, &theirs) == 0 &&
-	    (theirs.st_dev != mine.st_dev || theirs.st_ino != mine.st_ino) &&
-	    setns(nfd, CLONE_NEWNET) < 0) {
-		snprintf(why, whylen,
-			 "ulnetd: the client (pid %d) is in another network namespace, which this "
-			 "daemon cannot enter: %s\n", (int)cr.pid, strerror(errno));
+	if (nfd < 0 || fstat(nfd, &theirs) < 0) {
+		snprintf(why, whylen, "ulnetd: cannot tell the network namespace of the client "
+			 "(pid %d): %s: %s\n", (int)cr.pid, path, strerror(errno));
+		if (nfd >= 0)
+			close(nfd);
+		return -2;
+	}
+	if (theirs.st_dev == mine.st_dev && theirs.st_ino == mine.st_ino) {
 		close(nfd);
 		return -1;
 	}
-	close(nfd);
-	return 0;
+	return nfd;
+}
+
+/* Enter the namespace client_netns_open() gave (a worker is a one-shot
+ * thread: nothing to restore). 0, or -1 with the reason in `why`
+ * (setns needs CAP_SYS_ADMIN). */
+static int enter_client_netns(int nsfd, char *why, size_t whylen)
+{
+	if (nsfd < 0 || setns(nsfd, CLONE_NEWNET) == 0)
+		return 0;
+	snprintf(why, whylen,
+		 "ulnetd: the client is in another network namespace, which this daemon cannot "
+		 "enter: %s\n", strerror(errno));
+	return -1;
 }
 
 static void *serve(void *arg)
@@ -202,7 +227,9 @@ static void *serve(void *arg)
 		if (rq.argc > 0)
 			dlog(ULNET_LOG_DEBUG, "command: %s%s%s", rq.argv[0], rq.argc > 1 ? " " : "",
 			     rq.argc > 1 ? rq.argv[1] : "");
-		if (enter_client_netns(w->fd, nswhy, sizeof(nswhy)) < 0) {
+		if (w->nsfd == -2)
+			snprintf(nswhy, sizeof(nswhy), "%s", w->ns_why);
+		if (w->nsfd == -2 || enter_client_netns(w->nsfd, nswhy, sizeof(nswhy)) < 0) {
 			dlog(ULNET_LOG_WARN, "%.*s", (int)strcspn(nswhy, "\n"), nswhy);
 			rp.rc = 255;
 			ybuf_puts(&rp.err, nswhy);
@@ -211,6 +238,8 @@ static void *serve(void *arg)
 		}
 		ctl_request_free(&rq);
 	}
+	if (w->nsfd >= 0)
+		close(w->nsfd);
 	if (atomic_exchange(&w->claimed, 1) == 0) {
 		if (answer) {
 			int wrc = ctl_write_reply(w->fd, REQ_TIMEOUT_MS, &rp);
@@ -699,6 +728,9 @@ int main(int argc, char **argv)
 			continue;
 		if (!client_allowed(cfd))
 			continue;
+		char nswhy[256] = "";
+		int nsfd = client_netns_open(cfd, nswhy, sizeof(nswhy));
+
 		if (atomic_load(&nworkers) >= MAX_WORKERS) {
 			struct ctl_reply busy;
 
@@ -708,6 +740,8 @@ int main(int argc, char **argv)
 			ctl_write_reply(cfd, 1000, &busy);
 			ctl_reply_free(&busy);
 			close(cfd);
+			if (nsfd >= 0)
+				close(nsfd);
 			continue;
 		}
 		struct worker *w = NULL;
@@ -722,11 +756,15 @@ int main(int argc, char **argv)
 			w->busy = true;
 			w->ctx = &ctx;
 			w->fd = cfd;
+			w->nsfd = nsfd;
+			snprintf(w->ns_why, sizeof(w->ns_why), "%s", nswhy);
 			atomic_store(&w->claimed, 0);
 		}
 		pthread_mutex_unlock(&slots_lock);
 		if (!w) { /* a slot frees just after its worker counted down */
 			close(cfd);
+			if (nsfd >= 0)
+				close(nsfd);
 			continue;
 		}
 		atomic_fetch_add(&nworkers, 1);
@@ -735,6 +773,8 @@ int main(int argc, char **argv)
 		if (pthread_create(&th, &attr, serve, w) != 0) {
 			atomic_fetch_sub(&nworkers, 1);
 			close(cfd);
+			if (nsfd >= 0)
+				close(nsfd);
 			pthread_mutex_lock(&slots_lock);
 			w->busy = false;
 			pthread_mutex_unlock(&slots_lock);
