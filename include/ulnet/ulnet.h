@@ -129,7 +129,7 @@ struct ulnet_ni_tunables {
 	int peer_credits;        /* default 8 */
 	int peer_buffer_credits; /* default 0 */
 	int credits;             /* default 256 */
-	int conns_per_peer;      /* socklnd, default 1 */
+	int conns_per_peer;      /* socklnd; 0: from the link speed, as ksocklnd */
 	int tos;                 /* socklnd, -1 = leave (default) */
 };
 
@@ -559,7 +559,8 @@ ULNET_API int ulnet_peer_del_flags(ulnet_t *ln, const ulnet_nid_t *primary, cons
 ULNET_API int ulnet_ni_set_health(ulnet_t *ln, const ulnet_nid_t *nid, int value);
 
 /*
- * Set conns_per_peer (0..127; 0 takes the default, 1) of the tcp NI `nid`,
+ * Set conns_per_peer (0..127; 0: the value derived from the interface's link
+ * speed when the NI started, 1 on loopback) of the tcp NI `nid`,
  * or of every tcp NI when `nid` is NULL (net set --conns-per-peer). It
  * applies to connections made afterwards. Errors: -EINVAL (out of range,
  * NULL ln, an NI whose LND has no such tunable), -ENOENT (no such NI, or no

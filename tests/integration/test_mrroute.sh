@@ -144,6 +144,8 @@ stop B
 start C --module-option ksocklnd.skip_mr_route_setup=1 || { fail "ulnetd C did not start"; exit 1; }
 run C 0 net add --net tcp --if v1
 check_not "table v1 with skip_mr_route_setup=1" "$(table v1)" "10.206.0.0/24"
+run C 0 setup-mrrouting
+check_not "table v1 after setup-mrrouting with skip_mr_route_setup=1" "$(table v1)" "10.206.0.0/24"
 stop C
 
 echo "$CHECKS checks, $FAILS failures"

@@ -505,8 +505,10 @@ int ctl_cmd_setup_mrrouting(struct ctl_ctx *ctx, const struct cmd *c, const stru
 {
 	(void)c; (void)p; (void)argc; (void)argv; (void)blob; (void)bloblen; (void)rp;
 	/* without LNet there is no NI, and nothing to set up (lnetctl's
-	 * script finds no interface in the net show that fails) */
-	ctl_mrroute_setup(ctx);
+	 * script finds no interface in the net show that fails); the module
+	 * parameter stops it here too, as the script reads it first */
+	if (!ctx->skip_mr_route_setup)
+		ctl_mrroute_setup(ctx);
 	return 0;
 }
 

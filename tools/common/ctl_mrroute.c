@@ -14,6 +14,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -22,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +36,9 @@
 #define RT_TABLES_DIST "/usr/share/iproute2/rt_tables"
 #define IP_OUT_MAX 4096
 #define MR_MAX_IFACES 64
+/* an ip(8) run that takes longer is killed: the daemon's write lock is
+ * held meanwhile */
+#define IP_TIMEOUT_MS 10000
 
 extern char **environ;
 
@@ -40,11 +47,18 @@ extern char **environ;
  * together go to `out` (NUL-terminated, cut at outlen). */
 static int run_ip(const char *const *args, char *out, size_t outlen)
 {
+	/* where Debian and the script keep it first: the daemon's PATH is
+	 * whatever started it */
+	static const char *const where[] = { "/usr/sbin/ip", "/sbin/ip", NULL };
 	const char *argv[16];
 	posix_spawn_file_actions_t fa;
-	int pfd[2], st = 0, n = 0, rc;
+	posix_spawnattr_t at;
+	sigset_t none, dfl;
+	struct timespec t0, t1;
+	int pfd[2], st = 0, n = 0, rc = ENOENT;
 	size_t used = 0;
 	pid_t pid;
+	bool killed = false;
 
 	argv[n++] = "ip";
 	for (int i = 0; args[i] && n < 15; i++)
@@ -57,20 +71,46 @@ static int run_ip(const char *const *args, char *out, size_t outlen)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
-	rc = posix_spawnp(&pid, "ip", &fa, NULL, (char *const *)argv, environ);
-	if (rc == ENOENT)   /* not on PATH: where Debian puts it */
-		rc = posix_spawn(&pid, "/usr/sbin/ip", &fa, NULL, (char *const *)argv, environ);
+	/* ulnetd ignores SIGPIPE and blocks nothing the child should keep */
+	posix_spawnattr_init(&at);
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &dfl);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	for (int i = 0; where[i] && rc == ENOENT; i++)
+		rc = posix_spawn(&pid, where[i], &fa, &at, (char *const *)argv, environ);
+	if (rc == ENOENT)
+		rc = posix_spawnp(&pid, "ip", &fa, &at, (char *const *)argv, environ);
+	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	close(pfd[1]);
 	if (rc != 0) {
 		close(pfd[0]);
 		return -rc;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
 		char junk[512];
-		ssize_t r = used + 1 < outlen ? read(pfd[0], out + used, outlen - 1 - used)
-					      : read(pfd[0], junk, sizeof(junk));
+		long left;
+		ssize_t r;
 
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left = IP_TIMEOUT_MS - ((t1.tv_sec - t0.tv_sec) * 1000 +
+					(t1.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			killed = true;
+			break;
+		}
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+			break;
+		if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		r = used + 1 < outlen ? read(pfd[0], out + used, outlen - 1 - used)
+				      : read(pfd[0], junk, sizeof(junk));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -82,6 +122,8 @@ static int run_ip(const char *const *args, char *out, size_t outlen)
 	close(pfd[0]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	if (killed)
+		return -ETIMEDOUT;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
@@ -102,57 +144,93 @@ static void log_ip_fail(struct ctl_ctx *ctx, const char *iface, const char *cons
 /* Whether `name` names a table in rt_tables, with /etc/iproute2/rt_tables
  * made from the distribution's copy when missing, as the script does, and
  * `name` added as the highest number plus one when absent. 0 or -errno. */
+/* Make /etc/iproute2/rt_tables from the distribution's copy (through a
+ * temporary file renamed into place: never a half-written one). */
+static int rt_tables_create(void)
+{
+	char tmp[] = RT_TABLES ".ulnet.XXXXXX", line[512];
+	FILE *src = fopen(RT_TABLES_DIST, "re"), *dst;
+	int fd, rc = 0;
+
+	if (!src)
+		return -ENOENT;
+	mkdir("/etc/iproute2", 0755);
+	fd = mkstemp(tmp);
+	if (fd < 0 || !(dst = fdopen(fd, "w"))) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		fclose(src);
+		return rc;
+	}
+	while (fgets(line, sizeof(line), src))
+		fputs(line, dst);
+	fclose(src);
+	fchmod(fd, 0644);
+	if (fclose(dst) != 0 || rename(tmp, RT_TABLES) < 0) {
+		rc = -EIO;
+		unlink(tmp);
+	}
+	return rc;
+}
+
+/* Whether `name` names a table in rt_tables, /etc/iproute2/rt_tables made
+ * when missing, as the script does, and `name` added as the highest number
+ * plus one when absent. The file is locked while it is read and appended
+ * to, against another ulnetd doing the same. 0 or -errno. (Tables named in
+ * rt_tables.d/ are not read: their numbers could collide.) */
 static int rt_table_ensure(const char *name)
 {
 	char line[512];
 	long max = 0;
-	bool found = false;
-	FILE *f = fopen(RT_TABLES, "r");
+	bool found = false, skip_tail = false;
+	int fd = open(RT_TABLES, O_RDWR | O_APPEND | O_CLOEXEC), rc;
+	FILE *f;
 
-	if (!f && errno == ENOENT) {
-		FILE *src = fopen(RT_TABLES_DIST, "r"), *dst;
-
-		if (!src)
-			return -ENOENT;
-		mkdir("/etc/iproute2", 0755);
-		dst = fopen(RT_TABLES, "w");
-		if (!dst) {
-			int rc = -errno;
-
-			fclose(src);
+	if (fd < 0 && errno == ENOENT) {
+		rc = rt_tables_create();
+		if (rc < 0)
 			return rc;
-		}
-		while (fgets(line, sizeof(line), src))
-			fputs(line, dst);
-		fclose(src);
-		if (fclose(dst) != 0)
-			return -EIO;
-		f = fopen(RT_TABLES, "r");
+		fd = open(RT_TABLES, O_RDWR | O_APPEND | O_CLOEXEC);
 	}
-	if (!f)
+	if (fd < 0)
 		return -errno;
+	if (flock(fd, LOCK_EX) < 0 || !(f = fdopen(fd, "r+"))) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
 	while (fgets(line, sizeof(line), f)) {
+		bool whole = strchr(line, '\n') != NULL;
 		char *p = line + strspn(line, " \t"), *end, tname[64];
 		long id;
 
+		/* the rest of a line longer than the buffer is not a line */
+		if (skip_tail) {
+			skip_tail = !whole;
+			continue;
+		}
+		skip_tail = !whole;
 		if (*p == '#' || *p == '\n' || *p == '\0')
 			continue;
-		id = strtol(p, &end, 0);
-		if (end == p)
+		/* iproute2 reads a table number in decimal or 0x hex */
+		id = strtol(p, &end, strncmp(p, "0x", 2) == 0 ? 16 : 10);
+		if (end == p || id < 0 || id >= 0x7fffffffL)
 			continue;
 		if (id > max)
 			max = id;
 		if (sscanf(end, " %63s", tname) == 1 && strcmp(tname, name) == 0)
 			found = true;
 	}
-	fclose(f);
-	if (found)
-		return 0;
-	f = fopen(RT_TABLES, "a");
-	if (!f)
-		return -errno;
-	fprintf(f, "%ld %s\n", max + 1, name);
-	return fclose(f) == 0 ? 0 : -EIO;
+	rc = 0;
+	if (!found) {
+		if (max + 1 >= 0x7fffffffL)
+			rc = -ERANGE;
+		else if (fprintf(f, "%ld %s\n", max + 1, name) < 0 || fflush(f) != 0)
+			rc = -EIO;
+	}
+	fclose(f);   /* and the lock */
+	return rc;
 }
 
 struct mr_addr {
@@ -251,7 +329,9 @@ static void default_gw(const char *iface, const struct mr_addr *a, char *gw, siz
 	for (int k = 0; k < 2; k++) {
 		if (run_ip(pass[k], out, sizeof(out)) != 0)
 			continue;
-		for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
+		char *save = NULL;
+
+		for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 			char *via = strstr(l, " via ");
 			char cand[INET6_ADDRSTRLEN];
 			unsigned char raw[16];
@@ -311,6 +391,30 @@ static void setup_family(struct ctl_ctx *ctx, const char *iface, const struct mr
 			iface, a->addr, gw[0] ? ", default via " : "", gw);
 }
 
+/* Whether `iface`, in the calling thread's namespace, holds the NI's
+ * address: an NI of another namespace (added by a client there) names an
+ * interface of that namespace, and a same-named one here (eth0 is in
+ * every container) is not its. */
+static bool iface_holds(const char *iface, const ulnet_nid_t *nid)
+{
+	struct ifaddrs *ifa, *a;
+	bool found = false;
+
+	if (getifaddrs(&ifa) < 0)
+		return false;
+	for (a = ifa; a && !found; a = a->ifa_next) {
+		if (!a->ifa_addr || strcmp(a->ifa_name, iface) != 0)
+			continue;
+		if (a->ifa_addr->sa_family == AF_INET && nid->size == 0)
+			found = memcmp(&((struct sockaddr_in *)a->ifa_addr)->sin_addr, nid->addr, 4) == 0;
+		else if (a->ifa_addr->sa_family == AF_INET6 && nid->size == 12)
+			found = memcmp(&((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr, nid->addr,
+				       16) == 0;
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
 /* One interface, as the script takes it: skipped without an address or
  * when its table already has routes (set up before, or by the site). */
 static void setup_iface(struct ctl_ctx *ctx, const char *iface)
@@ -332,6 +436,16 @@ static void setup_iface(struct ctl_ctx *ctx, const char *iface)
 		ctl_log(ctx, ULNET_LOG_INFO, "MR route setup: skipping %s: IP address not found", iface);
 		return;
 	}
+	/* an interface named after one of iproute2's reserved tables would
+	 * fill that table */
+	static const char *const reserved[] = { "local", "main", "default", "unspec", "all", NULL };
+
+	for (int k = 0; reserved[k]; k++)
+		if (strcmp(iface, reserved[k]) == 0) {
+			ctl_log(ctx, ULNET_LOG_WARN, "MR route setup: skipping %s: its name is a "
+				"reserved routing table's", iface);
+			return;
+		}
 	rc = rt_table_ensure(iface);
 	if (rc < 0) {
 		ctl_log(ctx, ULNET_LOG_WARN, "MR route setup: skipping %s: cannot name its table in %s: %s",
@@ -373,7 +487,7 @@ void ctl_mrroute_setup(struct ctl_ctx *ctx)
 		const char *iface = nis[i].iface;
 		bool seen = false;
 
-		if (nis[i].nid.type != ULNET_LND_TCP || !iface[0])
+		if (nis[i].nid.type != ULNET_LND_TCP || !iface[0] || !iface_holds(iface, &nis[i].nid))
 			continue;
 		for (int k = 0; k < ndone && !seen; k++)
 			seen = strcmp(done[k], iface) == 0;
