@@ -53,7 +53,10 @@ demo: build
 bench: build
 	bench/run.sh $(BUILD)
 
-install: build
+# installs what `make` built (no package installation, no build: `sudo make
+# install` must not leave root-owned files in the build tree)
+install:
+	@test -f $(BUILD)/CMakeCache.txt || { echo "make install: nothing built in $(BUILD); run make first" >&2; exit 1; }
 	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) $(if $(PREFIX),--prefix "$(PREFIX)")
 
 deps:

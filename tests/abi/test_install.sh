@@ -77,6 +77,12 @@ for f in "${want[@]}"; do [[ -e $D/$f ]] || fail "not installed: /$f"; done
 [[ $(readlink "$D$libdir/libulnet.so") == "libulnet.so.$major" ]] || fail "libulnet.so does not link to libulnet.so.$major"
 [[ $(readlink "$D$libdir/libulnet.so.$major") == "libulnet.so.$version" ]] || fail "libulnet.so.$major does not link to libulnet.so.$version"
 for x in usr/sbin/ulnetd usr/sbin/ulnetctl usr/bin/ulst; do [[ -x $D/$x ]] || fail "/$x not executable"; done
+# the archive holds machine code (an LTO build's objects are fat), so any
+# compiler links it, not only the one that built it
+if command -v nm >/dev/null; then
+	nm "$D$libdir/libulnet.a" 2>/dev/null | grep -q ' T ulnet_create$' ||
+		fail "libulnet.a has no machine code for ulnet_create (LTO bytecode only?)"
+fi
 unit=$D/usr/lib/systemd/system/ulnetd.service
 grep -qxF "ExecStart=/usr/sbin/ulnetd --config /etc/ulnet/ulnet.conf --syslog --log-level info" "$unit" ||
 	{ fail "ulnetd.service's ExecStart is not the installed ulnetd and config:"; grep ExecStart "$unit"; }
