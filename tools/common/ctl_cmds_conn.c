@@ -12,10 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Every connection of the node (*out to free): the count, or -ENOMEM. The
- * list changes while it is read: asked again with room for what it said,
- * a few times; past that, what fitted. */
-static int ctl_get_conns(ulnet_t *ln, struct ulnet_conn_info **out)
+/* The list changes while it is read: asked again with room for what it
+ * said, a few times; past that, what fitted. */
+int ctl_get_conns(ulnet_t *ln, struct ulnet_conn_info **out)
 {
 	int cap = 16;
 

@@ -268,6 +268,9 @@ extern const struct cmd ctl_fault_cmds[];
 /* --- conn (ctl_cmds_conn.c) ---------------------------------------------- */
 
 extern const struct cmd ctl_conn_cmds[];
+/* Every connection of the node (*out to free): the count, or -ENOMEM
+ * (also the metrics, metrics.c). */
+int ctl_get_conns(ulnet_t *ln, struct ulnet_conn_info **out);
 
 /* --- export / import (ctl_import.c) --------------------------------------- */
 
