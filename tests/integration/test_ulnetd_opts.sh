@@ -34,7 +34,7 @@ listens() { timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null; }
 mapfile -t HELP_OPTS < <("$ULNETD" --help | grep -oE '^  --[a-z-]+' | sed 's/^  //' | sort -u)
 CHECKED=(--help --ctl --config --foreground --daemon --log-level --syslog --accept-port
 	 --accept-port-bulk --accept --accept-backlog --module-option --module-options --verify-peer-nid --pid
-	 --selftest --session-timeout)
+	 --selftest --session-timeout --metrics)
 ((${#HELP_OPTS[@]} > 10)) || fail "ulnetd --help lists ${#HELP_OPTS[@]} options"
 for o in "${HELP_OPTS[@]}"; do
 	CHECKS=$((CHECKS + 1))
@@ -223,6 +223,36 @@ for st in --selftest ""; do
 		[[ $rc != 0 ]] || fail "without --selftest the console got answers"
 	fi
 	stop V
+done
+
+# --- --metrics: a scrape is answered there; without, nothing listens. A bad
+# value exits 2 naming the option, a port in use 1 with the reason ---------------------------
+# scrape HOST PORT: the body of GET /metrics
+scrape() {
+	timeout 5 bash -c "exec 3<>/dev/tcp/$1/$2 && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3"
+}
+ul_daemon MX --accept none --metrics "127.0.11.11:$PORT" || fail "ulnetd --metrics did not start"
+scrape 127.0.11.11 "$PORT" >"$T/mx.out" 2>&1
+has "$T/mx.out" "ulnet_lnet_up 1" "--metrics 127.0.11.11:$PORT"
+# the port is taken now: a second daemon is refused
+CHECKS=$((CHECKS + 1))
+"$ULNETD" --ctl "$T/MY.sock" --accept none --metrics "127.0.11.11:$PORT" >"$T/MY.log" 2>&1
+rc=$?
+[[ $rc == 1 ]] || fail "ulnetd --metrics on a port in use exited $rc, want 1"
+has "$T/MY.log" "cannot listen on --metrics 127.0.11.11:$PORT: Address already in use" "--metrics in use"
+[[ ! -e $T/MY.sock ]] || fail "ulnetd --metrics on a port in use left its socket"
+stop MX
+ul_daemon M0 --accept none || fail "ulnetd did not start"
+CHECKS=$((CHECKS + 1))
+listens 127.0.11.11 "$PORT" && fail "without --metrics something listens on 127.0.11.11:$PORT"
+stop M0
+for bad in 127.0.11.11 127.0.11.11: :9100 127.0.11.11:0 127.0.11.11:65536 localhost:9100 ::1:9100 '[::1'; do
+	CHECKS=$((CHECKS + 1))
+	"$ULNETD" --ctl "$T/MB.sock" --metrics "$bad" >"$T/MB.log" 2>&1
+	rc=$?
+	[[ $rc == 2 ]] || fail "ulnetd --metrics '$bad' exited $rc, want 2"
+	has "$T/MB.log" "bad value for --metrics: '$bad'" "--metrics '$bad'"
+	[[ ! -e $T/MB.sock ]] || fail "ulnetd --metrics '$bad' made its socket"
 done
 
 # --- accepted here, their effect proved by a C test (which must exist) ----------------------

@@ -8,6 +8,7 @@
  *          [--accept-port-bulk N]
  *          [--verify-peer-nid] [--pid N]
  *          [--module-option MODULE.PARAM=VALUE]... [--module-options FILE]...
+ *          [--metrics ADDR:PORT]
  *
  * Module options (the kernel's lnet and ksocklnd parameters, modopts.h)
  * come first, as at module load, then --config, then the control socket
@@ -20,6 +21,10 @@
  * ping/discover waits are capped (ctl_ctx.max_wait_s).
  * SIGTERM/SIGINT: stop accepting, wait for workers, ulnet_destroy(),
  * remove the socket, exit 0.
+ *
+ * --metrics serves Prometheus scrapes from a thread of its own
+ * (metrics_http.h), which reads the node under the same read lock as the
+ * show commands and never holds up the control socket.
  */
 
 #include <errno.h>
@@ -41,6 +46,7 @@
 
 #include "ctl_cmds.h"
 #include "ctl_proto.h"
+#include "metrics_http.h"
 #include "modopts.h"
 
 #define MAX_WORKERS 16
@@ -391,6 +397,8 @@ static void usage(FILE *f)
 		"                       lst console as a test server (like loading lnet_selftest)\n"
 		"  --session-timeout S  selftest session_timeout, seconds without a console\n"
 		"                       RPC before the session ends (default 100, 0 never)\n"
+		"  --metrics ADDR:PORT  serve Prometheus metrics on http://ADDR:PORT/metrics\n"
+		"                       (ADDR numeric: 127.0.0.1, 0.0.0.0, [::1]; default off)\n"
 		"  --help               this text\n");
 }
 
@@ -468,6 +476,9 @@ int main(int argc, char **argv)
 	long accept_port_bulk = 0;
 	static struct modopt_arg moargs[MAX_MODOPT_ARGS];
 	int nmoargs = 0;
+	const char *metrics = NULL;
+	struct sockaddr_storage metrics_sa;
+	socklen_t metrics_salen = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -532,6 +543,15 @@ int main(int argc, char **argv)
 			if (parse_range(a, v, 0, 86400, &session_timeout) < 0)
 				return 2;
 			i++;
+		} else if (v && strcmp(a, "--metrics") == 0) {
+			char why[160];
+
+			if (metrics_addr_parse(v, &metrics_sa, &metrics_salen, why, sizeof(why)) < 0) {
+				fprintf(stderr, "ulnetd: bad value for --metrics: '%s' (%s)\n", v, why);
+				return 2;
+			}
+			metrics = v;
+			i++;
 		} else if (v && strcmp(a, "--log-level") == 0) {
 			if (parse_level(v, &log_level) < 0) {
 				fprintf(stderr, "ulnetd: bad log level '%s'\n", v);
@@ -591,6 +611,21 @@ int main(int argc, char **argv)
 		dlog(ULNET_LOG_ERROR, "cannot listen on %s: %s", path, why[0] ? why : strerror(-lfd));
 		ybuf_free(&cfg);
 		return 1;
+	}
+	/* bound before --daemon forks, so that a port in use is the exit
+	 * status of the command that started us */
+	int mfd = -1;
+
+	if (metrics) {
+		mfd = metrics_http_listen(&metrics_sa, metrics_salen);
+		if (mfd < 0) {
+			dlog(ULNET_LOG_ERROR, "cannot listen on --metrics %s: %s", metrics,
+			     strerror(-mfd));
+			close(lfd);
+			unlink(path);
+			ybuf_free(&cfg);
+			return 1;
+		}
 	}
 	if (daemonize) {
 		/* Fork before any thread exists (ulnet_create starts one). */
@@ -658,6 +693,8 @@ int main(int argc, char **argv)
 		ctl_ctx_fini(&ctx);
 		modopts_free(&mo);
 		close(lfd);
+		if (mfd >= 0)
+			close(mfd);
 		unlink(path);
 		return 1;
 	}
@@ -672,6 +709,8 @@ int main(int argc, char **argv)
 			ybuf_free(&cfg);
 			ctl_ctx_fini(&ctx);
 			close(lfd);
+			if (mfd >= 0)
+				close(mfd);
 			unlink(path);
 			return 1;
 		}
@@ -693,10 +732,25 @@ int main(int argc, char **argv)
 			dlog(ULNET_LOG_ERROR, "cannot start the selftest agent: %s", strerror(-rc));
 			ctl_ctx_fini(&ctx);
 			close(lfd);
+			if (mfd >= 0)
+				close(mfd);
 			unlink(path);
 			return 1;
 		}
 		dlog(ULNET_LOG_INFO, "selftest agent running (portals 50-52)");
+	}
+	struct metrics_http *mh = NULL;
+
+	if (mfd >= 0) {
+		rc = metrics_http_start(&mh, &ctx, mfd, NULL);
+		if (rc < 0) {
+			dlog(ULNET_LOG_ERROR, "cannot serve --metrics %s: %s", metrics, strerror(-rc));
+			ctl_ctx_fini(&ctx);
+			close(lfd);
+			unlink(path);
+			return 1;
+		}
+		dlog(ULNET_LOG_INFO, "serving metrics on http://%s/metrics", metrics);
 	}
 	dlog(ULNET_LOG_INFO, "listening on %s", path);
 
@@ -784,6 +838,8 @@ int main(int argc, char **argv)
 	dlog(ULNET_LOG_INFO, "stopping");
 	close(lfd);
 	unlink(path);
+	/* a scrape under way ends first; none starts after */
+	metrics_http_stop(mh);
 	/* Running commands get a short grace; one still blocked after it (a
 	 * ping waiting out its timeout) is answered "abandoned" and the
 	 * process exits without tearing the instance down under it. */
