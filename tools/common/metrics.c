@@ -221,11 +221,12 @@ static void render_type_counts(struct ybuf *out, const char *pfx, const char *wh
 	static const char *const verb[3] = { "sent", "received", "dropped" };
 
 	for (int d = 0; d < 3; d++) {
-		char name[96], help[160];
+		char name[96], help[256];
 
 		snprintf(name, sizeof(name), "ulnet_%s_%s_total", pfx, dir[d]);
-		snprintf(help, sizeof(help), "Messages %s on the %s, by LNet message type.", verb[d],
-			 what);
+		snprintf(help, sizeof(help), "Messages %s on the %s, by LNet message type%s.", verb[d],
+			 what, d == 0 ? " (an ACK or REPLY sent counts as the PUT or GET it answers, "
+			 "as the kernel's sent_stats)" : "");
 		head(out, name, "counter", help);
 		for (int i = 0; i < n; i++)
 			for (int t = 0; t < 5; t++) {
