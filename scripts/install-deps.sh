@@ -2,8 +2,11 @@
 # Installs every Debian 12 package that building, testing, the demo and the
 # benchmarks need. Idempotent: does nothing when all are present.
 set -euo pipefail
+# prometheus: prometheus and promtool, for test_metrics_prom.sh (ulnetd
+# --metrics scraped by a real server; its own test ports, not the :9090 of
+# the service the package may start)
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libcmocka-dev
-      libyaml-dev iproute2 tshark python3 iperf3 sockperf procps)
+      libyaml-dev iproute2 tshark python3 iperf3 sockperf procps prometheus)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
