@@ -574,6 +574,8 @@ static void test_judge(void **state)
 		{ "GET /metrics HTTP/1.1\r\nHost: 127.0.41.1:9100\r\nUser-Agent: Prometheus/2.42.0\r\n"
 		  "Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1\r\n"
 		  "Accept-Encoding: gzip\r\nX-Prometheus-Scrape-Timeout-Seconds: 1\r\n\r\n", 200, false },
+		/* bytes past ASCII: allowed in a header value (obs-text) */
+		{ "GET /metrics HTTP/1.1\r\nX-Name: caf\xc3\xa9\r\n\r\n", 200, false },
 		{ "GET / HTTP/1.1\r\n\r\n", 404, false },
 		{ "GET /metricsx HTTP/1.1\r\n\r\n", 404, false },
 		{ "GET /metrics/ HTTP/1.1\r\n\r\n", 404, false },
@@ -591,6 +593,7 @@ static void test_judge(void **state)
 		{ "GET metrics HTTP/1.1\r\n\r\n", 400, false },
 		{ "G(T /metrics HTTP/1.1\r\n\r\n", 400, false },
 		{ "GET /met\x01rics HTTP/1.1\r\n\r\n", 400, false },
+		{ "GET /m\xc3\xa9trics HTTP/1.1\r\n\r\n", 400, false },
 		{ "GET /metrics HTTP/1.1\r\nNoColon\r\n\r\n", 400, false },
 		{ "GET /metrics HTTP/1.1\r\n: empty name\r\n\r\n", 400, false },
 		{ "GET /metrics HTTP/1.1\r\nHost : x\r\n\r\n", 400, false },

@@ -212,9 +212,10 @@ int metrics_http_judge(const char *req, size_t len, bool *head, const char **why
 			*why = "a method is a token";
 			return 400;
 		}
-	for (const char *p = sp1 + 1; p < sp2; p++)
-		if (*p <= ' ' || *p == 0x7f) {
-			*why = "a control character or space in the request target";
+	/* (a target is ASCII: anything else must be percent-encoded) */
+	for (const unsigned char *p = (const unsigned char *)sp1 + 1; p < (const unsigned char *)sp2; p++)
+		if (*p <= ' ' || *p >= 0x7f) {
+			*why = "a space, control character or non-ASCII byte in the request target";
 			return 400;
 		}
 	size_t vlen = (size_t)(req + n - sp2 - 1);
@@ -249,7 +250,9 @@ int metrics_http_judge(const char *req, size_t len, bool *head, const char **why
 				*why = "a header name is a token (no space before its colon, no folded lines)";
 				return 400;
 			}
-		for (const char *q = colon + 1; q < p + hl; q++)
+		/* (bytes past ASCII are allowed in a value: obs-text) */
+		for (const unsigned char *q = (const unsigned char *)colon + 1;
+		     q < (const unsigned char *)p + hl; q++)
 			if ((*q < ' ' && *q != '\t') || *q == 0x7f) {
 				*why = "a control character in a header value";
 				return 400;
