@@ -443,21 +443,39 @@ static char *scrape(struct ctl_fix *f)
 	return out.s;
 }
 
+/* A scrape once `series` is at least `min` (a send completes on its own
+ * time, after the peer may have seen the message): within 10 s, or fail. */
+static char *scrape_until(struct ctl_fix *f, const char *series, double min)
+{
+	for (int i = 0;; i++) {
+		char *t = scrape(f);
+
+		if (value_of(t, series) >= min)
+			return t;
+		if (i == 500)
+			fail_msg("%s stayed at %g, below %g", series, value_of(t, series), min);
+		free(t);
+		usleep(20000);
+	}
+}
+
 static void test_live_put(void **state)
 {
 	(void)state;
 	struct ctl_fix a, b;
 	char line[128];
 
-	/* A listens; B dials A's port and takes no connection itself */
+	/* A listens; B dials A's port and takes no connection itself.
+	 * Discovery is off, so that each PUT is all the traffic there is (a
+	 * discovery's push, and its ACK, would come and go when they will) */
 	snprintf(line, sizeof(line), "net add --nid 127.0.41.3@tcp --accept all --accept-port %u",
 		 port());
-	const char *la[] = { line, NULL };
+	const char *la[] = { "set discovery 0", line, NULL };
 
 	assert_int_equal(ctl_fix_init(&a, NULL, la), 0);
 	snprintf(line, sizeof(line), "net add --nid 127.0.41.4@tcp --accept none --accept-port %u",
 		 port());
-	const char *lb[] = { line, NULL };
+	const char *lb[] = { "set discovery 0", line, NULL };
 
 	assert_int_equal(ctl_fix_init(&b, NULL, lb), 0);
 
@@ -468,8 +486,7 @@ static void test_live_put(void **state)
 	expect(before, "ulnet_peers", 0);
 	absent(before, "peer_nid=\"127.0.41.3@tcp\"");
 
-	/* B PUTs 4 KiB to A's portal 10, with an ACK, twice: the first also
-	 * discovers A (a GET and a PUT of its own), the second is alone */
+	/* B PUTs 4 KiB to A's portal 10, with an ACK, twice */
 	static char dst[4096], src[4096];
 	ulnet_handle_t me, md, smd;
 	ulnet_process_id_t any = { .nid = ULNET_NID_ANY, .pid = ULNET_PID_ANY };
@@ -488,16 +505,21 @@ static void test_live_put(void **state)
 	assert_int_equal(ulnet_put(b.ctx.ln, NULL, smd, ULNET_ACK_REQ, target, 10, 0x77, 0, 0), 0);
 	assert_int_equal(wait_for(&w, 30), 0);
 
-	char *mid = scrape(&b);
+	/* the ACK's event may come before its receive is counted, and before
+	 * the PUT's send completes: wait for both counts */
+	free(scrape_until(&b, "ulnet_ni_recv_total{nid=\"127.0.41.4@tcp\",type=\"ack\"}", 1));
+	char *mid = scrape_until(&b, "ulnet_ni_send_total{nid=\"127.0.41.4@tcp\",type=\"put\"}", 1);
 
-	assert_true(value_of(mid, "ulnet_ni_send_total{nid=\"127.0.41.4@tcp\",type=\"put\"}") >= 1);
-	assert_true(value_of(mid, "ulnet_send_total") >= 1);
-	assert_true(value_of(mid, "ulnet_send_bytes_total") >= 4096);
+	expect(mid, "ulnet_ni_send_total{nid=\"127.0.41.4@tcp\",type=\"put\"}", 1);
+	expect(mid, "ulnet_ni_recv_total{nid=\"127.0.41.4@tcp\",type=\"ack\"}", 1);
+	expect(mid, "ulnet_send_total", 1);
+	expect(mid, "ulnet_send_bytes_total", 4096);
 	assert_int_equal(ulnet_md_bind(b.ctx.ln, &sm, ULNET_UNLINK, &smd), 0);
 	assert_int_equal(ulnet_put(b.ctx.ln, NULL, smd, ULNET_ACK_REQ, target, 10, 0x77, 0, 0), 0);
 	assert_int_equal(wait_for(&w, 30), 0);
 
-	char *after = scrape(&b);
+	free(scrape_until(&b, "ulnet_ni_recv_total{nid=\"127.0.41.4@tcp\",type=\"ack\"}", 2));
+	char *after = scrape_until(&b, "ulnet_ni_send_total{nid=\"127.0.41.4@tcp\",type=\"put\"}", 2);
 
 	/* the sender: one more PUT sent and ACK received, on the NI and the
 	 * peer NI */
@@ -522,13 +544,14 @@ static void test_live_put(void **state)
 	assert_true(value_of(after, "ulnet_connection_sent_bytes{nid=\"127.0.41.4@tcp\",peer_nid=\"127.0.41.3@tcp\",type=\"control\"}") >= 4096);
 
 	/* the receiver */
-	char *ra = scrape(&a);
+	/* the receiver: its ACKs count as the PUTs they answer, as the
+	 * kernel's sent_stats (once their sends complete) */
+	char *ra = scrape_until(&a, "ulnet_ni_send_total{nid=\"127.0.41.3@tcp\",type=\"put\"}", 2);
 
-	assert_true(value_of(ra, "ulnet_ni_recv_total{nid=\"127.0.41.3@tcp\",type=\"put\"}") >= 2);
-	/* its ACKs count as the PUTs they answer, as the kernel's sent_stats */
-	assert_true(value_of(ra, "ulnet_ni_send_total{nid=\"127.0.41.3@tcp\",type=\"put\"}") >= 2);
+	expect(ra, "ulnet_ni_send_total{nid=\"127.0.41.3@tcp\",type=\"put\"}", 2);
 	expect(ra, "ulnet_ni_send_total{nid=\"127.0.41.3@tcp\",type=\"ack\"}", 0);
-	assert_true(value_of(ra, "ulnet_recv_bytes_total") >= 4096);
+	expect(ra, "ulnet_ni_recv_total{nid=\"127.0.41.3@tcp\",type=\"put\"}", 2);
+	expect(ra, "ulnet_recv_bytes_total", 2 * 4096);
 
 	/* stats reset sets the counters back, as Prometheus expects of a
 	 * counter reset */

@@ -478,12 +478,13 @@ static void render_peer_nis(struct ybuf *out, const struct ulnet_peer_info *peer
 		   "credits (peer show tx_q_num_of_buf).", e, v, n);
 	for (int i = 0; i < n; i++)
 		v[i] = pn[i]->available_rtr_credits;
-	render_int(out, "ulnet_peer_ni_rtr_credits", "Router credits of the peer NI available now "
-		   "(messages it may have forwarded at once by this router).", e, v, n);
+	render_int(out, "ulnet_peer_ni_rtr_credits", "Router buffer credits of the peer NI "
+		   "available now: how many more of its messages this router may hold to forward "
+		   "(negative: they wait).", e, v, n);
 	for (int i = 0; i < n; i++)
 		v[i] = pn[i]->min_rtr_credits;
-	render_int(out, "ulnet_peer_ni_rtr_credits_min", "The fewest router credits of the peer NI "
-		   "there have been.", e, v, n);
+	render_int(out, "ulnet_peer_ni_rtr_credits_min", "The fewest router buffer credits of the "
+		   "peer NI there have been.", e, v, n);
 	render_health(out, "peer_ni", "peer NI", e, n, true);
 	render_latency(out, "peer_ni", "peer NI", e, n);
 out:
