@@ -44,6 +44,7 @@
 
 static char dir[64], sock_path[96], log_path[96];
 static pid_t daemon_pid = -1;
+static int daemon_status = -1;  /* waitpid's, once it is gone */
 static unsigned port;
 
 static uint64_t now_ms(void)
@@ -56,7 +57,14 @@ static uint64_t now_ms(void)
 
 static bool alive(void)
 {
-	return daemon_pid > 0 && waitpid(daemon_pid, NULL, WNOHANG) == 0;
+	int st;
+
+	if (daemon_pid <= 0 || daemon_status != -1)
+		return false;
+	if (waitpid(daemon_pid, &st, WNOHANG) == 0)
+		return true;
+	daemon_status = st;
+	return false;
 }
 
 /* A port free on ADDR now (the kernel's choice of an ephemeral one). */
@@ -403,6 +411,9 @@ static void test_stop_with_client(void **state)
 	assert_false(alive());
 	if (now_ms() - t0 > 3000)
 		fail_msg("ulnetd took %llu ms to stop", (unsigned long long)(now_ms() - t0));
+	/* (a sanitizer's report would be another status) */
+	if (!WIFEXITED(daemon_status) || WEXITSTATUS(daemon_status) != 0)
+		fail_msg("ulnetd ended with status 0x%x, want exit 0", daemon_status);
 	daemon_pid = -1;
 	close(fd);
 }

@@ -362,8 +362,8 @@ static void hc_write(struct metrics_http *h, struct hconn *c)
 	c->deadline = now_ms() + LINGER_MS;
 }
 
-/* Answer the request of `c` (its head is the first `len` bytes) and start
- * writing it. */
+/* Answer `c` with `status` (200: a scrape, its body left out for HEAD;
+ * else a line saying `why`) and start writing it. */
 static void hc_answer(struct metrics_http *h, struct hconn *c, int status, const char *why,
 		      bool head)
 {
