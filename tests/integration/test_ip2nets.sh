@@ -70,25 +70,11 @@ lacks() {
 # (no Multi-Rail routing setup: it would name tables in the host's
 # rt_tables; test_mrroute.sh tests it in a private copy)
 start() {
-	local name=$1 pid; shift
-	ip netns exec "$NS" "$ULNETD" --ctl "$T/$name.sock" --log-level info \
-		--module-option ksocklnd.skip_mr_route_setup=1 "$@" \
-		>"$T/$name.log" 2>&1 &
-	pid=$!
-	PIDS+=("$pid")
-	eval "PID_$name=$pid"
-	for _ in $(seq 100); do
-		[[ -S $T/$name.sock ]] && return 0
-		kill -0 "$pid" 2>/dev/null || { cat "$T/$name.log"; return 1; }
-		sleep 0.05
-	done
-	return 1
+	local name=$1; shift
+	ul_daemon_in "ip netns exec $NS" "$name" --log-level info \
+		--module-option ksocklnd.skip_mr_route_setup=1 "$@"
 }
-stop() {
-	local v=PID_$1
-	kill -TERM "${!v}"
-	wait "${!v}" 2>/dev/null
-}
+stop() { ul_stop "$1"; }
 
 # refused WANT ulnetd-args...: ulnetd exits 1 before serving, saying WANT
 refused() {

@@ -71,24 +71,10 @@ CTL_IN=(ip netns exec "$NS")
 
 # start NAME ulnetd-args...: a daemon in the namespace
 start() {
-	local name=$1 pid; shift
-	ip netns exec "$NS" "$ULNETD" --ctl "$T/$name.sock" --log-level info "$@" \
-		>"$T/$name.log" 2>&1 &
-	pid=$!
-	PIDS+=("$pid")
-	eval "PID_$name=$pid"
-	for _ in $(seq 100); do
-		[[ -S $T/$name.sock ]] && return 0
-		kill -0 "$pid" 2>/dev/null || { cat "$T/$name.log"; return 1; }
-		sleep 0.05
-	done
-	return 1
+	local name=$1; shift
+	ul_daemon_in "ip netns exec $NS" "$name" --log-level info "$@"
 }
-stop() {
-	local v=PID_$1
-	kill -TERM "${!v}"
-	wait "${!v}" 2>/dev/null
-}
+stop() { ul_stop "$1"; }
 check() { # check WHAT COMMAND-OUTPUT WANT-SUBSTRING
 	CHECKS=$((CHECKS + 1))
 	[[ $2 == *"$3"* ]] || fail "$1: '$3' not in: $2"

@@ -5,6 +5,8 @@
 # makes $T, kills every daemon started and removes $T on exit, and gives:
 #   fail MSG                       count a failure
 #   ul_daemon NAME ULNETD-ARGS...  a daemon serving $T/NAME.sock (PID_NAME)
+#   ul_daemon_in PREFIX NAME ARGS  the same run under PREFIX (ip netns exec NS)
+#   ul_stop NAME                   SIGTERM it and wait
 #   alive NAME                     fail if that daemon died
 #   run NODE WANT_RC ARGS...       ulnetctl; stdout/stderr in OUT/ERR
 #                                  (run as "${CTL_IN[@]}" ulnetctl: a test
@@ -33,13 +35,14 @@ trap cleanup EXIT
 
 fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 
-# ul_daemon's daemons set up no Multi-Rail routing: an NI on one of the
-# host's interfaces (the first one up, for a net without --if) must never
-# change the host's routing (test_mrroute.sh tests it in a namespace)
-ul_daemon() {
-	local name=$1; shift
-	"$ULNETD" --ctl "$T/$name.sock" --module-option ksocklnd.skip_mr_route_setup=1 "$@" \
-		>"$T/$name.log" 2>&1 &
+# ul_daemon_in "PREFIX..." NAME ULNETD-ARGS...: a daemon run under PREFIX
+# (e.g. "ip netns exec NS"; empty: as is) serving $T/NAME.sock, its pid in
+# PID_NAME, its output in $T/NAME.log
+ul_daemon_in() {
+	local -a pre
+	read -r -a pre <<<"$1"
+	local name=$2; shift 2
+	"${pre[@]}" "$ULNETD" --ctl "$T/$name.sock" "$@" >"$T/$name.log" 2>&1 &
 	local pid=$!
 	PIDS+=("$pid")
 	eval "PID_$name=$pid"
@@ -49,6 +52,21 @@ ul_daemon() {
 		sleep 0.05
 	done
 	return 1
+}
+
+# ul_daemon's daemons set up no Multi-Rail routing: an NI on one of the
+# host's interfaces (the first one up, for a net without --if) must never
+# change the host's routing (test_mrroute.sh tests it in a namespace)
+ul_daemon() {
+	local name=$1; shift
+	ul_daemon_in "" "$name" --module-option ksocklnd.skip_mr_route_setup=1 "$@"
+}
+
+# ul_stop NAME: SIGTERM the daemon and wait for it
+ul_stop() {
+	local v=PID_$1
+	kill -TERM "${!v}"
+	wait "${!v}" 2>/dev/null
 }
 
 alive() {
