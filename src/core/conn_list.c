@@ -8,69 +8,73 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 
 #include "core/core.h"
 
-/* The index-th NI of the instance, held for a conn_list call (a reference,
- * and ni_conns_busy, which its shutdown waits for); NULL past the last NI.
- * *skip: that NI exists but has nothing to list (its LND keeps no
- * connections), and is not held. */
-static struct lnet_ni *lnet_conn_ni_hold(ulnet_t *ln, int index, bool *skip)
+/* The NIs that can list connections, each held for the calls (a
+ * reference, and ni_conns_busy, which its shutdown waits for), taken in
+ * one pass under the lock: NIs added or removed meanwhile are simply not
+ * listed, and no NI is skipped or listed twice. Returns how many (into
+ * *out, to free), or -ENOMEM. */
+static int lnet_conn_nis_hold(ulnet_t *ln, struct lnet_ni ***out)
 {
 	struct ul_list *pos;
-	int i = 0;
+	struct lnet_ni **nis = NULL;
+	int n = 0, cap = 0;
 
-	*skip = false;
 	lnet_lock(ln);
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
 
-		if (i++ != index)
-			continue;
-		if (!ni->ni_lnd->conn_list || !ni->ni_up) {
-			*skip = true;
+		if (ni->ni_lnd->conn_list && ni->ni_up)
+			cap++;
+	}
+	if (cap > 0) {
+		nis = calloc((size_t)cap, sizeof(*nis));
+		if (!nis) {
 			lnet_unlock(ln);
-			return NULL;
+			return -ENOMEM;
 		}
+	}
+	ul_list_for_each(pos, &ln->ln_nis) {
+		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
+
+		if (!ni->ni_lnd->conn_list || !ni->ni_up || n == cap)
+			continue;
 		lnet_ni_addref_locked(ni);
 		ni->ni_conns_busy++;
-		lnet_unlock(ln);
-		return ni;
+		nis[n++] = ni;
 	}
 	lnet_unlock(ln);
-	return NULL;
-}
-
-static void lnet_conn_ni_release(ulnet_t *ln, struct lnet_ni *ni)
-{
-	lnet_lock(ln);
-	ni->ni_conns_busy--;
-	lnet_ni_decref_locked(ni);
-	lnet_unlock(ln);
+	*out = nis;
+	return n;
 }
 
 int ulnet_conn_list(ulnet_t *ln, struct ulnet_conn_info *conns, int max)
 {
-	int total = 0;
+	struct lnet_ni **nis = NULL;
+	int total = 0, n;
 
 	if (!ln || max < 0 || (max > 0 && !conns))
 		return -EINVAL;
-	/* NI by NI, by index, each looked up again under the lock: no LND op
-	 * runs under the core lock, and the list may change meanwhile (an NI
-	 * added or removed between two steps is listed or not) */
-	for (int i = 0;; i++) {
-		bool skip;
-		struct lnet_ni *ni = lnet_conn_ni_hold(ln, i, &skip);
-		int room = total < max ? max - total : 0, n;
+	n = lnet_conn_nis_hold(ln, &nis);
+	if (n < 0)
+		return n;
+	/* no LND op runs under the core lock */
+	for (int i = 0; i < n; i++) {
+		int room = total < max ? max - total : 0;
+		int got = nis[i]->ni_lnd->conn_list(nis[i], room ? conns + total : NULL, room);
 
-		if (!ni && !skip)
-			break;
-		if (!ni)
-			continue;
-		n = ni->ni_lnd->conn_list(ni, room ? conns + total : NULL, room);
-		lnet_conn_ni_release(ln, ni);
-		if (n > 0)
-			total = n > INT_MAX - total ? INT_MAX : total + n;
+		if (got > 0)
+			total = got > INT_MAX - total ? INT_MAX : total + got;
 	}
+	lnet_lock(ln);
+	for (int i = 0; i < n; i++) {
+		nis[i]->ni_conns_busy--;
+		lnet_ni_decref_locked(nis[i]);
+	}
+	lnet_unlock(ln);
+	free(nis);
 	return total;
 }

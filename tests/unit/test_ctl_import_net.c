@@ -70,6 +70,15 @@ static void test_cpt(void **state)
 	assert_int_equal(nis_on_tcp9(f), 1);
 	assert_int_equal(import(f, "--del", NET_LO("            CPT: \"[0]\"\n")), 0);
 	assert_int_equal(nis_on_tcp9(f), 0);
+	/* a flow sequence is the expression of its items (sanity-lnet 266's
+	 * unquoted CPT: [0-0]) */
+	assert_int_equal(import(f, "", NET_LO("            CPT: [0-0]\n")), 0);
+	assert_int_equal(nis_on_tcp9(f), 1);
+	assert_int_equal(import(f, "--del", NET_LO("            CPT: [0]\n")), 0);
+	assert_int_equal(nis_on_tcp9(f), 0);
+	assert_int_equal(import(f, "", NET_LO("            CPT: [0, 1]\n")), 234);
+	ctl_has(&f->rp.err, "errno: -95", "CPT [0, 1]");
+	assert_int_equal(nis_on_tcp9(f), 0);
 }
 
 /* The second interface is not skipped: here it is lo again, whose NI the

@@ -134,11 +134,33 @@ bool imp_cpt(struct imp *im, yaml_node_t *v, const char *what)
 	struct lnet_range *r = NULL;
 	uint32_t n = 0;
 	bool other = false;
+	char seq[256];
 	int rc;
 
-	if (v && v->type == YAML_SEQUENCE_NODE &&
-	    v->data.sequence.items.top - v->data.sequence.items.start == 1)
-		s = yscalar(ynode(im, *v->data.sequence.items.start));
+	/* a flow sequence (CPT: [0-0], CPT: [0,1]) is the expression of its
+	 * items in brackets, as lnetctl reads it */
+	if (v && v->type == YAML_SEQUENCE_NODE) {
+		size_t k = 0;
+		bool ok = true;
+
+		seq[k++] = '[';
+		for (yaml_node_item_t *it = v->data.sequence.items.start;
+		     it < v->data.sequence.items.top && ok; it++) {
+			const char *item = yscalar(ynode(im, *it));
+			size_t l = item ? strlen(item) : 0;
+
+			ok = item && l > 0 && k + l + 2 < sizeof(seq);
+			if (!ok)
+				break;
+			if (it != v->data.sequence.items.start)
+				seq[k++] = ',';
+			memcpy(seq + k, item, l);
+			k += l;
+		}
+		seq[k++] = ']';
+		seq[k] = '\0';
+		s = ok && k > 2 ? seq : NULL;
+	}
 	/* the kernel's expression syntax ("N", "[a,b-c/s]"): the NID list's
 	 * field parser; "*" would name every partition, so no */
 	rc = s && *s && !strchr(s, '*') ? lnet_nidlist_field_parse(s, s, s + strlen(s), 4095, &r, &n,
