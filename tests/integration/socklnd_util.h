@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/lnd.h"
+#include "lnd/socklnd/sock_int.h"
 #include "ulnet/ulnet.h"
 
 #define ST_LOG_MAX (256 * 1024)
@@ -68,24 +69,10 @@ static inline uint16_t st_port(void)
 	return (uint16_t)(20000 + (getpid() * 7) % 30000);
 }
 
+/* Whether we may bind ports below 1024: socklnd's own test */
 static inline bool st_is_privileged(void)
 {
-	char line[256];
-	bool ok = false;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return geteuid() == 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long caps;
-
-		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
-			ok = (caps >> 10) & 1;     /* CAP_NET_BIND_SERVICE */
-			break;
-		}
-	}
-	fclose(f);
-	return ok;
+	return ksock_can_bind_privileged();
 }
 
 /* A clock the test can push forward: CLOCK_MONOTONIC + *(uint64_t *)arg. */

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lnd/socklnd/sock_int.h"   /* ksock_can_bind_privileged() */
 #include "ctl_cmds.h"
 #include "ctl_cmds_int.h"
 #include "ctl_test.h"
@@ -47,26 +48,6 @@ static unsigned port_ctl(void)
 static unsigned port_bulk(void)
 {
 	return port_ctl() + 1u;
-}
-
-static bool privileged(void)
-{
-	char line[256];
-	bool ok = false;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return geteuid() == 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long caps;
-
-		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
-			ok = (caps >> 10) & 1;     /* CAP_NET_BIND_SERVICE */
-			break;
-		}
-	}
-	fclose(f);
-	return ok;
 }
 
 static int setup(void **state)
@@ -264,7 +245,7 @@ static void self_ping(struct ctl_fix *f, int cpp, unsigned bulk)
 	int n, want = 2 + 2 * cpp, nctl = 0, nin = 0, nout = 0;
 	uint64_t rx = 0, tx = 0;
 
-	if (!privileged()) {
+	if (!ksock_can_bind_privileged()) {
 		print_message("skipped: needs privileged source ports (root or CAP_NET_BIND_SERVICE)\n");
 		skip();
 	}
