@@ -2,7 +2,7 @@
 # build/bin), `make test` builds and runs the whole suite, `make demo` runs the
 # demo, `make bench` runs the benchmarks beside the peer anchors, `make
 # install` installs the build (DESTDIR=... and PREFIX=... as usual;
-# docs/install.md).
+# docs/install.md), `make deb` builds the Debian packages.
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -15,7 +15,7 @@ WERROR  ?= OFF
 PREFIX  ?=
 DESTDIR ?=
 
-.PHONY: all build test test-sanitize test-tsan fuzz demo bench deps clean install
+.PHONY: all build test test-sanitize test-tsan fuzz demo bench deps clean install deb
 
 all: build
 
@@ -59,8 +59,13 @@ install:
 	@test -f $(BUILD)/CMakeCache.txt || { echo "make install: nothing built in $(BUILD); run make first" >&2; exit 1; }
 	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) $(if $(PREFIX),--prefix "$(PREFIX)")
 
+# the Debian packages libulnet0, libulnet-dev and ulnet, checked by lintian,
+# into build-deb/ (debian/, scripts/make-deb.sh; docs/install.md)
+deb: deps
+	JOBS=$(JOBS) scripts/make-deb.sh build-deb
+
 deps:
 	scripts/install-deps.sh
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz build-deb

@@ -36,6 +36,9 @@ for f in "$BUILD" "$BUILD"/install_manifest*.txt "$BUILD/install-generated" "$BU
 	[[ -e $f && ! -w $f ]] && { echo "SKIP: $f is not writable by uid $(id -u) (left by another user's install?)"; exit 77; }
 done
 
+# shellcheck source=../support/put_get_lib.sh
+. "$SRC/tests/support/put_get_lib.sh"
+
 T=$(mktemp -d /tmp/ulnet-install.XXXXXX)
 PIDS=()
 cleanup() {
@@ -169,22 +172,8 @@ else
 	cat "$T/cc.log"
 fi
 
-# run PROGRAM: put_get on a free high port (retried when another test takes it)
-run_put_get() {
-	local try port
-	for try in 1 2 3 4 5; do
-		port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-		if timeout 60 "$@" --port "$port" --accept all >"$T/run.log" 2>&1; then
-			grep -qx "data verified" "$T/run.log" && return 0
-			break
-		fi
-		grep -qF "in use" "$T/run.log" || break
-	done
-	cat "$T/run.log"
-	return 1
-}
 if [[ -x $T/put_get ]]; then
-	LD_LIBRARY_PATH=$D$libdir run_put_get "$T/put_get" ||
+	LD_LIBRARY_PATH=$D$libdir run_put_get "$T/run.log" "$T/put_get" ||
 		fail "put_get (pkg-config, libulnet.so) did not verify its data"
 	# it runs on the installed library, not another one
 	LD_LIBRARY_PATH=$D$libdir ldd "$T/put_get" 2>/dev/null | grep -qF "$D$libdir/libulnet.so.$major" ||
@@ -208,10 +197,10 @@ if cmake -S "$T/consumer" -B "$T/consumer/build" -DCMAKE_PREFIX_PATH="$D/usr" \
    cmake --build "$T/consumer/build" >>"$T/cmake.log" 2>&1; then
 	grep -F "ulnet_DIR" "$T/consumer/build/CMakeCache.txt" | grep -qF "$D" ||
 		fail "find_package(ulnet) did not find the DESTDIR's package"
-	run_put_get "$T/consumer/build/put_get" || fail "put_get (find_package, ulnet::ulnet) did not verify its data"
+	run_put_get "$T/run.log" "$T/consumer/build/put_get" || fail "put_get (find_package, ulnet::ulnet) did not verify its data"
 	readelf -d "$T/consumer/build/put_get" | grep -q "NEEDED.*\[libulnet.so.$major\]" ||
 		fail "ulnet::ulnet is not libulnet.so.$major"
-	run_put_get "$T/consumer/build/put_get_static" || fail "put_get (find_package, ulnet::ulnet_static) did not verify its data"
+	run_put_get "$T/run.log" "$T/consumer/build/put_get_static" || fail "put_get (find_package, ulnet::ulnet_static) did not verify its data"
 	readelf -d "$T/consumer/build/put_get_static" | grep -q "NEEDED.*libulnet" &&
 		fail "ulnet::ulnet_static linked libulnet.so"
 else
