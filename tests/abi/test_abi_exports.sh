@@ -11,7 +11,11 @@
 #    named ulnet_* / ULNET_*,
 #  - a ULNET_API declaration is not exported (a consumer could not link it),
 #  - the SONAME is not libulnet.so.<major> of the project's VERSION, or the
-#    static archive is missing.
+#    static archive is missing,
+#  - debian/libulnet0.symbols (the Debian package's record of the ABI, with
+#    the version each symbol first shipped in) does not list exactly the
+#    exported symbols: a new public function is recorded there in the same
+#    change (the package build fails on it too, dh_makeshlibs -c4).
 # Environment: ULNET_BUILD (the build tree), ULNET_SRC (the sources).
 set -u
 SRC=${ULNET_SRC:-.}
@@ -69,6 +73,20 @@ soname=$(readelf -d "$LIB" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [[ $soname == "libulnet.so.$major" ]] || fail "SONAME is '$soname', expected libulnet.so.$major (VERSION $version)"
 [[ -e $BUILD/lib/libulnet.so.$version ]] || fail "$BUILD/lib/libulnet.so.$version missing"
 [[ -e $BUILD/lib/libulnet.a ]] || fail "$BUILD/lib/libulnet.a (the static library) missing"
+
+# --- the Debian symbols file ------------------------------------------------------
+SYMS=$SRC/debian/libulnet0.symbols
+if [[ -f $SYMS ]]; then
+	sed -n 's/^ \([A-Za-z0-9_]*\)@Base .*/\1/p' "$SYMS" | sort -u >"$T/debsyms"
+	[[ $(head -1 "$SYMS") == "libulnet.so.$major libulnet$major #MINVER#" ]] ||
+		fail "debian/libulnet0.symbols is not for libulnet.so.$major (package libulnet$major)"
+	new=$(comm -23 "$T/exported" "$T/debsyms")
+	gone=$(comm -13 "$T/exported" "$T/debsyms")
+	[[ -n $new ]] && { fail "exported but not in debian/libulnet0.symbols (add ' NAME@Base $version'):"; sed 's/^/  /' <<<"$new"; }
+	[[ -n $gone ]] && { fail "in debian/libulnet0.symbols but no longer exported (an ABI break):"; sed 's/^/  /' <<<"$gone"; }
+else
+	fail "$SYMS missing"
+fi
 
 echo "libulnet.so ($soname): $nexp exported symbols, $ndecl ULNET_API declarations"
 if (( FAILS )); then
