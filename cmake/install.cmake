@@ -1,8 +1,10 @@
 # The install tree (GNUInstallDirs; docs/install.md). Components, for whoever
 # packages ulnet (one package each):
 #   runtime  libulnet.so.<major>, libulnet.so.X.Y.Z
-#   dev      headers, libulnet.so, libulnet.a, ulnet.pc, the CMake package
-#   tools    ulnetd, ulnetctl, ulst, the systemd unit, /etc/ulnet/ulnet.conf
+#   dev      headers, libulnet.so, libulnet.a, ulnet.pc, the CMake package,
+#            libulnet(3)
+#   tools    ulnetd, ulnetctl, ulst, the systemd unit, /etc/ulnet/ulnet.conf,
+#            ulnetd(8), ulnetctl(8), ulst(8)
 #   doc      README.md and docs/*.md
 include(CMakePackageConfigHelpers)
 
@@ -45,12 +47,10 @@ if(ULNET_BUILD_TOOLS)
 endif()
 
 # --- man pages ------------------------------------------------------------------------
-# PLACEHOLDER (issue 17, item 4): ulnetd(8), ulnetctl(8), ulst(8) and
-# libulnet(3) are not written yet. The change that generates them appends the
-# built pages to these two lists; they then install where Debian expects them,
-# ${CMAKE_INSTALL_MANDIR}/man8 (component tools) and .../man3 (component dev).
-set(ULNET_MAN8_PAGES "")
-set(ULNET_MAN3_PAGES "")
+# Built by cmake/man.cmake (from docs/man/*.scd, when ULNET_MAN is on):
+# ulnetd(8), ulnetctl(8), ulst(8) with the tools, libulnet(3) with the
+# headers, where Debian puts them (plain roff: compressing is the
+# packager's job).
 if(ULNET_MAN8_PAGES)
   install(FILES ${ULNET_MAN8_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man8 COMPONENT tools)
 endif()

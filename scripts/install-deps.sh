@@ -5,10 +5,12 @@ set -euo pipefail
 # prometheus: prometheus and promtool, for test_metrics_prom.sh (ulnetd
 # --metrics scraped by a real server; its own test ports, not the :9090 of
 # the service the package may start); dpkg-dev, debhelper, lintian: the
-# Debian packages (make deb, tests/abi/test_deb.sh)
+# Debian packages (make deb, tests/abi/test_deb.sh); scdoc: the man pages
+# (docs/man/*.scd, cmake/man.cmake); groff-base: groff, with which
+# test_man_options.sh renders them
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libcmocka-dev
       libyaml-dev iproute2 tshark python3 iperf3 sockperf procps prometheus
-      dpkg-dev debhelper lintian)
+      dpkg-dev debhelper lintian scdoc groff-base)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
