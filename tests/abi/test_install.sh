@@ -6,8 +6,11 @@
 # into a scratch DESTDIR, then:
 #  - the tree has the headers, libulnet.so (with its SONAME links) and
 #    libulnet.a, ulnet.pc, the CMake package, ulnetd and ulnetctl (sbin),
-#    ulst (bin), ulnetd.service naming the installed ulnetd and config, and
-#    /etc/ulnet/ulnet.conf, which the installed ulnetd accepts;
+#    ulst (bin), ulnetd.service naming the installed ulnetd and config,
+#    /etc/ulnet/ulnet.conf, which the installed ulnetd accepts, and the man
+#    pages (when the build has them, ULNET_MAN): ulnetd.8, ulnetctl.8,
+#    ulst.8 in share/man/man8 (component tools), libulnet.3 in man3
+#    (component dev), with the project's version;
 #  - examples/put_get.c compiles and links against the installed headers and
 #    libulnet.so with `pkg-config --cflags --libs ulnet` (PKG_CONFIG_PATH and
 #    PKG_CONFIG_SYSROOT_DIR into the DESTDIR) and runs (LD_LIBRARY_PATH): PUT
@@ -20,7 +23,8 @@
 # Runs as any user (nothing outside the scratch directory is written). Skips
 # (77) without pkg-config. Environment: ULNET_BUILD, ULNET_SRC, ULNET_CC (the
 # build's compiler), ULNET_SAN_FLAGS (its sanitizer flags, for the consumers),
-# ULNET_WERROR (ON: the consumers' warnings are errors too).
+# ULNET_WERROR (ON: the consumers' warnings are errors too), ULNET_MAN (OFF:
+# the build has no man pages).
 set -u
 SRC=$(cd "${ULNET_SRC:-.}" && pwd)
 BUILD=$(cd "${ULNET_BUILD:-build}" && pwd)
@@ -76,6 +80,13 @@ want=(usr/include/ulnet/ulnet.h usr/include/ulnet/export.h usr/include/ulnet/nid
       "${libdir#/}/cmake/ulnet/ulnetTargets.cmake"
       usr/sbin/ulnetd usr/sbin/ulnetctl usr/bin/ulst
       usr/lib/systemd/system/ulnetd.service etc/ulnet/ulnet.conf usr/share/doc/ulnet/tools.md)
+MAN8=(ulnetd.8 ulnetctl.8 ulst.8)
+MAN3=(libulnet.3)
+if [[ ${ULNET_MAN:-ON} == ON ]]; then
+	want+=("${MAN8[@]/#/usr/share/man/man8/}" "${MAN3[@]/#/usr/share/man/man3/}")
+else
+	echo "note: this build has no man pages (ULNET_MAN=OFF): none checked"
+fi
 for f in "${want[@]}"; do [[ -e $D/$f ]] || fail "not installed: /$f"; done
 [[ $(readlink "$D$libdir/libulnet.so") == "libulnet.so.$major" ]] || fail "libulnet.so does not link to libulnet.so.$major"
 [[ $(readlink "$D$libdir/libulnet.so.$major") == "libulnet.so.$version" ]] || fail "libulnet.so.$major does not link to libulnet.so.$version"
@@ -93,6 +104,27 @@ grep -q '@[A-Z_]*@' "$unit" "$D/$pc" && fail "unsubstituted @VARS@ in ulnetd.ser
 grep -rl "$BUILD\|$SRC" "$D/$pc" "$D$libdir/cmake/ulnet" "$unit" 2>/dev/null |
 	while read -r f; do echo "FAIL: $f names the build or source tree"; done | tee "$T/leaks"
 [[ -s $T/leaks ]] && FAILS=$((FAILS + 1))
+
+# --- the man pages: the version in each, and each in its component ----------------
+if [[ ${ULNET_MAN:-ON} == ON ]]; then
+	for f in "${MAN8[@]/#/man8/}" "${MAN3[@]/#/man3/}"; do
+		[[ -f $D/usr/share/man/$f ]] || continue
+		grep -q '^\.TH .*"ulnet '"$version"'"' "$D/usr/share/man/$f" ||
+			fail "/usr/share/man/$f does not name ulnet $version in its .TH line"
+		grep -q '@[A-Z_]*@' "$D/usr/share/man/$f" && fail "unsubstituted @VARS@ in /usr/share/man/$f"
+	done
+	for comp in tools dev; do
+		DESTDIR=$T/comp-$comp cmake --install "$BUILD" --prefix /usr --component "$comp" >"$T/comp.log" 2>&1 ||
+			{ fail "cmake --install --component $comp:"; cat "$T/comp.log"; continue; }
+		got=$(cd "$T/comp-$comp/usr/share/man" 2>/dev/null && find . -type f | sed 's|^\./||' | sort | tr '\n' ' ')
+		if [[ $comp == tools ]]; then
+			exp=$(printf '%s\n' "${MAN8[@]/#/man8/}" | sort | tr '\n' ' ')
+		else
+			exp=$(printf '%s\n' "${MAN3[@]/#/man3/}" | sort | tr '\n' ' ')
+		fi
+		[[ $got == "$exp" ]] || fail "component $comp installs the man pages '$got', expected '$exp'"
+	done
+fi
 
 # --- the installed ulnetd accepts the installed example config -------------------
 "$D/usr/sbin/ulnetd" --config "$D/etc/ulnet/ulnet.conf" --ctl "$T/ctl/ulnetd.sock" \
