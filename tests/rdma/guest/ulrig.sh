@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: MIT
+# /lib/ulrig.sh in a rig guest: helpers for the guest scripts (". /lib/ulrig.sh").
+# Every wait is bounded: a guest that waits forever holds its qemu until the
+# host's timeout, and the test learns nothing from it.
+
+# ulrig_mark NAME: tell the other guests (and the host) NAME happened
+ulrig_mark() { : >"/host/$1"; }
+
+# ulrig_wait_file NAME SECS: wait for /host/NAME (another guest's mark)
+ulrig_wait_file() {
+	_n=$(($2 * 10))
+	while [ ! -e "/host/$1" ]; do
+		[ $_n -gt 0 ] || { echo "ulrig: /host/$1 not there after $2 s" >&2; return 1; }
+		sleep 0.1
+		_n=$((_n - 1))
+	done
+}
+
+# ulrig_retry TRIES DELAY CMD...: run CMD until it succeeds, at most TRIES times
+# (a client started before its server listens fails at once: try again)
+ulrig_retry() {
+	_tries=$1 _delay=$2
+	shift 2
+	while :; do
+		"$@" && return 0
+		_tries=$((_tries - 1))
+		[ $_tries -gt 0 ] || return 1
+		sleep "$_delay"
+	done
+}
+
+# ulrig_gid_index [DEV] [PORT]: the index of DEV's RoCE v2 GID that maps eth0's
+# IPv4 address (::ffff:a.b.c.d), which ibv_rc_pingpong -g and perftest -x want;
+# the kernel fills the GID table shortly after rxe0 appears: up to 10 s
+ulrig_gid_index() {
+	_dev=${1:-rxe0} _port=${2:-1}
+	_want=$(echo "$ULRIG_IP" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4 }')
+	_d=/sys/class/infiniband/$_dev/ports/$_port
+	_n=100
+	while [ $_n -gt 0 ]; do
+		for _g in "$_d"/gids/*; do
+			_i=${_g##*/}
+			if [ "$(cat "$_g" 2>/dev/null)" = "$_want" ] &&
+				[ "$(cat "$_d/gid_attrs/types/$_i" 2>/dev/null)" = "RoCE v2" ]; then
+				echo "$_i"
+				return 0
+			fi
+		done
+		sleep 0.1
+		_n=$((_n - 1))
+	done
+	echo "ulrig: no RoCE v2 GID $_want on $_dev port $_port" >&2
+	return 1
+}
