@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test_rig_rxe.sh - the soft-RoCE rig works: two Debian 12 guests (qemu, KVM
+# when it works, else TCG) on a bridge in a netns of this test's own, rdma_rxe
+# on each one's virtio NIC. Shows that rxe0 is there and its port ACTIVE in
+# both, that ibv_rc_pingpong runs between them over the IPv4-mapped RoCE v2
+# GID, and what ib_write_bw gets (printed; speed is no verdict). When the
+# ulnet build's bin/ is given (ULNET_BIN), a guest also runs ulnetd --help
+# from the share: the image has the libraries ulnet needs.
+# Installs its packages (tests/rdma/rig-deps.sh) and downloads the guest
+# kernel once (cached in RIG_DIR, see tests/rdma/rig.sh); needs root: as an
+# ordinary user, or where the packages or the kernel cannot be had, it says
+# so and exits 77. ULNET_RDMA_RIG=skip skips it. docs/rdma-rig.md.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+T0=$(date +%s.%N)
+if [[ ${ULNET_RDMA_RIG:-} == skip ]]; then
+	echo "SKIP: ULNET_RDMA_RIG=skip"
+	exit 77
+fi
+if [[ $(id -u) != 0 ]]; then
+	echo "SKIP: needs root (netns, taps, packages)"
+	exit 77
+fi
+deps_log=$(mktemp "${TMPDIR:-/tmp}/ulrig-deps.XXXXXX")
+if ! "$HERE/rig-deps.sh" >"$deps_log" 2>&1; then
+	echo "SKIP: cannot install the rig's packages (tests/rdma/rig-deps.sh):"
+	tail -n 5 "$deps_log"
+	rm -f "$deps_log"
+	exit 77
+fi
+rm -f "$deps_log"
+
+# shellcheck source-path=SCRIPTDIR source=rig.sh
+. "$HERE/rig.sh"
+rc=0
+rig_init || rc=$?
+if [[ $rc == 77 ]]; then
+	echo "SKIP: no guest kernel (no mirror and none cached in $RIG_DIR)"
+	exit 77
+fi
+[[ $rc == 0 ]] || { echo "FAIL: rig_init ($rc)"; exit 1; }
+
+S=$(rig_ip 1) # guest 1 serves, guest 2 is the client
+# Both: rxe0 listed, its port ACTIVE, the GID of eth0's IPv4 address.
+# ibv_rc_pingpong and ib_write_bw listen on TCP (18515, 18516) to swap QP
+# numbers and GIDs: the server marks the share just before it listens, the
+# client waits for the mark, then retries while the server is not yet up.
+# ib_write_bw -D 4 -f 1: 4 s, of which the middle 2 s are measured (the
+# default margin, 2 s each side, would leave nothing of a short run).
+# shellcheck disable=SC2016 # expanded in the guest
+common='. /lib/ulrig.sh
+set -eu
+ibv_devices
+ibv_devices | grep -q rxe0
+ibv_devinfo -d rxe0
+ibv_devinfo -d rxe0 | grep -q "state:.*PORT_ACTIVE"
+gid=$(ulrig_gid_index)
+echo "RoCE v2 GID of $ULRIG_IP: index $gid"
+'
+cat >"$RIG_SHARE/guest-1.sh" <<EOF
+$common
+ulrig_mark pp-ready
+timeout 60 ibv_rc_pingpong -d rxe0 -g "\$gid" -n 1000
+ulrig_mark bw-ready
+timeout 60 ib_write_bw -d rxe0 -x "\$gid" -F -p 18516 -D 4 -f 1 -s 65536 --report_gbits
+EOF
+cat >"$RIG_SHARE/guest-2.sh" <<EOF
+$common
+ping -c 3 -W 2 $S
+ulrig_wait_file pp-ready 60
+ulrig_retry 20 0.5 timeout 60 ibv_rc_pingpong -d rxe0 -g "\$gid" -n 1000 $S
+ulrig_wait_file bw-ready 60
+ulrig_retry 20 0.5 timeout 60 ib_write_bw -d rxe0 -x "\$gid" -F -p 18516 -D 4 -f 1 -s 65536 --report_gbits $S
+if command -v ulnetd >/dev/null; then
+	ulnetd --help >/dev/null 2>&1 || { echo "ulnetd from the share does not run:"; ulnetd --help; exit 1; }
+	echo "ulnetd from the share runs"
+fi
+EOF
+
+T1=$(date +%s.%N)
+rig_up 2 || { echo "FAIL: rig_up"; exit 1; }
+FAILS=0
+if ! rig_wait; then
+	echo "FAIL: guests did not power off in time"
+	FAILS=$((FAILS + 1))
+fi
+T2=$(date +%s.%N)
+
+for i in 1 2; do
+	r=$(rig_rc "$i")
+	if [[ $r != 0 ]]; then
+		echo "FAIL: guest $i's script exited $r; its output, then its console:"
+		sed 's/^/  | /' "$(rig_log "$i")" 2>/dev/null | tail -n 40
+		sed 's/^/  # /' "$(rig_console "$i")" 2>/dev/null | tail -n 30
+		FAILS=$((FAILS + 1))
+	fi
+done
+
+L2=$(rig_log 2)
+# ibv_rc_pingpong: "8192000 bytes in 0.07 seconds = 930.52 Mbit/sec" and
+# "1000 iters in 0.07 seconds = 70.43 usec/iter"
+pp=$(grep -h -E 'Mbit/sec|usec/iter' "$L2" 2>/dev/null | tr '\n' ';' || true)
+# ib_write_bw: the line under "#bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]"
+bw=$(awk '/BW average/ { getline; print; exit }' "$L2" 2>/dev/null || true)
+for i in 1 2; do
+	grep -q "state:.*PORT_ACTIVE" "$(rig_log "$i")" 2>/dev/null ||
+		{ echo "FAIL: guest $i: no ACTIVE port on rxe0"; FAILS=$((FAILS + 1)); }
+done
+[[ -n $pp ]] || { echo "FAIL: ibv_rc_pingpong gave no figure"; FAILS=$((FAILS + 1)); }
+[[ -n $bw ]] || { echo "FAIL: ib_write_bw gave no figure"; FAILS=$((FAILS + 1)); }
+
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+echo "accelerator:     $RIG_ACCEL (${RIG_ACCEL_ARGS[*]})"
+echo "kernel:          $(cat "$RIG_DIR/kver"), initramfs $(du -h "$RIG_DIR/initramfs.img" | cut -f1)"
+echo "image:           ${RIG_IMAGE_S}s (rig-image.sh)"
+echo "boot to script:  guest 1 ${RIG_BOOT_S[1]:-?}s, guest 2 ${RIG_BOOT_S[2]:-?}s"
+echo "guests' run:     $(secs "$T1" "$T2")s (start to both powered off)"
+echo "ibv_rc_pingpong: ${pp:-none}"
+echo "ib_write_bw:     ${bw:-none}  (bytes iterations peak[Gb/s] average[Gb/s] Mpps)"
+grep -h "ulnetd from the share" "$L2" 2>/dev/null || true
+echo "whole test:      $(secs "$T0" "$(date +%s.%N)")s"
+if [[ $FAILS != 0 ]]; then
+	echo "FAIL: $FAILS"
+	exit 1
+fi
+echo "PASS"
