@@ -4,7 +4,8 @@
 # when it works, else TCG) on a bridge in a netns of this test's own, rdma_rxe
 # on each one's virtio NIC. Shows that rxe0 is there and its port ACTIVE in
 # both, that ibv_rc_pingpong runs between them over the IPv4-mapped RoCE v2
-# GID, and what ib_write_bw gets (printed; speed is no verdict). When the
+# GID, that rping connects through rdma_cm, and what ib_write_bw gets
+# (printed; speed is no verdict). When the
 # ulnet build's bin/ is given (ULNET_BIN), a guest also runs ulnetd --help
 # from the share: the image has the libraries ulnet needs.
 # Installs its packages (tests/rdma/rig-deps.sh) and downloads the guest
@@ -47,6 +48,8 @@ S=$(rig_ip 1) # guest 1 serves, guest 2 is the client
 # ibv_rc_pingpong and ib_write_bw listen on TCP (18515, 18516) to swap QP
 # numbers and GIDs: the server marks the share just before it listens, the
 # client waits for the mark, then retries while the server is not yet up.
+# rping (librdmacm, rdma_cm: what the o2ib LND connects with) likewise; its
+# server exits when its client has gone.
 # ib_write_bw -D 4 -f 1: 4 s, of which the middle 2 s are measured (the
 # default margin, 2 s each side, would leave nothing of a short run).
 # shellcheck disable=SC2016 # expanded in the guest
@@ -65,6 +68,8 @@ ulrig_mark pp-ready
 timeout 60 ibv_rc_pingpong -d rxe0 -g "\$gid" -n 1000
 ulrig_mark bw-ready
 timeout 60 ib_write_bw -d rxe0 -x "\$gid" -F -p 18516 -D 4 -f 1 -s 65536 --report_gbits
+ulrig_mark rping-ready
+timeout 30 rping -s -a $S -C 10
 EOF
 cat >"$RIG_SHARE/guest-2.sh" <<EOF
 $common
@@ -73,6 +78,8 @@ ulrig_wait_file pp-ready 60
 ulrig_retry 20 0.5 timeout 60 ibv_rc_pingpong -d rxe0 -g "\$gid" -n 1000 $S
 ulrig_wait_file bw-ready 60
 ulrig_retry 20 0.5 timeout 60 ib_write_bw -d rxe0 -x "\$gid" -F -p 18516 -D 4 -f 1 -s 65536 --report_gbits $S
+ulrig_wait_file rping-ready 60
+ulrig_retry 20 0.5 timeout 30 rping -c -a $S -C 10 -v
 if command -v ulnetd >/dev/null; then
 	ulnetd --help >/dev/null 2>&1 || { echo "ulnetd from the share does not run:"; ulnetd --help; exit 1; }
 	echo "ulnetd from the share runs"
@@ -110,6 +117,7 @@ for i in 1 2; do
 done
 [[ -n $pp ]] || { echo "FAIL: ibv_rc_pingpong gave no figure"; FAILS=$((FAILS + 1)); }
 [[ -n $bw ]] || { echo "FAIL: ib_write_bw gave no figure"; FAILS=$((FAILS + 1)); }
+grep -q "rdma-ping-9:" "$L2" 2>/dev/null || { echo "FAIL: rping did not get its 10 pings through"; FAILS=$((FAILS + 1)); }
 
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 echo "accelerator:     $RIG_ACCEL (${RIG_ACCEL_ARGS[*]})"
@@ -119,6 +127,7 @@ echo "boot to script:  guest 1 ${RIG_BOOT_S[1]:-?}s, guest 2 ${RIG_BOOT_S[2]:-?}
 echo "guests' run:     $(secs "$T1" "$T2")s (start to both powered off)"
 echo "ibv_rc_pingpong: ${pp:-none}"
 echo "ib_write_bw:     ${bw:-none}  (bytes iterations peak[Gb/s] average[Gb/s] Mpps)"
+echo "rping:           $(grep -c "rdma-ping-" "$L2" 2>/dev/null || true) pings over rdma_cm"
 grep -h "ulnetd from the share" "$L2" 2>/dev/null || true
 echo "whole test:      $(secs "$T0" "$(date +%s.%N)")s"
 if [[ $FAILS != 0 ]]; then
