@@ -2,17 +2,18 @@
 # SPDX-License-Identifier: MIT
 # rig-image.sh OUTDIR - the guest image of the soft-RoCE rig (tests/rdma/):
 #   OUTDIR/vmlinuz         Debian 12's kernel (the package linux-image-amd64
-#                          depends on)
+#                          depends on), linked from the kernel cache
 #   OUTDIR/vmlinux         the same, decompressed, for a PVH boot (faster)
 #   OUTDIR/initramfs.img   busybox-static, the kernel modules the guest needs,
 #                          rdma-core's user space and the tools (ibverbs-utils,
 #                          perftest, rping, rdma) copied from this host with
 #                          every shared library they need, and tests/rdma/guest/
 #                          (/init, /lib/ulrig.sh); zstd-compressed newc cpio
-# Caches, so that a rerun downloads and extracts nothing:
-#   OUTDIR/debs/           the kernel .deb (apt-get download)
-#   OUTDIR/kernel-<kver>/  vmlinuz and the modules taken from it
-#   OUTDIR/image.key       what the image was built from; an equal key = no rebuild
+# Caches, so that a rerun downloads and extracts nothing; the kernel's in
+# RIG_CACHE (default OUTDIR; tests/rdma/rig.sh shares one between build trees):
+#   RIG_CACHE/debs/           the kernel .deb (apt-get download)
+#   RIG_CACHE/kernel-<kver>/  vmlinuz, vmlinux and the modules taken from it
+#   OUTDIR/image.key          what the image was built from; equal = no rebuild
 # RIG_LIBS_FROM="DIR|FILE ..." adds the libraries of those ELF programs (the
 # ulnet build's bin/, whose programs reach the guests through a share).
 # Exit status: 0 built or up to date; 77 the kernel package can be neither
@@ -21,13 +22,17 @@ set -euo pipefail
 
 OUT=${1:?usage: rig-image.sh OUTDIR}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-mkdir -p "$OUT/debs"
+mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
+KC=${RIG_CACHE:-$OUT}
+mkdir -p "$KC/debs"
+KC=$(cd "$KC" && pwd)
 ARCH_TRIPLET=x86_64-linux-gnu
 say() { echo "rig-image: $*" >&2; }
-# one build at a time in OUT (two tests, or a test and a hand run)
-exec 9>"$OUT/.lock"
-flock -w 600 9 || { say "$OUT is locked by another rig-image.sh for 10 minutes"; exit 1; }
+# one rig-image.sh at a time on the kernel cache, and on OUT (two tests, or a
+# test and a hand run); bounded, like every wait of the rig
+exec 8>"$KC/.kernel.lock"
+flock -w 600 8 || { say "$KC is locked by another rig-image.sh for 10 minutes"; exit 1; }
 
 # --- the kernel package ----------------------------------------------------------
 # The ABI-versioned package the meta-package points at today, e.g.
@@ -36,18 +41,18 @@ kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
 	awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }') || true
 cached_deb() { # the cached .deb of package $1, or of any kernel when $1 is empty
 	local f
-	for f in "$OUT/debs/${1:-linux-image-}"*_amd64.deb; do
+	for f in "$KC/debs/${1:-linux-image-}"*_amd64.deb; do
 		[[ -f $f ]] && { echo "$f"; return 0; }
 	done
 	return 1
 }
-download() { # apt-get download $1 into OUT/debs (the kernel only: nothing installed)
+download() { # apt-get download $1 into KC/debs (the kernel only: nothing installed)
 	local tmp
-	tmp=$(mktemp -d "$OUT/debs/dl.XXXXXX")
+	tmp=$(mktemp -d "$KC/debs/dl.XXXXXX")
 	# _apt cannot write to a root-owned directory; the warning it gives is noise
 	chmod 0777 "$tmp"
 	if (cd "$tmp" && apt-get download -q "$1" >&2); then
-		mv "$tmp"/*.deb "$OUT/debs/"
+		mv "$tmp"/*.deb "$KC/debs/"
 		rm -rf "$tmp"
 		return 0
 	fi
@@ -68,18 +73,18 @@ if [[ -n $kpkg ]]; then
 fi
 if [[ -z $deb ]]; then
 	# no apt, or no mirror: any kernel fetched before will do
-	deb=$(cached_deb "") || { say "cannot download ${kpkg:-the kernel of linux-image-amd64} and none is cached in $OUT/debs"; exit 77; }
+	deb=$(cached_deb "") || { say "cannot download ${kpkg:-the kernel of linux-image-amd64} and none is cached in $KC/debs"; exit 77; }
 	say "using the cached $(basename "$deb")"
 fi
 kver=$(dpkg-deb -f "$deb" Package)
 kver=${kver#linux-image-}
 # only the kernel in use stays cached (each .deb is ~70 MB)
-for f in "$OUT"/debs/linux-image-*.deb; do
+for f in "$KC"/debs/linux-image-*.deb; do
 	[[ $f == "$deb" ]] || rm -f "$f"
 done
 
 # --- the kernel and its modules -----------------------------------------------
-KDIR=$OUT/kernel-$kver
+KDIR=$KC/kernel-$kver
 # The modules the guest loads (guest/init); modules.dep of the package gives
 # what they need. The package ships no modules.dep (its postinst runs
 # depmod): depmod over the whole extracted tree makes it.
@@ -88,8 +93,8 @@ KDIR=$OUT/kernel-$kver
 MODS=(virtio_pci virtio_net 9pnet_virtio 9p rdma_rxe rdma_ucm ib_uverbs crc32_generic crc32_pclmul)
 if [[ ! -f $KDIR/done ]]; then
 	say "extracting vmlinuz and ${#MODS[@]} modules (and their dependencies) from $(basename "$deb")"
-	rm -rf "$KDIR" "$OUT"/kernel-*
-	x=$(mktemp -d "$OUT/x.XXXXXX")
+	rm -rf "$KDIR" "$KC"/kernel-*
+	x=$(mktemp -d "$KC/x.XXXXXX")
 	trap 'rm -rf "$x"' EXIT
 	dpkg-deb -x "$deb" "$x"
 	depmod -b "$x" "$kver"
@@ -125,6 +130,9 @@ if [[ ! -f $KDIR/done ]]; then
 	trap - EXIT
 	touch "$KDIR/done"
 fi
+exec 8>&- # the kernel cache is done with
+exec 9>"$OUT/.image.lock"
+flock -w 600 9 || { say "$OUT is locked by another rig-image.sh for 10 minutes"; exit 1; }
 
 # --- user space: what goes in, and the libraries it needs ---------------------
 # ibverbs-utils, perftest, rdmacm-utils, iproute2's rdma: the tools the
@@ -212,11 +220,13 @@ ldconfig -r "$S"
 (cd "$S" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0 --reproducible) |
 	zstd -q -19 -T1 >"$OUT/initramfs.img.tmp"
 mv "$OUT/initramfs.img.tmp" "$OUT/initramfs.img"
-cp "$KDIR/vmlinuz" "$OUT/vmlinuz"
-rm -f "$OUT/vmlinux"
-if [[ -f $KDIR/vmlinux ]]; then
-	ln -f "$KDIR/vmlinux" "$OUT/vmlinux" 2>/dev/null || cp "$KDIR/vmlinux" "$OUT/vmlinux"
-fi
+# the kernel from the cache: a hard link, or a symbolic one across file systems
+for k in vmlinuz vmlinux; do
+	rm -f "$OUT/$k"
+	if [[ -f $KDIR/$k ]]; then
+		ln -f "$KDIR/$k" "$OUT/$k" 2>/dev/null || ln -s "$KDIR/$k" "$OUT/$k"
+	fi
+done
 echo "$key" >"$OUT/image.key"
 echo "$kver" >"$OUT/kver"
 say "$(du -sh "$S" | cut -f1) staged, $(du -h "$OUT/initramfs.img" | cut -f1) compressed"

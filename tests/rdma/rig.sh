@@ -17,7 +17,10 @@
 # is shared read-only at /ulnet/bin, first in the guests' PATH.
 #
 # Knobs (environment):
-#   RIG_DIR             image cache (default: $ULNET_BUILD/rdma-rig, else build/rdma-rig)
+#   RIG_DIR             the image (default: $ULNET_BUILD/rdma-rig, else build/rdma-rig):
+#                       per build tree, as it holds the libraries of its ulnet
+#   RIG_CACHE           the guest kernel (.deb, extracted) and the KVM verdict,
+#                       shared by build trees (default: ~/.cache/ulnet-rig)
 #   RIG_ACCEL           kvm or tcg: force one (default: KVM when it works)
 #   RIG_GUEST_TIMEOUT   seconds a guest may live (default 180 with KVM, 600 with TCG)
 #   RIG_MEM             guest memory in MiB (default 512)
@@ -26,6 +29,8 @@
 RIG_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RIG_ROOT=$(cd "$RIG_SRC/../.." && pwd)
 RIG_DIR=${RIG_DIR:-${ULNET_BUILD:-$RIG_ROOT/build}/rdma-rig}
+RIG_CACHE=${RIG_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/ulnet-rig}
+export RIG_CACHE # for rig-image.sh
 RIG_MEM=${RIG_MEM:-512}
 RIG_BIN_DIR=${RIG_BIN_DIR:-${ULNET_BIN:-}}
 RIG_NS=ulrig-$$
@@ -49,7 +54,7 @@ rig_ip() { echo "10.210.0.$((10 + $1))"; }
 # once): /dev/kvm can be there and yet refuse the host CPU model (nested KVM
 # that cannot set IA32_ARCH_CAPABILITIES aborts qemu), or run no ordinary
 # kernel (a PVM host, kvm-pvm, takes minutes to get nowhere). The verdict is
-# kept in RIG_DIR/accel for this host kernel, qemu and guest kernel.
+# kept in RIG_CACHE/accel for this host kernel, qemu and guest kernel.
 RIG_KVM_PROBE_S=${RIG_KVM_PROBE_S:-20}
 rig_kernel() { # the guest kernel: vmlinux (PVH entry) when the image has one
 	if [[ -f $RIG_DIR/vmlinux ]]; then echo "$RIG_DIR/vmlinux"; else echo "$RIG_DIR/vmlinuz"; fi
@@ -68,7 +73,7 @@ rig_kvm_boots() { # CPU: 0 when the image boots to /init with KVM and CPU
 	return 1                                          # qemu refused
 }
 rig_accel() {
-	local cpu key r=1 cache=$RIG_DIR/accel
+	local cpu key r=1 cache=$RIG_CACHE/accel
 	if [[ ${RIG_ACCEL:-} != tcg && -r /dev/kvm && -w /dev/kvm ]]; then
 		key="$(uname -r) $(qemu-system-x86_64 --version | head -n 1) $(cat "$RIG_DIR/kver") $(basename "$(rig_kernel)")"
 		if [[ -f $cache && $(head -n 1 "$cache") == "$key" ]]; then
