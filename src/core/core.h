@@ -276,6 +276,9 @@ struct lnet_msg {
 			unsigned msg_routed:1;         /* goes to a gateway (msg_txpeer), not its dest */
 			unsigned msg_forward:1;        /* not ours: received, then sent on (router.c) */
 			unsigned msg_rtrcredit:1;      /* holds a router credit of msg_rxpeer */
+			/* the LND moves the payload itself (lnet_parse()'s
+			 * rdma_req): a GET whose REPLY its recv() writes */
+			unsigned msg_rdma_get:1;
 			/* enum ulnet_hstatus of a failed send, as the LND or a
 			 * fault rule classed it (the kernel's msg_health_status);
 			 * 0: classed from the errno (lnet_health_check_locked()) */

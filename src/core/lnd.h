@@ -191,9 +191,45 @@ size_t lnet_copy_iov(const struct iovec *dst, unsigned ndst, size_t doff,
  * A header arrived on `ni` from `from_nid` (the peer NI's NID as the LND
  * authenticated it). Returns 0 (recv() will be / was called) or -EPROTO
  * (malformed: the LND closes the connection).
+ *
+ * `rdma_req` (the kernel's argument of the same name): the LND moves the
+ * payload itself, between the peer's memory and the MD's, as o2iblnd does.
+ * It changes one thing, for a GET: the GET arrived with the requester's
+ * sink buffer (o2iblnd's GET_REQ), so no REPLY message goes back. recv()
+ * is then called with the REPLY the core made of the GET (its header, the
+ * matched MD's fragments, offset, mlen = rlen = its length) and the LND
+ * writes those bytes into the sink, tells the requester, and finalizes
+ * that message: its status is the GET event's. A GET with rdma_req must be
+ * for this node (the requester's LND sends routed GETs as ordinary
+ * messages): -EPROTO otherwise. For a PUT nothing changes: recv() gives
+ * the matched fragments, which such an LND advertises for the peer to
+ * write into, and it finalizes once the peer says it is done.
  */
 int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr,
-	       const ulnet_nid_t *from_nid, void *rx_private);
+	       const ulnet_nid_t *from_nid, void *rx_private, bool rdma_req);
+
+/*
+ * The requester's side of a GET whose REPLY the peer's LND writes straight
+ * into memory (o2iblnd's GET_REQ/GET_DONE; the kernel's
+ * lnet_create_reply_msg() and lnet_set_reply_msg_len()):
+ *  - lnet_msg_get_sink(): in send(), the fragments a GET's REPLY lands in
+ *    (the whole MD, as the kernel's LND advertises it). -EINVAL when the
+ *    GET must go as an ordinary message: this node forwards it (no MD), or
+ *    it goes through a router (lnet_msg_target() is a gateway).
+ *  - lnet_create_reply_msg(): a message standing for the REPLY that will
+ *    not arrive, attached to the GET's MD, its REPLY event prepared. NULL if
+ *    the MD is no longer active or no memory: the LND fails the GET.
+ *  - lnet_set_reply_msg_len(): once the peer reports the bytes it wrote,
+ *    before finalizing the REPLY with 0. -EPROTO (logged) if that is more
+ *    than the MD holds: the peer lies, the LND fails both and closes.
+ * The LND finalizes both messages once the peer reports completion (or
+ * failure: both get the status), the GET first, as the kernel's
+ * kiblnd_tx_done().
+ */
+int lnet_msg_get_sink(const struct lnet_msg *msg, const struct iovec **iov, unsigned *niov,
+		      size_t *len);
+struct lnet_msg *lnet_create_reply_msg(struct lnet_ni *ni, struct lnet_msg *getmsg);
+int lnet_set_reply_msg_len(struct lnet_ni *ni, struct lnet_msg *reply, size_t len);
 
 /* Complete a message the core handed to send() or recv(). Exactly once. */
 void lnet_finalize(struct lnet_msg *msg, int status);

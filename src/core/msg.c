@@ -100,6 +100,21 @@ ulnet_process_id_t lnet_msg_target(const struct lnet_msg *msg)
 	return id;
 }
 
+int lnet_msg_get_sink(const struct lnet_msg *msg, const struct iovec **iov, unsigned *niov,
+		      size_t *len)
+{
+	const struct lnet_libmd *md = msg->msg_md;
+
+	/* a forwarded GET has no MD here; a routed one must come back as a
+	 * REPLY message through the routers */
+	if (msg->msg_type != ULNET_MSG_GET || !md || msg->msg_forward || msg->msg_routed)
+		return -EINVAL;
+	*iov = md->md_iov;
+	*niov = md->md_niov;
+	*len = md->md_length;
+	return 0;
+}
+
 void **lnet_msg_lnd_slot(struct lnet_msg *msg)
 {
 	return &msg->msg_lnd_slot;

@@ -91,6 +91,14 @@ static int lnet_parse_get(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *msg,
 	msg->msg_hdr.msg.reply.dst_wmd = reply_wmd;
 	lnet_unlock(ln);
 
+	if (msg->msg_rdma_get) {
+		/* the LND writes the REPLY's bytes into the requester's
+		 * buffer and finalizes it: no REPLY message (lnd.h) */
+		lnet_ni_recv(ni, msg->msg_rx_private, msg, delayed, msg->msg_offset,
+			     msg->msg_wanted, msg->msg_wanted);
+		return 0;
+	}
+
 	/* the GET carries no payload: the LND is done with it */
 	lnet_ni_recv(ni, msg->msg_rx_private, NULL, delayed, 0, 0, 0);
 	msg->msg_receiving = 0;
@@ -139,6 +147,92 @@ static int lnet_parse_reply(ulnet_t *ln, struct lnet_ni *ni, struct lnet_msg *ms
 	lnet_build_msg_event(msg, ULNET_EVENT_REPLY);
 	lnet_unlock(ln);
 	lnet_ni_recv(ni, msg->msg_rx_private, msg, delayed, 0, mlength, rlength);
+	return 0;
+}
+
+/* --- the REPLY an RDMA-capable LND elides (lnd.h) ---------------------------------------- */
+
+struct lnet_msg *lnet_create_reply_msg(struct lnet_ni *ni, struct lnet_msg *getmsg)
+{
+	ulnet_t *ln = ni->ni_ln;
+	struct lnet_libmd *md = getmsg->msg_md;
+	const ulnet_process_id_t *peer = &getmsg->msg_target;
+	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
+	struct lnet_msg *msg;
+
+	LASSERT(getmsg->msg_type == ULNET_MSG_GET && md && !getmsg->msg_routed &&
+		!getmsg->msg_forward);
+	lnet_lock(ln);
+	if (md->md_threshold == 0) {
+		lnet_unlock(ln);
+		lnet_log(ln, ULNET_LOG_ERROR, "%s: dropping REPLY from %s for inactive MD %#llx",
+			 lnet_nidstr(&ni->ni_nid, nid), lnet_nidstr(&peer->nid, nid2),
+			 (unsigned long long)md->md_cookie);
+		goto drop;
+	}
+	msg = lnet_msg_alloc_locked(ln);
+	if (!msg) {
+		lnet_unlock(ln);
+		lnet_log(ln, ULNET_LOG_ERROR, "%s: dropping REPLY from %s: out of memory",
+			 lnet_nidstr(&ni->ni_nid, nid), lnet_nidstr(&peer->nid, nid2));
+		goto drop;
+	}
+	/* what lnet_build_msg_event() reads of a received REPLY: it came
+	 * from the GET's target, whose primary NID is the initiator */
+	msg->msg_type = ULNET_MSG_REPLY;
+	msg->msg_receiving = 1;
+	msg->msg_from = peer->nid;
+	msg->msg_initiator = peer->nid;
+	if (getmsg->msg_txpeer && getmsg->msg_txpeer->lpni_peer)
+		msg->msg_initiator = getmsg->msg_txpeer->lpni_peer->lp_primary;
+	memset(&msg->msg_hdr, 0, sizeof(msg->msg_hdr));
+	msg->msg_hdr.type = ULNET_MSG_REPLY;
+	msg->msg_hdr.src_nid = peer->nid;
+	msg->msg_hdr.src_pid = peer->pid;
+	msg->msg_hdr.dest_nid = ni->ni_nid;
+	msg->msg_hdr.dest_pid = ln->ln_pid;
+	msg->msg_hdr.payload_length = (uint32_t)md->md_length;
+	msg->msg_hdr.msg.reply.dst_wmd = getmsg->msg_hdr.msg.get.return_wmd;
+	msg->msg_len = (uint32_t)md->md_length;
+	/* counted as a REPLY received on this NI from that peer NI, as one
+	 * that arrived as a message is */
+	msg->msg_rxni = ni;
+	lnet_ni_addref_locked(ni);
+	if (getmsg->msg_txpeer) {
+		msg->msg_rxpeer = getmsg->msg_txpeer;
+		lnet_peer_ni_addref_locked(msg->msg_rxpeer);
+	}
+	lnet_msg_attach_md(msg, md, 0, (uint32_t)md->md_length);
+	lnet_msg_commit_locked(ln, msg, false);
+	lnet_build_msg_event(msg, ULNET_EVENT_REPLY);
+	lnet_unlock(ln);
+	return msg;
+
+drop:
+	lnet_lock(ln);
+	ln->ln_ctr.drop_count++;
+	ln->ln_ctr.drop_length += md->md_length;
+	ni->ni_dropped.n[ULNET_MSG_GET]++;
+	lnet_unlock(ln);
+	return NULL;
+}
+
+int lnet_set_reply_msg_len(struct lnet_ni *ni, struct lnet_msg *reply, size_t len)
+{
+	char nid[ULNET_NIDSTR_SIZE], nid2[ULNET_NIDSTR_SIZE];
+
+	LASSERT(reply->msg_type == ULNET_MSG_REPLY && reply->msg_ev.type == ULNET_EVENT_REPLY);
+	/* the peer was given our buffer: more than it holds is a lie (the
+	 * kernel asserts; a peer's word must not stop the node) */
+	if (len > reply->msg_ev.mlength) {
+		lnet_log(ni->ni_ln, ULNET_LOG_ERROR,
+			 "%s: REPLY from %s says %zu bytes, its buffer holds %u",
+			 lnet_nidstr(&ni->ni_nid, nid), lnet_nidstr(&reply->msg_from, nid2), len,
+			 reply->msg_ev.mlength);
+		return -EPROTO;
+	}
+	reply->msg_wanted = (uint32_t)len;
+	reply->msg_ev.mlength = (uint32_t)len;
 	return 0;
 }
 
@@ -235,7 +329,7 @@ static bool lnet_parse_fault_drop(ulnet_t *ln, struct lnet_ni *ni, const struct 
 }
 
 int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t *from_nid,
-	       void *rx_private)
+	       void *rx_private, bool rdma_req)
 {
 	ulnet_t *ln = ni->ni_ln;
 	uint32_t type = hdr->type, plen = hdr->payload_length;
@@ -289,6 +383,15 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 				 lnet_nidstr(&hdr->dest_nid, dnid));
 			return -EPROTO;
 		}
+		if (rdma_req && type == ULNET_MSG_GET) {
+			/* its REPLY would be written by this hop, not by the
+			 * node that has the data */
+			lnet_log(ln, ULNET_LOG_ERROR,
+				 "%s, src %s: bad optimized GET for %s (final destination must be me)",
+				 lnet_nidstr(from_nid, fnid), lnet_nidstr(&hdr->src_nid, snid),
+				 lnet_nidstr(&hdr->dest_nid, dnid));
+			return -EPROTO;
+		}
 		if (lnet_parse_fault_drop(ln, ni, hdr, from_nid))
 			goto drop;
 		if (lnet_parse_forward(ni, hdr, from_nid, rx_private) == 0)
@@ -315,6 +418,7 @@ int lnet_parse(struct lnet_ni *ni, const struct lnet_hdr *hdr, const ulnet_nid_t
 	msg->msg_type = type;
 	msg->msg_rx_private = rx_private;
 	msg->msg_receiving = 1;
+	msg->msg_rdma_get = rdma_req && type == ULNET_MSG_GET;
 	msg->msg_len = msg->msg_wanted = plen;
 	msg->msg_offset = 0;
 	msg->msg_hdr = *hdr;

@@ -49,6 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * not yet recv()ed: payload bytes from the input. */
 struct fz_rx {
 	bool live;
+	bool rdma;                     /* parsed with rdma_req: a GET's REPLY comes to recv() */
 	uint32_t len;
 	uint8_t data[BUF_MAX];
 };
@@ -151,6 +152,23 @@ static void fz_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, 
 	struct fz_rx *rx = rx_private;
 
 	(void)ni;
+	if (rx && rx->live && rx->rdma && msg && lnet_msg_hdr(msg)->type == ULNET_MSG_REPLY) {
+		/* an rdma GET: the LND reads the REPLY's mlen bytes from the
+		 * MD (as an RDMA write would): all of them must be there */
+		if (mlen != rlen)
+			abort();
+		rx->live = false;
+		for (size_t done = 0; done < mlen;) {
+			size_t chunk = mlen - done < BUF_MAX ? mlen - done : BUF_MAX;
+			struct iovec one = { rx->data, chunk };
+
+			if (lnet_copy_iov(&one, 1, 0, iov, niov, offset + done, chunk) != chunk)
+				abort();
+			done += chunk;
+		}
+		lnet_finalize(msg, 0);
+		return;
+	}
 	if (!rx || !rx->live || mlen > rlen || rlen != rx->len)
 		abort();
 	rx->live = false;
@@ -387,7 +405,13 @@ static void inject(struct in *in, const struct lnet_hdr *h)
 	rx = rx_new(in, h->payload_length);
 	if (!rx)
 		return;
-	rc = lnet_parse(fz.ni, h, &fz.peers[u8(in) % 3], rx);
+	{
+		uint8_t b = u8(in);
+
+		/* the low bits pick the peer, the next one rdma_req */
+		rx->rdma = (b >> 2) & 1;
+		rc = lnet_parse(fz.ni, h, &fz.peers[b % 3], rx, rx->rdma);
+	}
 	if (rc < 0) {
 		if (rc != -EPROTO)
 			abort();

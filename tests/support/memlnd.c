@@ -19,6 +19,12 @@ struct memlnd_pkt {
 	enum pkt_state state;
 	struct memlnd_node *src, *dst;
 	struct lnet_msg *tx;       /* the sender's message; NULL once it is gone */
+	/* rdma mode, a GET: the REPLY the core made for it, and where the
+	 * target writes the REPLY's bytes (the GET's MD) */
+	struct lnet_msg *reply;
+	const struct iovec *sink;
+	unsigned nsink;
+	size_t sink_len;
 	struct lnet_hdr hdr;
 	ulnet_nid_t from;
 	int status;                /* shutdown: how the sender's message ends */
@@ -47,6 +53,7 @@ struct memlnd_net {
 	struct memlnd_node *nodes; /* live and dead (freed at destroy) */
 	struct pkt_list queued, held, parsing;
 	bool auto_mode;
+	bool rdma;                 /* GETs as o2iblnd sends them (memlnd_set_rdma) */
 	memlnd_filter_fn filter;
 	void *filter_arg;
 	int drop_n;
@@ -180,12 +187,20 @@ static struct memlnd_node *memlnd_find_locked(struct memlnd_net *net, const ulne
 
 static void memlnd_deliver(struct memlnd_net *net, struct memlnd_pkt *p);
 
+/* A sender's message ends: in rdma mode a GET's REPLY ends with it, after
+ * it (as the kernel's kiblnd_tx_done()). */
+static void memlnd_tx_done(struct lnet_msg *tx, struct lnet_msg *reply, int status)
+{
+	lnet_finalize(tx, status);
+	lnet_finalize(reply, status);
+}
+
 /* A sender's message finalized from the receiver's side (src->tx_finalizing
  * was counted under the lock when the message was taken off its packet). */
 static void memlnd_finalize_tx(struct memlnd_net *net, struct memlnd_node *src,
-			       struct lnet_msg *tx, int status)
+			       struct lnet_msg *tx, struct lnet_msg *reply, int status)
 {
-	lnet_finalize(tx, status);
+	memlnd_tx_done(tx, reply, status);
 	pthread_mutex_lock(&net->lock);
 	src->tx_finalizing--;
 	pthread_mutex_unlock(&net->lock);
@@ -275,11 +290,13 @@ static void memlnd_shutdown(struct lnet_ni *ni)
 
 					if (f) {
 						f->tx = p->tx;
+						f->reply = p->reply;
 						f->status = -ESHUTDOWN;
 						f->next = fail_head;
 						fail_head = f;
 					}
 					p->tx = NULL;
+					p->reply = NULL;
 				}
 				continue;
 			}
@@ -297,7 +314,7 @@ static void memlnd_shutdown(struct lnet_ni *ni)
 
 		fail_head = p->next;
 		if (p->tx)
-			lnet_finalize(p->tx, p->status);
+			memlnd_tx_done(p->tx, p->reply, p->status);
 		free(p);
 	}
 	/* a receiver's thread may be finalizing one of our sends it took
@@ -404,6 +421,19 @@ static void memlnd_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		lnet_finalize(msg, dst ? 0 : -EHOSTUNREACH);
 		return;
 	}
+	/* rdma mode: a GET to its final destination carries its sink, and
+	 * its REPLY will not come as a message (o2iblnd's GET_REQ). The
+	 * core's lock nests inside ours here: the core calls LNDs unlocked. */
+	if (net->rdma && hdr->type == ULNET_MSG_GET &&
+	    lnet_msg_get_sink(msg, &p->sink, &p->nsink, &p->sink_len) == 0) {
+		p->reply = lnet_create_reply_msg(ni, msg);
+		if (!p->reply) {
+			pthread_mutex_unlock(&net->lock);
+			free(p);
+			lnet_finalize(msg, -EIO);
+			return;
+		}
+	}
 	p->src = node;
 	p->dst = dst;
 	p->tx = msg;
@@ -430,12 +460,39 @@ static void memlnd_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *m
 	struct memlnd_pkt *p = rx_private;
 	struct memlnd_net *net = p->dst->net;
 	struct memlnd_node *src = p->src;
-	struct lnet_msg *tx;
+	struct lnet_msg *tx, *reply;
+	size_t wrote = 0;
 
 	(void)ni;
 	(void)rlen;
 	pthread_mutex_lock(&net->lock);
 	tx = p->tx;
+	reply = p->reply;
+	if (reply) {
+		/* an rdma GET: msg is the REPLY, the MD's bytes go straight
+		 * into the requester's sink (o2iblnd's RDMA write, then
+		 * GET_DONE with the length); no match: GET_DONE -ENODATA */
+		if (msg && tx && mlen)
+			wrote = lnet_copy_iov(p->sink, p->nsink, 0, iov, niov, offset,
+					      mlen < p->sink_len ? mlen : p->sink_len);
+		pl_del(&net->parsing, p);
+		if (tx)
+			src->tx_finalizing++;
+		pthread_mutex_unlock(&net->lock);
+		free(p);
+		lnet_finalize(msg, tx ? 0 : -ECONNABORTED);
+		if (!tx)
+			return;
+		if (!msg) {
+			lnet_msg_set_hstatus(tx, ULNET_HSTATUS_REMOTE_ERROR);
+			memlnd_finalize_tx(net, src, tx, reply, -ENODATA);
+		} else if (lnet_set_reply_msg_len(src->ni, reply, wrote)) {
+			memlnd_finalize_tx(net, src, tx, reply, -EPROTO);
+		} else {
+			memlnd_finalize_tx(net, src, tx, reply, 0);
+		}
+		return;
+	}
 	/* copy under the lock: the sender cannot go away meanwhile */
 	if (msg && tx && mlen) {
 		const struct iovec *siov;
@@ -453,28 +510,29 @@ static void memlnd_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *m
 	if (msg)
 		lnet_finalize(msg, tx || !mlen ? 0 : -EIO);
 	if (tx)
-		memlnd_finalize_tx(net, src, tx, 0);
+		memlnd_finalize_tx(net, src, tx, NULL, 0);
 }
 
 static void memlnd_deliver(struct memlnd_net *net, struct memlnd_pkt *p)
 {
-	int rc = lnet_parse(p->dst->ni, &p->hdr, &p->from, p);
+	int rc = lnet_parse(p->dst->ni, &p->hdr, &p->from, p, p->reply != NULL);
 
 	if (rc < 0) {
 		/* protocol error: a real LND drops the connection */
-		struct lnet_msg *tx;
+		struct lnet_msg *tx, *reply;
 
 		struct memlnd_node *src = p->src;
 
 		pthread_mutex_lock(&net->lock);
 		tx = p->tx;
+		reply = p->reply;
 		pl_del(&net->parsing, p);
 		if (tx)
 			src->tx_finalizing++;
 		pthread_mutex_unlock(&net->lock);
 		free(p);
 		if (tx)
-			memlnd_finalize_tx(net, src, tx, rc);
+			memlnd_finalize_tx(net, src, tx, reply, rc);
 	}
 }
 
@@ -513,6 +571,13 @@ int memlnd_queued(struct memlnd_net *net)
 	n = net->queued.n;
 	pthread_mutex_unlock(&net->lock);
 	return n;
+}
+
+void memlnd_set_rdma(struct memlnd_net *net, bool on)
+{
+	pthread_mutex_lock(&net->lock);
+	net->rdma = on;
+	pthread_mutex_unlock(&net->lock);
 }
 
 void memlnd_set_auto(struct memlnd_net *net, bool on)
@@ -585,7 +650,7 @@ int memlnd_fail_held(struct memlnd_net *net, int status)
 		p = head;
 		head = p->next;
 		if (p->tx)
-			lnet_finalize(p->tx, status);
+			memlnd_tx_done(p->tx, p->reply, status);
 		free(p);
 	}
 	return n;

@@ -68,6 +68,15 @@ int memlnd_pump(struct memlnd_net *net);
 /* Messages queued (not held). */
 int memlnd_queued(struct memlnd_net *net);
 
+/* GETs as o2iblnd sends them, the core's rdma_req contract (core/lnd.h):
+ * a GET to its final destination carries its sink (lnet_msg_get_sink()),
+ * is parsed with rdma_req, and the target's recv() of the REPLY copies the
+ * bytes straight into the sink; the requester's GET and the REPLY the core
+ * made for it (lnet_create_reply_msg()) end together, no REPLY message is
+ * sent. A GET that matched nothing ends both with -ENODATA (REMOTE_ERROR),
+ * as o2iblnd's GET_DONE reports it. Routed GETs go as ordinary messages. */
+void memlnd_set_rdma(struct memlnd_net *net, bool on);
+
 /* Deliver on the destination's event loop (for threaded instances). */
 void memlnd_set_auto(struct memlnd_net *net, bool on);
 

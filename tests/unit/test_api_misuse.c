@@ -577,32 +577,41 @@ static void test_parse_validation(void **state)
 	h.src_pid = 12345;
 	h.type = ULNET_MSG_ACK;
 	h.payload_length = 5;
-	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL, false), -EPROTO);
 	assert_non_null(strstr(raw_log, "2@ptlf"));
 	h.type = ULNET_MSG_GET;
 	h.payload_length = 1;
-	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL, false), -EPROTO);
 	h.type = ULNET_MSG_PUT;
 	h.payload_length = ULNET_MTU + 1;
-	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL, false), -EPROTO);
 	h.type = ULNET_MSG_HELLO;
 	h.payload_length = 0;
-	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL, false), -EPROTO);
 	h.type = 77;
-	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL, false), -EPROTO);
 	/* 2. destination: our net but not us, or another of our NIDs */
 	h.type = ULNET_MSG_PUT;
 	h.payload_length = 4;
 	h.dest_nid = other;
-	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL, false), -EPROTO);
 	assert_non_null(strstr(raw_log, "sent direct"));
 	h.dest_nid = ULNET_NID_LO0;
-	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), -EPROTO);
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL, false), -EPROTO);
 	assert_non_null(strstr(raw_log, "different network"));
+	/* a GET whose REPLY the LND would write (rdma_req) must be for us:
+	 * a hop cannot write the final destination's data */
+	h.type = ULNET_MSG_GET;
+	h.payload_length = 0;
+	h.dest_nid = far;
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL, true), -EPROTO);
+	assert_non_null(strstr(raw_log, "bad optimized GET"));
+	h.type = ULNET_MSG_PUT;
+	h.payload_length = 4;
 	assert_int_equal(raw_recvs, 0);
 	/* another net: not routed, dropped, the payload still discarded */
 	h.dest_nid = far;
-	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), 0);
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL, false), 0);
 	assert_int_equal(raw_recv_null, 1);
 	assert_int_equal(raw_rlen, 4);
 	assert_non_null(strstr(raw_log, "routing"));
@@ -619,19 +628,19 @@ static void test_parse_validation(void **state)
 	h.payload_length = 10;
 	h.msg.reply.dst_wmd = wmd;
 	h.msg.reply.dst_wmd.wh_interface_cookie ^= 1;
-	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), 0);
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL, false), 0);
 	assert_int_equal(raw_recv_null, 2);
 	assert_int_equal(ev.n, 1);
 	/* the real one lands, 10 bytes */
 	h.msg.reply.dst_wmd = wmd;
-	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), 0);
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL, false), 0);
 	assert_int_equal(ev.n, 2);
 	assert_int_equal(ev.last.type, ULNET_EVENT_REPLY);
 	assert_int_equal(ev.last.mlength, 10);
 	assert_true(ev.last.unlinked);
 	assert_int_equal(sink[9], 0xab);
 	/* and a second one finds no MD */
-	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), 0);
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL, false), 0);
 	assert_int_equal(raw_recv_null, 3);
 
 	/* dest_pid is not checked */
@@ -650,7 +659,7 @@ static void test_parse_validation(void **state)
 	h.msg.put.ptl_index = 9;
 	h.msg.put.match_bits = 5;
 	h.msg.put.ack_wmd = LNET_WIRE_HANDLE_NONE;
-	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL), 0);
+	assert_int_equal(lnet_parse(raw_ni, &h, &peer, NULL, false), 0);
 	assert_int_equal(tev.n, 1);
 	assert_int_equal(tev.last.target.pid, 999);
 	assert_int_equal(tev.last.initiator.pid, 4321);

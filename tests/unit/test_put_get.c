@@ -547,6 +547,129 @@ static void test_two_nodes_sizes(void **state)
 	pair_down(&p);
 }
 
+/* GETs as o2iblnd sends them (memlnd_set_rdma, the core's rdma_req
+ * contract): the target's LND writes the REPLY's bytes into the
+ * requester's MD, no REPLY message crosses, and every event, counter and
+ * latency figure is what an ordinary REPLY gives. */
+static void test_rdma_get(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = { 0, 1, 4096, 65536, 1u << 20 };
+	struct memlnd_trace_ent tr[4];
+	struct pair p;
+	size_t i;
+
+	pair_up(&p, false);
+	memlnd_set_rdma(p.net, true);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+		uint8_t *src = malloc(n + 1), *sink = calloc(1, n + 8);
+		struct evlog tl = { 0 }, gl = { 0 };
+		const struct ulnet_event *e;
+
+		fill(src, n + 1, (unsigned)i + 3);
+		post_md(p.b, 31, i, src, n, ULNET_MD_OP_GET, 1, &tl, NULL);
+		ulnet_handle_t gmdh = bind_md(p.a, sink, n, 0, 2, &gl);
+		memlnd_trace_clear(p.net);
+		assert_int_equal(ulnet_get(p.a, NULL, gmdh, pid_of(&p.nb, ULNET_PID_LUSTRE), 31, i, 0), 0);
+		memlnd_pump(p.net);
+		/* one message crossed: the GET */
+		assert_int_equal(memlnd_trace(p.net, tr, 4), 1);
+		assert_int_equal(tr[0].hdr.type, ULNET_MSG_GET);
+		assert_int_equal(gl.n, 2);
+		assert_int_equal(gl.ev[0].type, ULNET_EVENT_SEND);
+		assert_int_equal(gl.ev[0].status, 0);
+		e = &gl.ev[1];
+		assert_int_equal(e->type, ULNET_EVENT_REPLY);
+		assert_int_equal(e->status, 0);
+		assert_int_equal(e->mlength, n);
+		assert_true(e->unlinked);
+		assert_true(ulnet_nid_same(&e->source.nid, &p.nb));
+		assert_true(ulnet_nid_same(&e->initiator.nid, &p.nb));
+		assert_true(ulnet_nid_same(&e->sender, &p.nb));
+		if (n)
+			assert_memory_equal(sink, src, n);
+		assert_int_equal(sink[n], 0);   /* nothing past the MD */
+		assert_int_equal(tl.n, 1);
+		assert_int_equal(tl.ev[0].type, ULNET_EVENT_GET);
+		assert_int_equal(tl.ev[0].status, 0);
+		assert_int_equal(tl.ev[0].mlength, n);
+		assert_true(tl.ev[0].unlinked);
+		free(src);
+		free(sink);
+	}
+	/* the target's MD holds less than the sink (TRUNCATE there): the
+	 * REPLY reports what was written */
+	{
+		uint8_t src[100], sink[256] = { 0 };
+		struct evlog tl = { 0 }, gl = { 0 };
+
+		fill(src, sizeof(src), 9);
+		post_md(p.b, 31, 99, src, sizeof(src), ULNET_MD_OP_GET | ULNET_MD_TRUNCATE, 1, &tl,
+			NULL);
+		ulnet_handle_t gmdh = bind_md(p.a, sink, sizeof(sink), 0, 2, &gl);
+		assert_int_equal(ulnet_get(p.a, NULL, gmdh, pid_of(&p.nb, ULNET_PID_LUSTRE), 31, 99, 0), 0);
+		memlnd_pump(p.net);
+		assert_int_equal(gl.n, 2);
+		assert_int_equal(gl.ev[1].type, ULNET_EVENT_REPLY);
+		assert_int_equal(gl.ev[1].mlength, sizeof(src));
+		assert_memory_equal(sink, src, sizeof(src));
+		assert_int_equal(sink[sizeof(src)], 0);
+		assert_int_equal(tl.ev[0].mlength, sizeof(src));
+	}
+	/* counted as ordinary GETs and REPLYs on both sides */
+	struct ulnet_counters c;
+	struct ulnet_peer_info pi;
+	struct ulnet_ni_info nii;
+
+	ulnet_counters_get(p.a, &c);
+	assert_int_equal(c.send_count, 6);
+	assert_int_equal(c.recv_count, 6);
+	assert_int_equal(c.recv_length, 1 + 4096 + 65536 + (1u << 20) + 100);
+	assert_int_equal(c.msgs_alloc, 0);
+	assert_int_equal(ulnet_peer_info(p.a, 0, &pi), 0);
+	assert_int_equal(pi.nis[0].sent.n[ULNET_MSG_GET], 6);
+	assert_int_equal(pi.nis[0].received.n[ULNET_MSG_REPLY], 6);
+	assert_int_equal(ulnet_ni_info(p.a, 1, &nii), 0);
+	assert_int_equal(nii.received.n[ULNET_MSG_REPLY], 6);
+	assert_int_equal(nii.get_rtt.samples, 6);
+	ulnet_counters_get(p.b, &c);
+	assert_int_equal(c.recv_count, 6);
+	assert_int_equal(c.send_length, 1 + 4096 + 65536 + (1u << 20) + 100);
+	assert_int_equal(c.msgs_alloc, 0);
+	assert_int_equal(ulnet_ni_info(p.b, 1, &nii), 0);
+	assert_int_equal(nii.received.n[ULNET_MSG_GET], 6);
+	pair_down(&p);
+}
+
+/* An rdma GET that matches nothing ends at once with o2iblnd's GET_DONE
+ * status (-ENODATA) on the GET and its REPLY, not with a timeout. */
+static void test_rdma_get_no_match(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct evlog gl = { 0 };
+	uint8_t sink[64];
+	struct ulnet_counters c;
+
+	pair_up(&p, false);
+	memlnd_set_rdma(p.net, true);
+	ulnet_handle_t gmdh = bind_md(p.a, sink, sizeof(sink), 0, 2, &gl);
+	assert_int_equal(ulnet_get(p.a, NULL, gmdh, pid_of(&p.nb, ULNET_PID_LUSTRE), 31, 7, 0), 0);
+	memlnd_pump(p.net);
+	assert_int_equal(gl.n, 2);
+	assert_int_equal(gl.ev[0].type, ULNET_EVENT_SEND);
+	assert_int_equal(gl.ev[0].status, -ENODATA);
+	assert_int_equal(gl.ev[1].type, ULNET_EVENT_REPLY);
+	assert_int_equal(gl.ev[1].status, -ENODATA);
+	assert_true(gl.ev[1].unlinked);
+	ulnet_counters_get(p.b, &c);
+	assert_int_equal(c.drop_count, 1);
+	ulnet_counters_get(p.a, &c);
+	assert_int_equal(c.msgs_alloc, 0);
+	pair_down(&p);
+}
+
 static void test_ack_timeout(void **state)
 {
 	(void)state;
@@ -1106,6 +1229,8 @@ int main(void)
 		cmocka_unit_test(test_portal0_is_lazy),
 		cmocka_unit_test(test_reentrant_handler),
 		cmocka_unit_test(test_two_nodes_sizes),
+		cmocka_unit_test(test_rdma_get),
+		cmocka_unit_test(test_rdma_get_no_match),
 		cmocka_unit_test(test_ack_timeout),
 		cmocka_unit_test(test_ack_lost_then_timeout),
 		cmocka_unit_test(test_unmatched_get_times_out),

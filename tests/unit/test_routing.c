@@ -389,6 +389,74 @@ static void test_forward_put_ack(void **state)
 	three_down(&t);
 }
 
+static void get_ev(const struct ulnet_event *ev)
+{
+	struct rx *r = ev->md_user_ptr;
+
+	if (ev->type == ULNET_EVENT_REPLY) {
+		r->nack++;
+		r->mlength = ev->mlength;
+	}
+	if (ev->status)
+		r->status = ev->status;
+}
+
+/* With an LND that moves GET data itself (memlnd's rdma mode, as
+ * o2iblnd): a GET through a router still goes as a GET message and comes
+ * back as a REPLY message through the router (lnet_msg_get_sink() refuses
+ * a routed GET), while a GET to a neighbour elides the REPLY. */
+static void test_routed_rdma_get(void **state)
+{
+	(void)state;
+	struct three t;
+	struct memlnd_trace_ent tr[8];
+	uint8_t src[300], sink[300] = { 0 };
+	struct rx r = { 0 }, rt = { 0 };
+	const ulnet_process_id_t any = { .nid = ULNET_NID_ANY, .pid = ULNET_PID_ANY };
+	struct ulnet_md tmd = { .start = src, .length = sizeof(src), .threshold = ULNET_MD_THRESH_INF,
+				.options = ULNET_MD_OP_GET | ULNET_MD_MANAGE_REMOTE, .user_ptr = &rt,
+				.handler = rx_ev };
+	struct ulnet_md gmd = { .start = sink, .length = sizeof(sink), .threshold = 2, .user_ptr = &r,
+				.handler = get_ev };
+	ulnet_process_id_t to = { .nid = ULNET_NID_ANY, .pid = ULNET_PID_LUSTRE };
+	ulnet_handle_t me, mdh, gmdh;
+
+	three_up(&t, false);
+	memlnd_set_rdma(t.net, true);
+	for (int i = 0; i < (int)sizeof(src); i++)
+		src[i] = (uint8_t)(i * 5 + 3);
+	assert_int_equal(ulnet_me_attach(t.b, 41, any, 9, 0, ULNET_RETAIN, ULNET_INS_AFTER, &me), 0);
+	assert_int_equal(ulnet_md_attach(t.b, me, &tmd, ULNET_RETAIN, &mdh), 0);
+	to.nid = t.nb;
+	memlnd_trace_clear(t.net);
+	assert_int_equal(ulnet_md_bind(t.a, &gmd, ULNET_UNLINK, &gmdh), 0);
+	assert_int_equal(ulnet_get(t.a, NULL, gmdh, to, 41, 9, 0), 0);
+	memlnd_pump(t.net);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.nack, 1);
+	assert_int_equal(r.mlength, sizeof(src));
+	assert_memory_equal(sink, src, sizeof(src));
+	/* A -> R -> B the GET, B -> R -> A the REPLY */
+	assert_int_equal(memlnd_trace(t.net, tr, 8), 4);
+	assert_int_equal(tr[0].hdr.type, ULNET_MSG_GET);
+	assert_int_equal(tr[1].hdr.type, ULNET_MSG_GET);
+	assert_int_equal(tr[2].hdr.type, ULNET_MSG_REPLY);
+	assert_int_equal(tr[3].hdr.type, ULNET_MSG_REPLY);
+	/* R to B directly (B's neighbour): the REPLY is elided */
+	memset(&r, 0, sizeof(r));
+	memset(sink, 0, sizeof(sink));
+	memlnd_trace_clear(t.net);
+	assert_int_equal(ulnet_md_bind(t.r, &gmd, ULNET_UNLINK, &gmdh), 0);
+	assert_int_equal(ulnet_get(t.r, NULL, gmdh, to, 41, 9, 0), 0);
+	memlnd_pump(t.net);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.nack, 1);
+	assert_memory_equal(sink, src, sizeof(src));
+	assert_int_equal(memlnd_trace(t.net, tr, 8), 1);
+	assert_int_equal(tr[0].hdr.type, ULNET_MSG_GET);
+	three_down(&t);
+}
+
 /* Forwarding is off: the message is dropped (a log line and a count) and
  * R stays up; the sender's PUT gets no ACK, and its tracker ends it. */
 static void test_forward_off_drops(void **state)
@@ -1087,6 +1155,7 @@ int main(void)
 		cmocka_unit_test(test_routed_put_header),
 		cmocka_unit_test(test_route_choice),
 		cmocka_unit_test(test_forward_put_ack),
+		cmocka_unit_test(test_routed_rdma_get),
 		cmocka_unit_test(test_forward_off_drops),
 		cmocka_unit_test(test_forward_waits_for_buffers),
 		cmocka_unit_test(test_router_checker),

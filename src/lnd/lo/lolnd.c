@@ -20,7 +20,7 @@ static void lolnd_shutdown(struct lnet_ni *ni)
 
 static void lolnd_send(struct lnet_ni *ni, struct lnet_msg *msg)
 {
-	int rc = lnet_parse(ni, lnet_msg_hdr(msg), lnet_ni_nid(ni), msg);
+	int rc = lnet_parse(ni, lnet_msg_hdr(msg), lnet_ni_nid(ni), msg, false);
 
 	/* a protocol error here is a core bug, but complete the send anyway */
 	if (rc < 0)

@@ -347,7 +347,7 @@ static KSOCK_ALWAYS_INLINE int ksock_rx_lhdr_done(struct ksock_conn *c, const ui
 	c->rx_recv_called = false;
 	c->rx_recv_sync = false;
 	c->rx_in_parse = true;
-	rc = lnet_parse(net->ni, h, &c->peer->nid, c);
+	rc = lnet_parse(net->ni, h, &c->peer->nid, c, false);
 	if (c->rx_recv_sync && rc >= 0) {
 		c->rx_in_parse = false;
 		c->rx_state = KSOCK_RX_PAYLOAD;
