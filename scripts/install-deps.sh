@@ -11,17 +11,6 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libcmocka-dev
       libyaml-dev iproute2 tshark python3 iperf3 sockperf procps prometheus
       dpkg-dev debhelper lintian scdoc groff-base)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-SUDO=
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-  SUDO=sudo
-fi
-export DEBIAN_FRONTEND=noninteractive
-echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections || true
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# tshark's question (may users capture?) answered no, as a fresh machine has
+APT_PRESEED="wireshark-common wireshark-common/install-setuid boolean false" \
+  exec "$(dirname "$0")/apt-ensure.sh" install-deps "${pkgs[@]}"

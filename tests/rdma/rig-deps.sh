@@ -15,16 +15,4 @@ set -euo pipefail
 pkgs=(qemu-system-x86 busybox-static rdma-core ibverbs-providers ibverbs-utils
       rdmacm-utils perftest libibverbs-dev librdmacm-dev iproute2 cpio zstd
       xz-utils kmod)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-SUDO=
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "rig-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-  SUDO=sudo
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+exec "$(dirname "$0")/../../scripts/apt-ensure.sh" rig-deps "${pkgs[@]}"

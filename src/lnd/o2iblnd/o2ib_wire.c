@@ -12,9 +12,7 @@
 
 /* body offsets */
 #define KIB_OFF_BODY		KIB_HDR_SIZE
-#define KIB_OFF_CP_QDEPTH	(KIB_OFF_BODY + 0)
-#define KIB_OFF_CP_MAXFRAGS	(KIB_OFF_BODY + 2)
-#define KIB_OFF_CP_MAXMSG	(KIB_OFF_BODY + 4)
+#define KIB_OFF_CP		KIB_OFF_BODY	/* queue_depth u16, max_frags u16, max_msg_size u32 */
 #define KIB_OFF_LNET_HDR	KIB_OFF_BODY
 #define KIB_OFF_REQ_COOKIE	(KIB_OFF_LNET_HDR + LNET_HDR_NID4_SIZE)
 #define KIB_OFF_GET_RD		(KIB_OFF_REQ_COOKIE + 8)
@@ -47,7 +45,7 @@ _Static_assert(KIB_OFF_SRCSTAMP == KIB_OFF_SRCNID + 8, "srcstamp");
 _Static_assert(KIB_OFF_DSTNID == KIB_OFF_SRCSTAMP + 8, "dstnid");
 _Static_assert(KIB_OFF_DSTSTAMP == KIB_OFF_DSTNID + 8, "dststamp");
 _Static_assert(KIB_HDR_SIZE == KIB_OFF_DSTSTAMP + 8, "the header is 48 bytes");
-_Static_assert(KIB_CONNPARAMS_SIZE == KIB_OFF_CP_MAXMSG + 4 - KIB_OFF_BODY, "connparams");
+_Static_assert(KIB_CONNMSG_SIZE == KIB_OFF_CP + KIB_CONNPARAMS_SIZE, "connparams");
 _Static_assert(KIB_IMMEDIATE_SIZE == 120, "IMMEDIATE payload at 120");
 _Static_assert(KIB_PUTREQ_SIZE == KIB_OFF_REQ_COOKIE + 8, "PUT_REQ is 128 bytes");
 _Static_assert(KIB_GETREQ_SIZE(0) == KIB_OFF_GET_RD + KIB_RD_OFF_FRAGS, "GET_REQ's descriptor");
@@ -145,6 +143,22 @@ void kib_msg_seal(uint8_t *buf, uint32_t nob, bool be, enum kib_cksum_form form)
 	ul_put_32(buf + KIB_OFF_CKSUM, kib_cksum(buf, nob, form), be);
 }
 
+/* ---- connection parameters (CONNREQ, CONNACK, rejections) --------------- */
+
+static void cp_encode(uint8_t *p, const struct kib_connparams *cp, bool be)
+{
+	put16(p + 0, cp->queue_depth, be);
+	put16(p + 2, cp->max_frags, be);
+	ul_put_32(p + 4, cp->max_msg_size, be);
+}
+
+static void cp_decode(const uint8_t *p, struct kib_connparams *cp, bool be)
+{
+	cp->queue_depth = get16(p + 0, be);
+	cp->max_frags = get16(p + 2, be);
+	cp->max_msg_size = ul_get_32(p + 4, be);
+}
+
 /* ---- RDMA descriptors ---------------------------------------------------- */
 
 struct kib_rdma_frag kib_rd_frag(const struct kib_rd *rd, uint32_t i)
@@ -217,9 +231,7 @@ ssize_t kib_msg_encode(const struct kib_msg *m, const struct kib_rdma_frag *frag
 	switch (m->type) {
 	case KIB_MSG_CONNREQ:
 	case KIB_MSG_CONNACK:
-		put16(buf + KIB_OFF_CP_QDEPTH, m->cp.queue_depth, be);
-		put16(buf + KIB_OFF_CP_MAXFRAGS, m->cp.max_frags, be);
-		ul_put_32(buf + KIB_OFF_CP_MAXMSG, m->cp.max_msg_size, be);
+		cp_encode(buf + KIB_OFF_CP, &m->cp, be);
 		break;
 	case KIB_MSG_NOOP:
 		break;
@@ -299,9 +311,7 @@ ssize_t kib_msg_decode(const uint8_t *buf, size_t len, struct kib_msg *m)
 	switch (m->type) {
 	case KIB_MSG_CONNREQ:
 	case KIB_MSG_CONNACK:
-		m->cp.queue_depth = get16(buf + KIB_OFF_CP_QDEPTH, be);
-		m->cp.max_frags = get16(buf + KIB_OFF_CP_MAXFRAGS, be);
-		m->cp.max_msg_size = ul_get_32(buf + KIB_OFF_CP_MAXMSG, be);
+		cp_decode(buf + KIB_OFF_CP, &m->cp, be);
 		break;
 	case KIB_MSG_NOOP:
 		break;
@@ -343,9 +353,7 @@ ssize_t kib_rej_encode(const struct kib_rej *r, bool be, uint8_t *buf, size_t le
 	buf[KIB_REJ_OFF_WHY] = r->why;
 	buf[KIB_REJ_OFF_PAD] = 0;
 	ul_put_64(buf + KIB_REJ_OFF_INC, r->incarnation, be);
-	put16(buf + KIB_REJ_OFF_CP + 0, r->cp.queue_depth, be);
-	put16(buf + KIB_REJ_OFF_CP + 2, r->cp.max_frags, be);
-	ul_put_32(buf + KIB_REJ_OFF_CP + 4, r->cp.max_msg_size, be);
+	cp_encode(buf + KIB_REJ_OFF_CP, &r->cp, be);
 	return KIB_REJ_SIZE;
 }
 
@@ -373,9 +381,7 @@ ssize_t kib_rej_decode(const uint8_t *buf, size_t len, struct kib_rej *r)
 	if (len >= KIB_REJ_SIZE && r->version > KIB_MSG_VERSION_1) {
 		r->has_cp = true;
 		r->incarnation = ul_get_64(buf + KIB_REJ_OFF_INC, r->be);
-		r->cp.queue_depth = get16(buf + KIB_REJ_OFF_CP + 0, r->be);
-		r->cp.max_frags = get16(buf + KIB_REJ_OFF_CP + 2, r->be);
-		r->cp.max_msg_size = ul_get_32(buf + KIB_REJ_OFF_CP + 4, r->be);
+		cp_decode(buf + KIB_REJ_OFF_CP, &r->cp, r->be);
 		return KIB_REJ_SIZE;
 	}
 	return KIB_REJ_MIN_SIZE;
