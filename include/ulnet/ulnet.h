@@ -421,9 +421,29 @@ struct ulnet_counters {
 	uint64_t send_length, recv_length, route_length, drop_length;
 };
 
+/* Latency samples are also counted by duration, in ULNET_LAT_BUCKETS
+ * buckets: bucket k (k < ULNET_LAT_BUCKETS - 1) holds the samples of more
+ * than the bound of bucket k - 1 (of 0 for bucket 0) and at most
+ * 2^(ULNET_LAT_BUCKET_SHIFT + k) ns: 1.024 us, 2.048 us, ... 2^36 ns
+ * (68.7 s); the last bucket holds those above (+Inf).
+ * ulnet_latency_bucket_le() gives the bounds. */
+#define ULNET_LAT_BUCKET_SHIFT 10
+#define ULNET_LAT_BUCKETS 28
+
 struct ulnet_latency {
 	uint64_t samples, min_nsec, max_nsec, avg_nsec;
+	uint64_t sum_nsec;                    /* of every sample (avg_nsec: sum_nsec / samples) */
+	uint64_t bucket[ULNET_LAT_BUCKETS];   /* samples in each bucket (not cumulative) */
 };
+
+/* The upper bound of latency bucket k, inclusive, in nanoseconds:
+ * 2^(ULNET_LAT_BUCKET_SHIFT + k); UINT64_MAX for the last bucket (+Inf)
+ * and for k past it. (Inline: a layout the caller's struct already
+ * depends on, not a symbol of the library.) */
+static inline uint64_t ulnet_latency_bucket_le(unsigned k)
+{
+	return k < ULNET_LAT_BUCKETS - 1 ? (uint64_t)1 << (ULNET_LAT_BUCKET_SHIFT + k) : UINT64_MAX;
+}
 
 struct ulnet_health_stats {
 	int fatal_error;

@@ -2,8 +2,9 @@
 /*
  * test_core_timing.c - what the core measures and times on a fake clock,
  * over memlnd: PUT egress and PUT->ACK latency figures of the NI and the
- * peer NI (samples, min, max, exact average), and the deadline of a message
- * that is not a PUT, which it gets when it waits for a credit.
+ * peer NI (samples, min, max, exact average, sum and buckets), the bucket
+ * a latency sample goes in, and the deadline of a message that is not a
+ * PUT, which it gets when it waits for a credit.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/core.h"
 #include "memlnd.h"
 #include "ulnet/ulnet.h"
 
@@ -71,10 +73,81 @@ static void post_sink(ulnet_t *ln, unsigned portal, void *buf, size_t len, struc
 static void check_lat(const struct ulnet_latency *l, uint64_t n, uint64_t min, uint64_t max,
 		      uint64_t avg)
 {
+	uint64_t in_buckets = 0;
+
 	assert_int_equal(l->samples, n);
 	assert_int_equal(l->min_nsec, min);
 	assert_int_equal(l->max_nsec, max);
 	assert_int_equal(l->avg_nsec, avg);
+	for (unsigned k = 0; k < ULNET_LAT_BUCKETS; k++)
+		in_buckets += l->bucket[k];
+	assert_int_equal(in_buckets, n);
+}
+
+/* The bucket bounds (1.024 us doubling to 68.7 s, then +Inf), the bucket of
+ * a sample at, just past and far past them, and what adding samples keeps. */
+static void test_latency_buckets(void **state)
+{
+	(void)state;
+	const unsigned last = ULNET_LAT_BUCKETS - 1;
+
+	assert_int_equal(ulnet_latency_bucket_le(0), 1024);
+	assert_int_equal(ulnet_latency_bucket_le(1), 2048);
+	assert_int_equal(ulnet_latency_bucket_le(last - 1), UINT64_C(1) << 36);
+	assert_true(ulnet_latency_bucket_le(last) == UINT64_MAX);
+	assert_true(ulnet_latency_bucket_le(last + 1) == UINT64_MAX);
+	assert_true(ulnet_latency_bucket_le(~0u) == UINT64_MAX);
+	/* they span a microsecond to a minute */
+	assert_true(ulnet_latency_bucket_le(0) < 2000);
+	assert_true(ulnet_latency_bucket_le(last - 1) > 60 * NS);
+
+	assert_int_equal(lnet_latency_bucket(0), 0);
+	assert_int_equal(lnet_latency_bucket(1), 0);
+	assert_int_equal(lnet_latency_bucket(1023), 0);
+	for (unsigned k = 0; k < last; k++) {
+		uint64_t le = ulnet_latency_bucket_le(k);
+
+		/* a bound is in its bucket (le: at most), one above in the next */
+		assert_int_equal(lnet_latency_bucket(le), k);
+		assert_int_equal(lnet_latency_bucket(le + 1), k + 1);
+		assert_int_equal(lnet_latency_bucket(le - 1), k);
+		if (k)
+			assert_int_equal(lnet_latency_bucket(ulnet_latency_bucket_le(k - 1) + 1), k);
+	}
+	assert_int_equal(lnet_latency_bucket((UINT64_C(1) << 36) + 1), last);
+	assert_int_equal(lnet_latency_bucket(100 * NS), last);
+	assert_int_equal(lnet_latency_bucket(UINT64_C(1) << 63), last);
+	assert_int_equal(lnet_latency_bucket(UINT64_MAX), last);
+
+	/* adding keeps the count, the exact sum, min, max and the buckets */
+	static const uint64_t ns[] = { 0, 1024, 1025, 3 * NS, 70 * NS, UINT64_C(1) << 40 };
+	struct lnet_latency l;
+	uint64_t sum = 0;
+
+	memset(&l, 0, sizeof(l));
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		lnet_latency_add(&l, ns[i]);
+		sum += ns[i];
+		assert_int_equal(l.samples, i + 1);
+		assert_int_equal(l.sum_nsec, sum);
+	}
+	struct ulnet_latency g = lnet_latency_get(&l);
+
+	assert_int_equal(g.samples, 6);
+	assert_int_equal(g.sum_nsec, sum);
+	assert_int_equal(g.avg_nsec, sum / 6);
+	assert_int_equal(g.min_nsec, 0);
+	assert_int_equal(g.max_nsec, UINT64_C(1) << 40);
+	assert_int_equal(g.bucket[0], 2);
+	assert_int_equal(g.bucket[1], 1);
+	/* 3 s: at most 2^32 ns (4.29 s), bucket 32 - 10 */
+	assert_int_equal(g.bucket[32 - ULNET_LAT_BUCKET_SHIFT], 1);
+	assert_int_equal(g.bucket[last], 2);
+	uint64_t in_buckets = 0;
+
+	for (unsigned k = 0; k < ULNET_LAT_BUCKETS; k++)
+		in_buckets += g.bucket[k];
+	assert_int_equal(in_buckets, 6);
 }
 
 /* memlnd completes a send when it delivers it: the time between ulnet_put()
@@ -120,10 +193,16 @@ static void test_put_latency_figures(void **state)
 	assert_int_equal(ulnet_ni_info(a, 1, &ni), 0);
 	check_lat(&ni.put_egress, 3, 300, 500, 367);   /* 1101 / 3, rounded down */
 	check_lat(&ni.put_ack, 3, 300, 500, 367);
+	/* the exact sum; all three at most 1.024 us */
+	assert_int_equal(ni.put_egress.sum_nsec, 1101);
+	assert_int_equal(ni.put_egress.bucket[0], 3);
+	assert_int_equal(ni.put_ack.sum_nsec, 1101);
 	assert_int_equal(ni.get_rtt.samples, 0);
 	assert_int_equal(ulnet_peer_info(a, 0, &pi), 0);
 	check_lat(&pi.nis[0].put_egress, 3, 300, 500, 367);
 	check_lat(&pi.nis[0].put_ack, 3, 300, 500, 367);
+	assert_int_equal(pi.nis[0].put_ack.sum_nsec, 1101);
+	assert_int_equal(pi.nis[0].put_ack.bucket[0], 3);
 	/* the target measured nothing: it sent only ACKs */
 	assert_int_equal(ulnet_ni_info(b, 1, &ni), 0);
 	assert_int_equal(ni.put_egress.samples, 0);
@@ -204,6 +283,7 @@ static void test_credit_wait_deadline(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_latency_buckets),
 		cmocka_unit_test(test_put_latency_figures),
 		cmocka_unit_test(test_credit_wait_deadline),
 	};

@@ -22,6 +22,10 @@
 #include "ctl_test.h"
 #include "yaml_out.h"
 
+/* The latency figures the YAML shows (the buckets and sum it does not). */
+#define LAT(n, mn, mx, av) \
+	((struct ulnet_latency){ .samples = (n), .min_nsec = (mn), .max_nsec = (mx), .avg_nsec = (av) })
+
 static ulnet_nid_t tcp_nid(unsigned a, unsigned b, unsigned c, unsigned d)
 {
 	ulnet_nid_t n;
@@ -49,9 +53,9 @@ static void fill_nis(struct ulnet_ni_info ni[2])
 	strcpy(ni[1].iface, "eth0");
 	ni[1].send_count = 68;
 	ni[1].recv_count = 71;
-	ni[1].put_egress = (struct ulnet_latency){ 53, 84926, 4843859, 748840 };
-	ni[1].get_rtt = (struct ulnet_latency){ 6, 416992, 83533584, 16232192 };
-	ni[1].put_ack = (struct ulnet_latency){ 2, 1791243, 13431092, 7611167 };
+	ni[1].put_egress = LAT(53, 84926, 4843859, 748840);
+	ni[1].get_rtt = LAT(6, 416992, 83533584, 16232192);
+	ni[1].put_ack = LAT(2, 1791243, 13431092, 7611167);
 	ni[1].sent.n[ULNET_MSG_PUT] = 55;
 	ni[1].sent.n[ULNET_MSG_GET] = 13;
 	ni[1].received.n[ULNET_MSG_PUT] = 56;
@@ -100,12 +104,12 @@ static void fill_peers(struct ulnet_peer_info p[2])
 	fill_peer(&p[0], 12, 26, 29, 21, 5, 23, 3, 2, 1);
 	fill_peer(&p[1], 11, 42, 42, 34, 8, 33, 4, 4, 1);
 	/* the capture's per-peer-NI latency samples (non-zero) */
-	p[0].nis[0].put_egress = (struct ulnet_latency){ 20, 200539, 4843859, 1320801 };
-	p[0].nis[0].get_rtt = (struct ulnet_latency){ 2, 3800422, 83533584, 43667003 };
-	p[0].nis[0].put_ack = (struct ulnet_latency){ 1, 13431092, 13431092, 13431092 };
-	p[1].nis[0].put_egress = (struct ulnet_latency){ 33, 84926, 1792255, 402197 };
-	p[1].nis[0].get_rtt = (struct ulnet_latency){ 4, 416992, 8650759, 2514787 };
-	p[1].nis[0].put_ack = (struct ulnet_latency){ 1, 1791243, 1791243, 1791243 };
+	p[0].nis[0].put_egress = LAT(20, 200539, 4843859, 1320801);
+	p[0].nis[0].get_rtt = LAT(2, 3800422, 83533584, 43667003);
+	p[0].nis[0].put_ack = LAT(1, 13431092, 13431092, 13431092);
+	p[1].nis[0].put_egress = LAT(33, 84926, 1792255, 402197);
+	p[1].nis[0].get_rtt = LAT(4, 416992, 8650759, 2514787);
+	p[1].nis[0].put_ack = LAT(1, 1791243, 1791243, 1791243);
 }
 
 static void fill_globals(struct ulnet_globals *g)
@@ -302,9 +306,9 @@ static void test_export_client(void **state)
 	ni[1].send_count = 4781;
 	ni[1].recv_count = 4931;
 	ni[1].drop_count = 9;
-	ni[1].put_egress = (struct ulnet_latency){ 3582, 103723, 27236072, 531812 };
-	ni[1].get_rtt = (struct ulnet_latency){ 59, 400102, 2038116114, 265317277 };
-	ni[1].put_ack = (struct ulnet_latency){ 23, 1290743, 14900317, 3815242 };
+	ni[1].put_egress = LAT(3582, 103723, 27236072, 531812);
+	ni[1].get_rtt = LAT(59, 400102, 2038116114, 265317277);
+	ni[1].put_ack = LAT(23, 1290743, 14900317, 3815242);
 	memset(&ni[1].sent, 0, sizeof(ni[1].sent));
 	memset(&ni[1].received, 0, sizeof(ni[1].received));
 	ni[1].sent.n[ULNET_MSG_PUT] = 3592;
@@ -321,9 +325,9 @@ static void test_export_client(void **state)
 	fill_peer(&p[0], 12, 4631, 4781, 3460, 1171, 3598, 1111, 50, 22);
 	p[0].state = 131349;
 	p[0].nis[0].state = 1;
-	p[0].nis[0].put_egress = (struct ulnet_latency){ 3451, 115130, 27236072, 524960 };
-	p[0].nis[0].get_rtt = (struct ulnet_latency){ 50, 2372531, 2038116114, 312694274 };
-	p[0].nis[0].put_ack = (struct ulnet_latency){ 22, 1290743, 14900317, 3859842 };
+	p[0].nis[0].put_egress = LAT(3451, 115130, 27236072, 524960);
+	p[0].nis[0].get_rtt = LAT(50, 2372531, 2038116114, 312694274);
+	p[0].nis[0].put_ack = LAT(22, 1290743, 14900317, 3859842);
 	p[0].nis[0].health.next_ping = 1594;
 	p[0].nnis = 2;
 	memset(&p[0].nis[1], 0, sizeof(p[0].nis[1]));
@@ -340,9 +344,9 @@ static void test_export_client(void **state)
 	p[1].nis[0].refcount = 2;
 	/* its own NID (the route through it) */
 	fill_peer(&p[2], 11, 150, 150, 132, 18, 131, 9, 9, 1);
-	p[2].nis[0].put_egress = (struct ulnet_latency){ 131, 103723, 17520629, 712336 };
-	p[2].nis[0].get_rtt = (struct ulnet_latency){ 9, 400102, 14512252, 2111740 };
-	p[2].nis[0].put_ack = (struct ulnet_latency){ 1, 2834025, 2834025, 2834025 };
+	p[2].nis[0].put_egress = LAT(131, 103723, 17520629, 712336);
+	p[2].nis[0].get_rtt = LAT(9, 400102, 14512252, 2111740);
+	p[2].nis[0].put_ack = LAT(1, 2834025, 2834025, 2834025);
 	fill_globals(&g);
 
 	ybuf_init(&b);
@@ -422,9 +426,9 @@ static void test_export_router(void **state)
 	ni[1].nid = tcp_nid(192, 168, 77, 12);
 	ni[1].send_count = 4792;
 	ni[1].recv_count = 4633;
-	ni[1].put_egress = (struct ulnet_latency){ 8, 354599, 4253921, 1386981 };
-	ni[1].get_rtt = (struct ulnet_latency){ 0, 0, 0, 0 };
-	ni[1].put_ack = (struct ulnet_latency){ 8, 3725724, 14121411, 6812337 };
+	ni[1].put_egress = LAT(8, 354599, 4253921, 1386981);
+	ni[1].get_rtt = LAT(0, 0, 0, 0);
+	ni[1].put_ack = LAT(8, 3725724, 14121411, 6812337);
 	memset(&ni[1].sent, 0, sizeof(ni[1].sent));
 	memset(&ni[1].received, 0, sizeof(ni[1].received));
 	ni[1].sent.n[ULNET_MSG_PUT] = 3621;
@@ -440,8 +444,8 @@ static void test_export_router(void **state)
 	strcpy(ni[2].iface, "eth1");
 	ni[2].send_count = 32;
 	ni[2].recv_count = 32;
-	ni[2].put_egress = (struct ulnet_latency){ 3, 134280, 2218627, 1340937 };
-	ni[2].put_ack = (struct ulnet_latency){ 3, 1743559, 12457264, 6706912 };
+	ni[2].put_egress = LAT(3, 134280, 2218627, 1340937);
+	ni[2].put_ack = LAT(3, 1743559, 12457264, 6706912);
 	memset(&ni[2].sent, 0, sizeof(ni[2].sent));
 	memset(&ni[2].received, 0, sizeof(ni[2].received));
 	ni[2].sent.n[ULNET_MSG_PUT] = 16;
