@@ -5,8 +5,10 @@
 # metrics and routing (so the router pool families are there too);
 # promtool check metrics accepts a scrape; a Prometheus server (Debian's
 # package) scraping it every second reports up == 1 through its HTTP API,
-# and after pings from the second node to the first its ulnet_send_total
-# and ulnet_ni_send_total (GETs of the NI) have moved. Every wait is
+# and after pings from the second node to the first its ulnet_send_total,
+# ulnet_ni_send_total (GETs of the NI) and the count of the NI's get_rtt
+# latency histogram have moved, and histogram_quantile() reads that
+# histogram (a median GET -> REPLY time in its range). Every wait is
 # bounded (30 s); every process started is killed at exit. Skipped (77),
 # saying why, without prometheus or promtool (scripts/install-deps.sh
 # installs them).
@@ -82,6 +84,10 @@ get /metrics "$MPORT" >"$T/scrape.txt" || fail "no scrape from $ADDR:$MPORT"
 grep -q '^ulnet_router_buffers{pool="small"}' "$T/scrape.txt" || fail "no router pools in the scrape"
 grep -q '^ulnet_peer_ni_send_total{peer_nid="127.0.41.11@tcp",type="get"}' "$T/scrape.txt" ||
 	fail "no peer NI series in the scrape"
+# the ping's GET -> REPLY time, in the NI's latency histogram
+grep -q '^# TYPE ulnet_ni_latency_seconds histogram$' "$T/scrape.txt" || fail "no latency histogram"
+grep -q '^ulnet_ni_latency_seconds_bucket{nid="127.0.41.12@tcp",op="get_rtt",le="+Inf"} [1-9]' \
+	"$T/scrape.txt" || fail "no get_rtt sample in the latency histogram"
 CHECKS=$((CHECKS + 1))
 if ! promtool check metrics <"$T/scrape.txt" >"$T/promtool.out" 2>&1; then
 	fail "promtool check metrics: $(cat "$T/promtool.out")"
@@ -108,19 +114,36 @@ up1() { [[ $(value up) == 1 ]]; }
 wait_for 30 up1 || fail "up is '$(value up)', not 1, after 30 s: $(tail -5 "$T/prometheus.log")"
 
 # the counters as Prometheus has them now, then traffic, then moved
+# (queries URL-encoded: {nid="127.0.41.12@tcp",...})
+NI_GET='ulnet_ni_send_total%7Bnid%3D%22127.0.41.12%40tcp%22%2Ctype%3D%22get%22%7D'
+NI_RTT='ulnet_ni_latency_seconds_count%7Bnid%3D%22127.0.41.12%40tcp%22%2Cop%3D%22get_rtt%22%7D'
 v0=$(value ulnet_send_total)
-n0=$(value 'ulnet_ni_send_total%7Bnid%3D%22127.0.41.12%40tcp%22%2Ctype%3D%22get%22%7D')
+n0=$(value "$NI_GET")
+r0=$(value "$NI_RTT")
 CHECKS=$((CHECKS + 1))
-[[ -n $v0 && -n $n0 ]] || fail "no ulnet_send_total ('$v0') or ulnet_ni_send_total ('$n0') in Prometheus"
+[[ -n $v0 && -n $n0 && -n $r0 ]] ||
+	fail "no ulnet_send_total ('$v0'), ulnet_ni_send_total ('$n0') or ulnet_ni_latency_seconds_count ('$r0') in Prometheus"
 for _ in 1 2 3 4 5; do run B 0 ping 127.0.41.11@tcp; done
 moved() {
-	local v n
+	local v n r
 	v=$(value ulnet_send_total)
-	n=$(value 'ulnet_ni_send_total%7Bnid%3D%22127.0.41.12%40tcp%22%2Ctype%3D%22get%22%7D')
-	[[ -n $v && -n $n ]] && (($(printf '%.0f' "$v") >= ${v0%.*} + 5 && $(printf '%.0f' "$n") >= ${n0%.*} + 5))
+	n=$(value "$NI_GET")
+	r=$(value "$NI_RTT")
+	[[ -n $v && -n $n && -n $r ]] &&
+		(($(printf '%.0f' "$v") >= ${v0%.*} + 5 && $(printf '%.0f' "$n") >= ${n0%.*} + 5 &&
+		  $(printf '%.0f' "$r") >= ${r0%.*} + 5))
 }
 CHECKS=$((CHECKS + 1))
-wait_for 30 moved || fail "ulnet_send_total $v0 -> '$(value ulnet_send_total)' after 5 pings (want +5)"
+wait_for 30 moved || fail "ulnet_send_total $v0 -> '$(value ulnet_send_total)', get_rtt samples $r0 -> '$(value "$NI_RTT")' after 5 pings (want +5)"
+# Prometheus reads the buckets as a histogram: a median GET -> REPLY time
+# above 0 and at most the last finite bound
+median() {
+	local m
+	m=$(value 'histogram_quantile(0.5%2C%20ulnet_ni_latency_seconds_bucket%7Bnid%3D%22127.0.41.12%40tcp%22%2Cop%3D%22get_rtt%22%7D)')
+	[[ -n $m ]] && python3 -c "import sys; m = float(sys.argv[1]); sys.exit(0 if 0 < m <= 68.719476736 else 1)" "$m"
+}
+CHECKS=$((CHECKS + 1))
+wait_for 30 median || fail "histogram_quantile(0.5, get_rtt buckets) is '$(value 'histogram_quantile(0.5%2C%20ulnet_ni_latency_seconds_bucket%7Bnid%3D%22127.0.41.12%40tcp%22%2Cop%3D%22get_rtt%22%7D)')'"
 alive B
 alive A
 

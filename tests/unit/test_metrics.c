@@ -10,10 +10,11 @@
  *  - every output obeys the text format's rules as this test reads them
  *    (HELP and TYPE before each family, every sample of a family together,
  *    counters and only counters named _total, well-formed labels and
- *    values); promtool's own check runs in test_metrics_prom.sh;
+ *    values, a histogram's buckets cumulative up to +Inf and its _count
+ *    the +Inf bucket's); promtool's own check runs in test_metrics_prom.sh;
  *  - a live node (ctl_test fixture) PUTs to another over TCP: its send
- *    counters by type, its peer NI's and the connection families move, and
- *    the receiver's receive counters;
+ *    counters by type, its latency histograms, its peer NI's and the
+ *    connection families move, and the receiver's receive counters;
  *  - requests judged: GET and HEAD of /metrics, other paths 404, other
  *    methods 405, malformed request lines and headers 400.
  * NIs are on 127.0.41.x, a subnet no other test uses.
@@ -85,12 +86,15 @@ static void check_exposition(const char *text)
 				fail_msg("line %d: bad TYPE: %s", lineno, line);
 			if (strcmp(name, help) != 0)
 				fail_msg("line %d: TYPE of %s not after its HELP", lineno, name);
-			if (strcmp(type, "counter") != 0 && strcmp(type, "gauge") != 0)
+			if (strcmp(type, "counter") != 0 && strcmp(type, "gauge") != 0 &&
+			    strcmp(type, "histogram") != 0)
 				fail_msg("line %d: type %s", lineno, type);
 			if (strcmp(type, "counter") == 0 && !ends_with(name, strlen(name), "_total"))
 				fail_msg("line %d: counter %s does not end in _total", lineno, name);
-			if (strcmp(type, "gauge") == 0 && ends_with(name, strlen(name), "_total"))
-				fail_msg("line %d: gauge %s ends in _total", lineno, name);
+			if (strcmp(type, "counter") != 0 && ends_with(name, strlen(name), "_total"))
+				fail_msg("line %d: %s %s ends in _total", lineno, type, name);
+			if (strcmp(type, "histogram") == 0 && !ends_with(name, strlen(name), "_seconds"))
+				fail_msg("line %d: histogram %s not in seconds", lineno, name);
 			if (strncmp(name, "ulnet_", 6) != 0)
 				fail_msg("line %d: %s has no ulnet_ prefix", lineno, name);
 			snprintf(key, sizeof(key), "\n%s\n", name);
@@ -109,8 +113,21 @@ static void check_exposition(const char *text)
 
 		while (name_char(line[n], n == 0))
 			n++;
-		if (n != strlen(fam) || strncmp(line, fam, n) != 0)
+		/* a histogram's samples: NAME_bucket (with an le label), NAME_sum,
+		 * NAME_count */
+		bool hist = strcmp(type, "histogram") == 0;
+		size_t fl = strlen(fam);
+		const char *sfx = n > fl && strncmp(line, fam, fl) == 0 ? line + fl : "";
+
+		if (hist && n - fl == 7 && strncmp(sfx, "_bucket", 7) == 0) {
+			if (!strstr(line, ",le=\"") && !strstr(line, "{le=\""))
+				fail_msg("line %d: bucket without le: %s", lineno, line);
+		} else if (hist && ((n - fl == 4 && strncmp(sfx, "_sum", 4) == 0) ||
+				    (n - fl == 6 && strncmp(sfx, "_count", 6) == 0))) {
+			/* its sum and count */
+		} else if (hist || n != fl || strncmp(line, fam, n) != 0) {
 			fail_msg("line %d: sample of another family than %s: %s", lineno, fam, line);
+		}
 		const char *q = line + n;
 
 		if (*q == '{') {
@@ -142,7 +159,7 @@ static void check_exposition(const char *text)
 
 		if (end == q + 1 || *end || !isfinite(v))
 			fail_msg("line %d: bad value: %s", lineno, line);
-		if (strcmp(type, "counter") == 0 && v < 0)
+		if ((strcmp(type, "counter") == 0 || hist) && v < 0)
 			fail_msg("line %d: negative counter: %s", lineno, line);
 	}
 	free(seen);
@@ -172,6 +189,68 @@ static void absent(const char *text, const char *what)
 {
 	if (strstr(text, what))
 		fail_msg("'%s' should not be in:\n%s", what, text);
+}
+
+/* Fail unless every series of the histogram `fam` has its buckets in
+ * order of le, cumulative (never falling), the last one +Inf, a _count
+ * equal to that last bucket and a _sum. Its labels are written before le
+ * (as metrics.c does). Returns the number of series. */
+static int check_histogram(const char *text, const char *fam)
+{
+	char pfx[128], key[512] = "", series[600];
+	double last_le = -1, last_v = -1;
+	int nseries = 0;
+
+	snprintf(pfx, sizeof(pfx), "%s_bucket{", fam);
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, pfx, strlen(pfx)) != 0)
+			continue;
+		const char *lb = p + strlen(pfx), *le = strstr(lb, "le=\""), *nl = strchr(p, '\n');
+
+		assert_non_null(le);
+		assert_true(le < nl);
+		size_t klen = (size_t)(le - lb);
+
+		assert_true(klen < sizeof(key));
+		if (strncmp(key, lb, klen) != 0 || key[klen] != '\0') {
+			/* a new series: the last one ended with +Inf */
+			if (nseries && !isinf(last_le))
+				fail_msg("%s{%s}: no +Inf bucket", fam, key);
+			memcpy(key, lb, klen);
+			key[klen] = '\0';
+			last_le = -1;
+			last_v = -1;
+			nseries++;
+		}
+		double lev = strncmp(le + 4, "+Inf\"", 5) == 0 ? INFINITY : strtod(le + 4, NULL);
+		const char *sp = strchr(le, ' ');
+		double v = strtod(sp + 1, NULL);
+
+		if (!(lev > last_le))
+			fail_msg("%s{%s}: le %g after %g", fam, key, lev, last_le);
+		if (v < last_v)
+			fail_msg("%s{%s}: bucket le=%g holds %g, less than the one before (%g)", fam,
+				 key, lev, v, last_v);
+		last_le = lev;
+		last_v = v;
+		if (isinf(lev)) {
+			/* key ends in ',' when there are labels before le */
+			size_t kl = strlen(key);
+
+			snprintf(series, sizeof(series), "%s_count{%.*s}", fam,
+				 (int)(kl && key[kl - 1] == ',' ? kl - 1 : kl), key);
+			if (value_of(text, series) != v)
+				fail_msg("%s: %g, want the +Inf bucket's %g", series,
+					 value_of(text, series), v);
+			snprintf(series, sizeof(series), "%s_sum{%.*s}", fam,
+				 (int)(kl && key[kl - 1] == ',' ? kl - 1 : kl), key);
+			if (!(value_of(text, series) >= 0))
+				fail_msg("%s: missing or negative", series);
+		}
+	}
+	if (nseries && !isinf(last_le))
+		fail_msg("%s{%s}: no +Inf bucket", fam, key);
+	return nseries;
 }
 
 /* --- rendered from fixed values ------------------------------------------------ */
@@ -218,8 +297,15 @@ static void test_render_fixed(void **state)
 	nis[1].health.in_recovery = true;
 	nis[1].health.timeouts = 4;
 	nis[1].health.ping_count = 3;
+	/* 1 ms and 2 ms: in the buckets of at most 2^20 and 2^21 ns */
 	nis[1].put_ack = (struct ulnet_latency){ .samples = 2, .min_nsec = 1000000,
-						 .max_nsec = 2000000, .avg_nsec = 1500000 };
+						 .max_nsec = 2000000, .avg_nsec = 1500000,
+						 .sum_nsec = 3000000 };
+	nis[1].put_ack.bucket[20 - ULNET_LAT_BUCKET_SHIFT] = 1;
+	nis[1].put_ack.bucket[21 - ULNET_LAT_BUCKET_SHIFT] = 1;
+	/* one of 100 s (+Inf) */
+	peers[0].nis[0].get_rtt = (struct ulnet_latency){ .samples = 1, .sum_nsec = 100000000000 };
+	peers[0].nis[0].get_rtt.bucket[ULNET_LAT_BUCKETS - 1] = 1;
 	s.nis = nis;
 	s.nnis = 2;
 	/* three peer NIs, two of them on one peer; the cap keeps two */
@@ -296,14 +382,30 @@ static void test_render_fixed(void **state)
 	expect(t, "ulnet_ni_recovery_pings{nid=\"10.0.0.1@tcp\"}", 3);
 	expect(t, "ulnet_ni_health_errors_total{nid=\"10.0.0.1@tcp\",error=\"timeout\"}", 4);
 	expect(t, "ulnet_ni_health_errors_total{nid=\"10.0.0.1@tcp\",error=\"interrupt\"}", 0);
-	/* latency: a count and min/max/avg in seconds */
-	ctl_has(&out, "# TYPE ulnet_ni_latency_samples_total counter\n", "render");
-	ctl_has(&out, "# TYPE ulnet_ni_latency_avg_seconds gauge\n", "render");
-	expect(t, "ulnet_ni_latency_samples_total{nid=\"10.0.0.1@tcp\",op=\"put_ack\"}", 2);
-	expect(t, "ulnet_ni_latency_min_seconds{nid=\"10.0.0.1@tcp\",op=\"put_ack\"}", 0.001);
-	expect(t, "ulnet_ni_latency_max_seconds{nid=\"10.0.0.1@tcp\",op=\"put_ack\"}", 0.002);
-	expect(t, "ulnet_ni_latency_avg_seconds{nid=\"10.0.0.1@tcp\",op=\"put_ack\"}", 0.0015);
-	expect(t, "ulnet_ni_latency_avg_seconds{nid=\"10.0.0.1@tcp\",op=\"get_rtt\"}", 0);
+	/* latency: a histogram per NI and op, le in seconds, cumulative */
+	ctl_has(&out, "# TYPE ulnet_ni_latency_seconds histogram\n", "render");
+	absent(t, "ulnet_ni_latency_samples_total");
+	absent(t, "_avg_seconds");
+	assert_int_equal(check_histogram(t, "ulnet_ni_latency_seconds"), 2 * 3);
+#define NI_PA "ulnet_ni_latency_seconds_bucket{nid=\"10.0.0.1@tcp\",op=\"put_ack\","
+	expect(t, NI_PA "le=\"0.000001024\"}", 0);
+	expect(t, NI_PA "le=\"0.000524288\"}", 0);
+	expect(t, NI_PA "le=\"0.001048576\"}", 1);
+	expect(t, NI_PA "le=\"0.002097152\"}", 2);
+	expect(t, NI_PA "le=\"68.719476736\"}", 2);
+	expect(t, NI_PA "le=\"+Inf\"}", 2);
+#undef NI_PA
+	expect(t, "ulnet_ni_latency_seconds_sum{nid=\"10.0.0.1@tcp\",op=\"put_ack\"}", 0.003);
+	expect(t, "ulnet_ni_latency_seconds_count{nid=\"10.0.0.1@tcp\",op=\"put_ack\"}", 2);
+	expect(t, "ulnet_ni_latency_seconds_count{nid=\"10.0.0.1@tcp\",op=\"get_rtt\"}", 0);
+	expect(t, "ulnet_ni_latency_seconds_sum{nid=\"0@lo\",op=\"get_rtt\"}", 0);
+	/* and per peer NI: a sample past the last bound is only in +Inf */
+	ctl_has(&out, "# TYPE ulnet_peer_ni_latency_seconds histogram\n", "render");
+	assert_int_equal(check_histogram(t, "ulnet_peer_ni_latency_seconds"), 2 * 3);
+	expect(t, "ulnet_peer_ni_latency_seconds_bucket{peer_nid=\"10.0.0.2@tcp\",op=\"get_rtt\",le=\"68.719476736\"}", 0);
+	expect(t, "ulnet_peer_ni_latency_seconds_bucket{peer_nid=\"10.0.0.2@tcp\",op=\"get_rtt\",le=\"+Inf\"}", 1);
+	expect(t, "ulnet_peer_ni_latency_seconds_sum{peer_nid=\"10.0.0.2@tcp\",op=\"get_rtt\"}", 100);
+	absent(t, "ulnet_peer_ni_latency_seconds_count{peer_nid=\"10.0.0.3@tcp\"");
 	/* peer NIs: two of three, the third counted */
 	expect(t, "ulnet_peers", 2);
 	expect(t, "ulnet_peer_nis", 3);
@@ -531,9 +633,17 @@ static void test_live_put(void **state)
 	MOVED("ulnet_peer_ni_recv_total{peer_nid=\"127.0.41.3@tcp\",type=\"ack\"}", 1);
 	MOVED("ulnet_send_total", 1);
 	MOVED("ulnet_send_bytes_total", 4096);
-	MOVED("ulnet_ni_latency_samples_total{nid=\"127.0.41.4@tcp\",op=\"put_ack\"}", 1);
+	MOVED("ulnet_ni_latency_seconds_count{nid=\"127.0.41.4@tcp\",op=\"put_ack\"}", 1);
+	MOVED("ulnet_peer_ni_latency_seconds_count{peer_nid=\"127.0.41.3@tcp\",op=\"put_ack\"}", 1);
 #undef MOVED
-	assert_true(value_of(after, "ulnet_ni_latency_max_seconds{nid=\"127.0.41.4@tcp\",op=\"put_ack\"}") > 0);
+	/* the latency histograms: cumulative buckets, _count the +Inf one,
+	 * a sum that took the PUT->ACK times */
+	assert_true(check_histogram(after, "ulnet_ni_latency_seconds") >= 2 * 3);
+	assert_int_equal(check_histogram(after, "ulnet_peer_ni_latency_seconds"), 3);
+	assert_true(value_of(after, "ulnet_ni_latency_seconds_sum{nid=\"127.0.41.4@tcp\",op=\"put_ack\"}") > 0);
+	expect(after, "ulnet_ni_latency_seconds_bucket{nid=\"127.0.41.4@tcp\",op=\"put_ack\",le=\"+Inf\"}",
+	       value_of(after, "ulnet_ni_latency_seconds_count{nid=\"127.0.41.4@tcp\",op=\"put_ack\"}"));
+	assert_true(value_of(after, "ulnet_ni_latency_seconds_count{nid=\"127.0.41.4@tcp\",op=\"put_ack\"}") >= 2);
 	expect(after, "ulnet_peers", 1);
 	expect(after, "ulnet_peer_ni_health_value{peer_nid=\"127.0.41.3@tcp\"}", 1000);
 	expect(after, "ulnet_peer_ni_tx_credits_max{peer_nid=\"127.0.41.3@tcp\"}",

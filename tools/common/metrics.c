@@ -8,7 +8,8 @@
  * Names follow Prometheus's conventions: ulnet_ prefix, counters end in
  * _total, base units (seconds, bytes) in the name. Where the node keeps a
  * current value rather than a count (credits, health, messages in flight,
- * the bytes of connections that come and go) the family is a gauge.
+ * the bytes of connections that come and go) the family is a gauge. The
+ * latency samples, counted by the core in fixed buckets, are histograms.
  */
 #include "metrics.h"
 
@@ -126,10 +127,27 @@ static void put_i64(struct ybuf *out, const char *name, const struct labels *l, 
 	ybuf_printf(out, "%lld\n", v);
 }
 
+/* `ns` nanoseconds in seconds, exactly: the integer part, then the
+ * fraction without its trailing zeros ("0.000001024", "68.719476736",
+ * "3"). */
+static const char *seconds_str(char buf[32], uint64_t ns)
+{
+	int n = snprintf(buf, 32, "%llu.%09llu", (unsigned long long)(ns / 1000000000u),
+			 (unsigned long long)(ns % 1000000000u));
+
+	while (n > 0 && buf[n - 1] == '0')
+		buf[--n] = '\0';
+	if (n > 0 && buf[n - 1] == '.')
+		buf[--n] = '\0';
+	return buf;
+}
+
 static void put_seconds(struct ybuf *out, const char *name, const struct labels *l, uint64_t nsec)
 {
+	char v[32];
+
 	name_labels(out, name, l);
-	ybuf_printf(out, "%.9g\n", (double)nsec / 1e9);
+	ybuf_printf(out, "%s\n", seconds_str(v, nsec));
 }
 
 /* A family of one unlabelled sample. */
@@ -239,45 +257,48 @@ static void render_type_counts(struct ybuf *out, const char *pfx, const char *wh
 	}
 }
 
-/* The latency figures the node keeps: a count and min, max and average (no
- * buckets, so no histogram; the average times the count is not the exact,
- * monotonic sum a summary's _sum must be). */
+/* The latency samples the node keeps, one histogram per element and op:
+ * ulnet_<pfx>_latency_seconds_bucket{le=...} the samples of at most `le`
+ * seconds (cumulative, to +Inf), _sum their exact total, _count their
+ * number (the +Inf bucket's). */
 static void render_latency(struct ybuf *out, const char *pfx, const char *what,
 			   const struct elem *e, int n)
 {
 	static const char *const op[3] = { "put_egress", "get_rtt", "put_ack" };
-	static const char *const stat[3] = { "min", "max", "avg" };
-	char name[96], help[256];
+	char name[96], sample[112], help[256], le[ULNET_LAT_BUCKETS][32];
 
-	snprintf(name, sizeof(name), "ulnet_%s_latency_samples_total", pfx);
-	snprintf(help, sizeof(help), "Latency samples taken on the %s, by op (put_egress: PUT to "
-		 "its send completion, get_rtt: GET to REPLY, put_ack: PUT to ACK).", what);
-	head(out, name, "counter", help);
+	for (unsigned k = 0; k < ULNET_LAT_BUCKETS; k++) {
+		if (k < ULNET_LAT_BUCKETS - 1)
+			seconds_str(le[k], ulnet_latency_bucket_le(k));
+		else
+			snprintf(le[k], sizeof(le[k]), "+Inf");
+	}
+	snprintf(name, sizeof(name), "ulnet_%s_latency_seconds", pfx);
+	snprintf(help, sizeof(help), "Latency samples taken on the %s since the last stats reset, "
+		 "by op (put_egress: PUT to its send completion, get_rtt: GET to REPLY, put_ack: "
+		 "PUT to ACK).", what);
+	head(out, name, "histogram", help);
 	for (int i = 0; i < n; i++)
-		for (int k = 0; k < 3; k++) {
+		for (int o = 0; o < 3; o++) {
+			const struct ulnet_latency *lt = e[i].lat[o];
+			uint64_t cum = 0;
 			struct labels l;
 
-			elem_labels(&l, &e[i]);
-			lb_add(&l, "op", op[k]);
-			put_u64(out, name, &l, e[i].lat[k]->samples);
-		}
-	for (int s = 0; s < 3; s++) {
-		snprintf(name, sizeof(name), "ulnet_%s_latency_%s_seconds", pfx, stat[s]);
-		snprintf(help, sizeof(help), "The %s latency sample on the %s since the last stats "
-			 "reset, by op (0 without samples).", s == 0 ? "lowest" : s == 1 ? "highest" :
-			 "average", what);
-		head(out, name, "gauge", help);
-		for (int i = 0; i < n; i++)
-			for (int k = 0; k < 3; k++) {
-				const struct ulnet_latency *lt = e[i].lat[k];
-				struct labels l;
-
+			snprintf(sample, sizeof(sample), "%s_bucket", name);
+			for (unsigned k = 0; k < ULNET_LAT_BUCKETS; k++) {
+				cum += lt->bucket[k];
 				elem_labels(&l, &e[i]);
-				lb_add(&l, "op", op[k]);
-				put_seconds(out, name, &l, s == 0 ? lt->min_nsec : s == 1 ? lt->max_nsec :
-					    lt->avg_nsec);
+				lb_add(&l, "op", op[o]);
+				lb_add(&l, "le", le[k]);
+				put_u64(out, sample, &l, cum);
 			}
-	}
+			elem_labels(&l, &e[i]);
+			lb_add(&l, "op", op[o]);
+			snprintf(sample, sizeof(sample), "%s_sum", name);
+			put_seconds(out, sample, &l, lt->sum_nsec);
+			snprintf(sample, sizeof(sample), "%s_count", name);
+			put_u64(out, sample, &l, cum);
+		}
 }
 
 /* Health: the value (0..1000), in recovery, recovery pings, and the error
