@@ -462,6 +462,12 @@ struct ulnet_ni_info {
 	uint64_t send_count, recv_count, drop_count;
 	struct ulnet_latency put_egress, get_rtt, put_ack;
 	struct ulnet_msg_type_counts sent, received, dropped;
+	/* the payload bytes of those messages, under the same types (so a
+	 * REPLY this node sends counts under GET, as in sent; an ACK and a
+	 * GET carry none): the payload on the wire, but for a PUT or a REPLY
+	 * received for this node the bytes placed in its MD, as
+	 * ulnet_counters' recv_length counts them */
+	struct ulnet_msg_type_counts sent_bytes, received_bytes, dropped_bytes;
 	struct ulnet_health_stats health;
 	struct ulnet_ni_tunables tun;
 	int lnd_timeout;             /* socklnd "timeout" */
@@ -480,6 +486,8 @@ struct ulnet_peer_ni_info {
 	uint64_t send_count, recv_count, drop_count;
 	struct ulnet_latency put_egress, get_rtt, put_ack;
 	struct ulnet_msg_type_counts sent, received, dropped;
+	/* the payload bytes of those messages, as the NI's */
+	struct ulnet_msg_type_counts sent_bytes, received_bytes, dropped_bytes;
 	struct ulnet_health_stats health;
 	/* UDSP (ulnet/udsp.h): the priorities of its peer net and its own (0
 	 * highest, UINT32_MAX none), and its preferred lists: udsp_npref_src

@@ -397,6 +397,8 @@ struct lnet_ni {
 	unsigned ni_seq;               /* round robin among equals */
 	/* per message type; the totals are their sums (lnet_type_counts_sum()) */
 	struct ulnet_msg_type_counts ni_sent, ni_received, ni_dropped;
+	/* and their payload bytes (struct ulnet_ni_info's sent_bytes ...) */
+	struct ulnet_msg_type_counts ni_sent_bytes, ni_received_bytes, ni_dropped_bytes;
 	struct lnet_latency ni_put_egress, ni_get_rtt, ni_put_ack;
 	struct ulnet_health_stats ni_health;
 	/* UDSP (udsp.c): 0 highest, ULNET_UDSP_PRIO_NONE when no rule names it */
@@ -455,6 +457,8 @@ struct lnet_peer_ni {
 	struct lnet_udsp_pref *lpni_udsp; /* NULL: no preferred NIs or gateways */
 	/* per message type; the totals are their sums (lnet_type_counts_sum()) */
 	struct ulnet_msg_type_counts lpni_sent, lpni_received, lpni_dropped;
+	/* and their payload bytes, as the NI's */
+	struct ulnet_msg_type_counts lpni_sent_bytes, lpni_received_bytes, lpni_dropped_bytes;
 	struct lnet_latency lpni_put_egress, lpni_get_rtt, lpni_put_ack;
 	struct ulnet_health_stats lpni_health;
 };

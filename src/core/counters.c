@@ -86,18 +86,15 @@ void ulnet_counters_get(ulnet_t *ln, struct ulnet_counters *c)
 	lnet_unlock(ln);
 }
 
-/* An NI's or peer NI's counts by type and latency samples. */
-static void lnet_iface_stats_reset(struct ulnet_msg_type_counts *sent,
-				   struct ulnet_msg_type_counts *received,
-				   struct ulnet_msg_type_counts *dropped, struct lnet_latency *put_egress,
-				   struct lnet_latency *get_rtt, struct lnet_latency *put_ack)
+/* An NI's or peer NI's counts and bytes by type (sent, received, dropped)
+ * and latency samples (put_egress, get_rtt, put_ack). */
+static void lnet_iface_stats_reset(struct ulnet_msg_type_counts *const cnt[6],
+				   struct lnet_latency *const lat[3])
 {
-	memset(sent, 0, sizeof(*sent));
-	memset(received, 0, sizeof(*received));
-	memset(dropped, 0, sizeof(*dropped));
-	memset(put_egress, 0, sizeof(*put_egress));
-	memset(get_rtt, 0, sizeof(*get_rtt));
-	memset(put_ack, 0, sizeof(*put_ack));
+	for (int i = 0; i < 6; i++)
+		memset(cnt[i], 0, sizeof(*cnt[i]));
+	for (int i = 0; i < 3; i++)
+		memset(lat[i], 0, sizeof(*lat[i]));
 }
 
 void ulnet_counters_reset(ulnet_t *ln)
@@ -113,13 +110,18 @@ void ulnet_counters_reset(ulnet_t *ln)
 	ln->ln_ctr.msgs_alloc = alloc;
 	ln->ln_ctr.msgs_max = alloc;
 	ln->ln_ctr.rst_alloc = rst;
-	/* and every NI's and peer NI's counts by type and latency samples,
-	 * as the kernel's lnet_iface_stats_reset() (health stats stay) */
+	/* and every NI's and peer NI's counts and bytes by type and latency
+	 * samples, as the kernel's lnet_iface_stats_reset() (health stats
+	 * stay) */
 	ul_list_for_each(pos, &ln->ln_nis) {
 		struct lnet_ni *ni = ul_container_of(pos, struct lnet_ni, ni_list);
 
-		lnet_iface_stats_reset(&ni->ni_sent, &ni->ni_received, &ni->ni_dropped,
-				       &ni->ni_put_egress, &ni->ni_get_rtt, &ni->ni_put_ack);
+		lnet_iface_stats_reset((struct ulnet_msg_type_counts *const[6]){
+					       &ni->ni_sent, &ni->ni_received, &ni->ni_dropped,
+					       &ni->ni_sent_bytes, &ni->ni_received_bytes,
+					       &ni->ni_dropped_bytes },
+				       (struct lnet_latency *const[3]){
+					       &ni->ni_put_egress, &ni->ni_get_rtt, &ni->ni_put_ack });
 	}
 	ul_list_for_each(pos, &ln->ln_peers) {
 		struct lnet_peer *lp = ul_container_of(pos, struct lnet_peer, lp_list);
@@ -128,9 +130,14 @@ void ulnet_counters_reset(ulnet_t *ln)
 			struct lnet_peer_ni *lpni =
 				ul_container_of(p2, struct lnet_peer_ni, lpni_peer_list);
 
-			lnet_iface_stats_reset(&lpni->lpni_sent, &lpni->lpni_received,
-					       &lpni->lpni_dropped, &lpni->lpni_put_egress,
-					       &lpni->lpni_get_rtt, &lpni->lpni_put_ack);
+			lnet_iface_stats_reset((struct ulnet_msg_type_counts *const[6]){
+						       &lpni->lpni_sent, &lpni->lpni_received,
+						       &lpni->lpni_dropped, &lpni->lpni_sent_bytes,
+						       &lpni->lpni_received_bytes,
+						       &lpni->lpni_dropped_bytes },
+					       (struct lnet_latency *const[3]){
+						       &lpni->lpni_put_egress, &lpni->lpni_get_rtt,
+						       &lpni->lpni_put_ack });
 		}
 	}
 	lnet_unlock(ln);

@@ -202,10 +202,14 @@ lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struc
 		if (status == 0) {
 			ln->ln_ctr.route_count++;
 			ln->ln_ctr.route_length += msg->msg_len;
-			if (msg->msg_txpeer)
+			if (msg->msg_txpeer) {
 				msg->msg_txpeer->lpni_sent.n[type]++;
-			if (msg->msg_txni)
+				msg->msg_txpeer->lpni_sent_bytes.n[type] += msg->msg_len;
+			}
+			if (msg->msg_txni) {
 				msg->msg_txni->ni_sent.n[type]++;
+				msg->msg_txni->ni_sent_bytes.n[type] += msg->msg_len;
+			}
 		}
 	} else if (status == 0) {
 		/* the kernel counts an ACK as the PUT it answers and a
@@ -219,8 +223,13 @@ lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struc
 		ln->ln_ctr.send_count++;
 		if (__builtin_expect(msg->msg_retries != 0, 0))
 			ln->ln_ctr.successful_resends++;
-		if (msg->msg_txpeer)
+		/* the payload bytes: msg_len, a PUT's or a REPLY's (its
+		 * msg_wanted, lnet_parse_get(), which send_length counts at
+		 * the receive), 0 for an ACK or a GET */
+		if (msg->msg_txpeer) {
 			msg->msg_txpeer->lpni_sent.n[type]++;
+			msg->msg_txpeer->lpni_sent_bytes.n[type] += msg->msg_len;
+		}
 		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT &&
 		    msg->msg_t_start) {
 			now = lnet_fin_now(ln, nowp); /* for both egress figures and the credits */
@@ -231,8 +240,10 @@ lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struc
 			lnet_peer_ni_latency_at_locked(msg->msg_txpeer, ULNET_EVENT_SEND,
 						       msg->msg_t_start, now);
 		}
-		if (msg->msg_txni)
+		if (msg->msg_txni) {
 			msg->msg_txni->ni_sent.n[type]++;
+			msg->msg_txni->ni_sent_bytes.n[type] += msg->msg_len;
+		}
 	}
 	lnet_return_tx_credits_locked(ln, msg, q, now);
 	msg->msg_tx_committed = 0;
@@ -248,21 +259,33 @@ lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int status)
 
 	if (__builtin_expect(msg->msg_forward, 0)) {
 		if (status == 0) {
-			if (msg->msg_rxpeer)
+			if (msg->msg_rxpeer) {
 				msg->msg_rxpeer->lpni_received.n[msg->msg_type]++;
-			if (msg->msg_rxni)
+				msg->msg_rxpeer->lpni_received_bytes.n[msg->msg_type] += msg->msg_len;
+			}
+			if (msg->msg_rxni) {
 				msg->msg_rxni->ni_received.n[msg->msg_type]++;
+				msg->msg_rxni->ni_received_bytes.n[msg->msg_type] += msg->msg_len;
+			}
 		}
 	} else if (status == 0) {
+		/* the bytes placed by a PUT or REPLY (an ACK brings none, a
+		 * GET's msg_wanted is its REPLY's, counted as sent) */
+		uint32_t nob = ev->type == ULNET_EVENT_PUT || ev->type == ULNET_EVENT_REPLY
+				       ? msg->msg_wanted : 0;
+
 		if (ev->type == ULNET_EVENT_GET)
 			ln->ln_ctr.send_length += msg->msg_wanted;
-		if (ev->type == ULNET_EVENT_PUT || ev->type == ULNET_EVENT_REPLY)
-			ln->ln_ctr.recv_length += msg->msg_wanted;
+		ln->ln_ctr.recv_length += nob;
 		ln->ln_ctr.recv_count++;
-		if (msg->msg_rxpeer)
+		if (msg->msg_rxpeer) {
 			msg->msg_rxpeer->lpni_received.n[rx_type]++;
-		if (msg->msg_rxni)
+			msg->msg_rxpeer->lpni_received_bytes.n[rx_type] += nob;
+		}
+		if (msg->msg_rxni) {
 			msg->msg_rxni->ni_received.n[rx_type]++;
+			msg->msg_rxni->ni_received_bytes.n[rx_type] += nob;
+		}
 	}
 	msg->msg_rx_committed = 0;
 }

@@ -384,6 +384,9 @@ int ulnet_ni_info(ulnet_t *ln, int index, struct ulnet_ni_info *info)
 	info->sent = ni->ni_sent;
 	info->received = ni->ni_received;
 	info->dropped = ni->ni_dropped;
+	info->sent_bytes = ni->ni_sent_bytes;
+	info->received_bytes = ni->ni_received_bytes;
+	info->dropped_bytes = ni->ni_dropped_bytes;
 	info->health = ni->ni_health;
 	info->health.in_recovery = lnet_ni_in_recovery_locked(ln, ni);
 	info->tun = ni->ni_conf.tun;

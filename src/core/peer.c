@@ -681,6 +681,9 @@ static int lnet_peer_info(ulnet_t *ln, int index, struct ulnet_peer_info *info, 
 		pi->sent = lpni->lpni_sent;
 		pi->received = lpni->lpni_received;
 		pi->dropped = lpni->lpni_dropped;
+		pi->sent_bytes = lpni->lpni_sent_bytes;
+		pi->received_bytes = lpni->lpni_received_bytes;
+		pi->dropped_bytes = lpni->lpni_dropped_bytes;
 		pi->put_egress = lnet_latency_get(&lpni->lpni_put_egress);
 		pi->get_rtt = lnet_latency_get(&lpni->lpni_get_rtt);
 		pi->put_ack = lnet_latency_get(&lpni->lpni_put_ack);

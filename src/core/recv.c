@@ -266,7 +266,9 @@ static void lnet_drop_message(ulnet_t *ln, struct lnet_ni *ni, void *priv, uint3
 	lnet_lock(ln);
 	ln->ln_ctr.drop_count++;
 	ln->ln_ctr.drop_length += nob;
-	ni->ni_dropped.n[type <= ULNET_MSG_HELLO ? type : 0]++;
+	type = type <= ULNET_MSG_HELLO ? type : 0;
+	ni->ni_dropped.n[type]++;
+	ni->ni_dropped_bytes.n[type] += nob;
 	lnet_unlock(ln);
 	/* the LND still reads and discards the payload */
 	lnet_ni_recv(ni, priv, NULL, delayed, 0, 0, nob);

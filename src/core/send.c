@@ -55,8 +55,10 @@ lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
 		ln->ln_ctr.drop_count++;
 		ln->ln_ctr.drop_length += msg->msg_len;
 		ni->ni_dropped.n[msg->msg_type]++;
+		ni->ni_dropped_bytes.n[msg->msg_type] += msg->msg_len;
 		if (lp) {
 			lp->lpni_dropped.n[msg->msg_type]++;
+			lp->lpni_dropped_bytes.n[msg->msg_type] += msg->msg_len;
 		}
 		lnet_log(ln, ULNET_LOG_WARN, "dropping %s for %s: exceeded message deadline",
 			 lnet_msgtyp2str(msg->msg_type), lnet_nidstr(&msg->msg_target.nid, nid));
@@ -68,7 +70,9 @@ lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
 	    !(msg->msg_target.pid & ULNET_PID_USERFLAG) && lnet_peer_aliveness_enabled_locked(ln, lp)) {
 		/* (drop_count: when the failed forward completes, msg.c) */
 		ni->ni_dropped.n[msg->msg_type]++;
+		ni->ni_dropped_bytes.n[msg->msg_type] += msg->msg_len;
 		lp->lpni_dropped.n[msg->msg_type]++;
+		lp->lpni_dropped_bytes.n[msg->msg_type] += msg->msg_len;
 		lnet_log(ln, ULNET_LOG_WARN, "dropping %s for %s: peer %s not alive",
 			 lnet_msgtyp2str(msg->msg_type), lnet_nidstr(&msg->msg_target.nid, nid),
 			 lnet_nidstr(&lp->lpni_nid, nid2));

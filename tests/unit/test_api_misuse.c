@@ -298,6 +298,7 @@ static void test_md_too_small_dropped_and_counted(void **state)
 	assert_int_equal(c.drop_length, 8);
 	assert_int_equal(ulnet_ni_info(ln, 0, &ni), 0);
 	assert_int_equal(ni.dropped.n[ULNET_MSG_PUT], 1);
+	assert_int_equal(ni.dropped_bytes.n[ULNET_MSG_PUT], 8);
 	assert_int_equal(ni.drop_count, 1);
 	ulnet_counters_reset(ln);
 	ulnet_counters_get(ln, &c);

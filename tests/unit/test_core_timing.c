@@ -3,8 +3,9 @@
  * test_core_timing.c - what the core measures and times on a fake clock,
  * over memlnd: PUT egress and PUT->ACK latency figures of the NI and the
  * peer NI (samples, min, max, exact average, sum and buckets), the bucket
- * a latency sample goes in, and the deadline of a message that is not a
- * PUT, which it gets when it waits for a credit.
+ * a latency sample goes in, the payload bytes by message type of the NI
+ * and the peer NI, and the deadline of a message that is not a PUT, which
+ * it gets when it waits for a credit.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -213,6 +214,120 @@ static void test_put_latency_figures(void **state)
 	memlnd_net_destroy(net);
 }
 
+/* The payload bytes by message type, on both sides of a PUT with an ACK
+ * (16 bytes into an 8-byte MD that truncates), a GET of 8 bytes and a PUT
+ * no MD matches (dropped): counted where the messages are, under the types
+ * their counts are, and adding up to the node's send/recv/drop_length. */
+static void test_bytes_by_type(void **state)
+{
+	(void)state;
+	struct memlnd_net *net = memlnd_net_create();
+	ulnet_t *a, *b;
+	ulnet_nid_t nb;
+	struct evlog tl = { 0 }, il = { 0 };
+	uint8_t src[16] = { 3 }, dst[8], sink[8];
+	ulnet_handle_t meh, mdh;
+	ulnet_process_id_t to;
+	struct ulnet_ni_info na, nbi;
+	struct ulnet_peer_info pa, pb;
+	struct ulnet_counters ca, cb;
+
+	fake_now = 9000 * NS;
+	a = mk();
+	b = mk();
+	assert_int_equal(memlnd_add_ni(net, a, 1, NULL), 0);
+	assert_int_equal(memlnd_add_ni(net, b, 2, &nb), 0);
+	to = (ulnet_process_id_t){ .nid = nb, .pid = 12345 };
+	/* b: portal 7 takes PUTs (truncated to 8 bytes) and serves GETs, at
+	 * the offsets they ask for */
+	struct ulnet_md t = { .start = dst, .length = sizeof(dst), .threshold = ULNET_MD_THRESH_INF,
+			      .options = ULNET_MD_OP_PUT | ULNET_MD_OP_GET | ULNET_MD_TRUNCATE |
+					 ULNET_MD_MANAGE_REMOTE,
+			      .user_ptr = &tl, .handler = rec };
+
+	assert_int_equal(ulnet_me_attach(b, 7, any_id, 0, 0, ULNET_RETAIN, ULNET_INS_AFTER, &meh),
+			 0);
+	assert_int_equal(ulnet_md_attach(b, meh, &t, ULNET_RETAIN, &mdh), 0);
+
+	struct ulnet_md p = { .start = src, .length = sizeof(src), .threshold = 2,
+			      .user_ptr = &il, .handler = rec };
+	struct ulnet_md g = { .start = sink, .length = sizeof(sink), .threshold = 2,
+			      .user_ptr = &il, .handler = rec };
+	struct ulnet_md d = { .start = src, .length = 5, .threshold = 1 };
+
+	assert_int_equal(ulnet_md_bind(a, &p, ULNET_UNLINK, &mdh), 0);
+	assert_int_equal(ulnet_put(a, NULL, mdh, ULNET_ACK_REQ, to, 7, 0, 0, 0), 0);
+	memlnd_pump(net);
+	assert_int_equal(ulnet_md_bind(a, &g, ULNET_UNLINK, &mdh), 0);
+	assert_int_equal(ulnet_get(a, NULL, mdh, to, 7, 0, 0), 0);
+	memlnd_pump(net);
+	/* portal 8: nothing there, b drops the 5 bytes */
+	assert_int_equal(ulnet_md_bind(a, &d, ULNET_UNLINK, &mdh), 0);
+	assert_int_equal(ulnet_put(a, NULL, mdh, ULNET_NOACK_REQ, to, 8, 0, 0, 0), 0);
+	memlnd_pump(net);
+	assert_int_equal(il.n, 4);   /* SEND + ACK, SEND + REPLY */
+	for (int i = 0; i < il.n; i++)
+		assert_int_equal(il.ev[i].status, 0);
+
+	assert_int_equal(ulnet_ni_info(a, 1, &na), 0);
+	assert_int_equal(ulnet_ni_info(b, 1, &nbi), 0);
+	assert_int_equal(ulnet_peer_info(a, 0, &pa), 0);
+	assert_int_equal(ulnet_peer_info(b, 0, &pb), 0);
+	ulnet_counters_get(a, &ca);
+	ulnet_counters_get(b, &cb);
+
+	/* a: two PUTs of 16 and 5 bytes, a GET (none); an ACK (none) and
+	 * the REPLY's 8 bytes back */
+	assert_int_equal(na.sent.n[ULNET_MSG_PUT], 2);
+	assert_int_equal(na.sent_bytes.n[ULNET_MSG_PUT], 21);
+	assert_int_equal(na.sent.n[ULNET_MSG_GET], 1);
+	assert_int_equal(na.sent_bytes.n[ULNET_MSG_GET], 0);
+	assert_int_equal(na.received.n[ULNET_MSG_ACK], 1);
+	assert_int_equal(na.received_bytes.n[ULNET_MSG_ACK], 0);
+	assert_int_equal(na.received.n[ULNET_MSG_REPLY], 1);
+	assert_int_equal(na.received_bytes.n[ULNET_MSG_REPLY], 8);
+	assert_int_equal(ca.send_length, 21);
+	assert_int_equal(ca.recv_length, 8);
+	/* b: the first PUT's 8 bytes placed (of 16), the GET (none), the
+	 * dropped PUT's 5; it sent the ACK (as a PUT, no bytes) and the
+	 * REPLY's 8 bytes (as the GET) */
+	assert_int_equal(nbi.received.n[ULNET_MSG_PUT], 1);
+	assert_int_equal(nbi.received_bytes.n[ULNET_MSG_PUT], 8);
+	assert_int_equal(nbi.received.n[ULNET_MSG_GET], 1);
+	assert_int_equal(nbi.received_bytes.n[ULNET_MSG_GET], 0);
+	assert_int_equal(nbi.dropped.n[ULNET_MSG_PUT], 1);
+	assert_int_equal(nbi.dropped_bytes.n[ULNET_MSG_PUT], 5);
+	assert_int_equal(nbi.sent.n[ULNET_MSG_PUT], 1);
+	assert_int_equal(nbi.sent_bytes.n[ULNET_MSG_PUT], 0);
+	assert_int_equal(nbi.sent.n[ULNET_MSG_GET], 1);
+	assert_int_equal(nbi.sent_bytes.n[ULNET_MSG_GET], 8);
+	assert_int_equal(cb.recv_length, 8);
+	assert_int_equal(cb.send_length, 8);
+	assert_int_equal(cb.drop_length, 5);
+	/* each side's only peer NI: as its NI (but the drop, which the NI
+	 * takes before there is a peer NI to count it on) */
+	for (int ty = 0; ty < 5; ty++) {
+		assert_int_equal(pa.nis[0].sent_bytes.n[ty], na.sent_bytes.n[ty]);
+		assert_int_equal(pa.nis[0].received_bytes.n[ty], na.received_bytes.n[ty]);
+		assert_int_equal(pb.nis[0].sent_bytes.n[ty], nbi.sent_bytes.n[ty]);
+		assert_int_equal(pb.nis[0].received_bytes.n[ty], nbi.received_bytes.n[ty]);
+		assert_int_equal(pb.nis[0].dropped_bytes.n[ty], 0);
+	}
+
+	/* stats reset: the bytes too */
+	ulnet_counters_reset(b);
+	assert_int_equal(ulnet_ni_info(b, 1, &nbi), 0);
+	assert_int_equal(ulnet_peer_info(b, 0, &pb), 0);
+	assert_int_equal(nbi.sent_bytes.n[ULNET_MSG_GET], 0);
+	assert_int_equal(nbi.received_bytes.n[ULNET_MSG_PUT], 0);
+	assert_int_equal(nbi.dropped_bytes.n[ULNET_MSG_PUT], 0);
+	assert_int_equal(pb.nis[0].sent_bytes.n[ULNET_MSG_GET], 0);
+
+	ulnet_destroy(a);
+	ulnet_destroy(b);
+	memlnd_net_destroy(net);
+}
+
 /* A GET waits for the only peer credit behind a PUT; the clock passes the
  * transaction timeout before the credit comes back: the GET is dropped
  * (-ETIMEDOUT), its deadline counted from when it was sent. A second GET,
@@ -285,6 +400,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_latency_buckets),
 		cmocka_unit_test(test_put_latency_figures),
+		cmocka_unit_test(test_bytes_by_type),
 		cmocka_unit_test(test_credit_wait_deadline),
 	};
 
