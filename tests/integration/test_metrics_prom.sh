@@ -88,6 +88,9 @@ grep -q '^ulnet_peer_ni_send_total{peer_nid="127.0.41.11@tcp",type="get"}' "$T/s
 grep -q '^# TYPE ulnet_ni_latency_seconds histogram$' "$T/scrape.txt" || fail "no latency histogram"
 grep -q '^ulnet_ni_latency_seconds_bucket{nid="127.0.41.12@tcp",op="get_rtt",le="+Inf"} [1-9]' \
 	"$T/scrape.txt" || fail "no get_rtt sample in the latency histogram"
+# and its REPLY's payload (the ping info), in the NI's bytes by type
+grep -q '^ulnet_ni_recv_bytes_total{nid="127.0.41.12@tcp",type="reply"} [1-9]' "$T/scrape.txt" ||
+	fail "no REPLY bytes in ulnet_ni_recv_bytes_total"
 CHECKS=$((CHECKS + 1))
 if ! promtool check metrics <"$T/scrape.txt" >"$T/promtool.out" 2>&1; then
 	fail "promtool check metrics: $(cat "$T/promtool.out")"

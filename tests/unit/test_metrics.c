@@ -13,8 +13,9 @@
  *    values, a histogram's buckets cumulative up to +Inf and its _count
  *    the +Inf bucket's); promtool's own check runs in test_metrics_prom.sh;
  *  - a live node (ctl_test fixture) PUTs to another over TCP: its send
- *    counters by type, its latency histograms, its peer NI's and the
- *    connection families move, and the receiver's receive counters;
+ *    counters and bytes by type, its latency histograms, its peer NI's
+ *    and the connection families move, and the receiver's receive
+ *    counters and bytes;
  *  - requests judged: GET and HEAD of /metrics, other paths 404, other
  *    methods 405, malformed request lines and headers 400.
  * NIs are on 127.0.41.x, a subnet no other test uses.
@@ -290,6 +291,9 @@ static void test_render_fixed(void **state)
 	nis[1].sent.n[ULNET_MSG_PUT] = 7;
 	nis[1].received.n[ULNET_MSG_ACK] = 6;
 	nis[1].dropped.n[ULNET_MSG_HELLO] = 1;
+	nis[1].sent_bytes.n[ULNET_MSG_PUT] = 7 * 4096;
+	nis[1].received_bytes.n[ULNET_MSG_REPLY] = 123;
+	nis[1].dropped_bytes.n[ULNET_MSG_PUT] = 17;
 	nis[1].credits_avail = -2;
 	nis[1].credits_min = -5;
 	nis[1].credits_max = 256;
@@ -314,6 +318,8 @@ static void test_render_fixed(void **state)
 	peers[0].nis[0].nid = nid("10.0.0.2@tcp");
 	peers[0].nis[0].state = 1;
 	peers[0].nis[0].sent.n[ULNET_MSG_GET] = 9;
+	peers[0].nis[0].sent_bytes.n[ULNET_MSG_GET] = 9 * 1024;
+	peers[0].nis[0].received_bytes.n[ULNET_MSG_PUT] = 5;
 	peers[0].nis[0].available_tx_credits = 7;
 	peers[0].nis[0].min_tx_credits = -1;
 	peers[0].nis[0].max_tx_credits = 8;
@@ -374,6 +380,13 @@ static void test_render_fixed(void **state)
 	expect(t, "ulnet_ni_recv_total{nid=\"10.0.0.1@tcp\",type=\"ack\"}", 6);
 	expect(t, "ulnet_ni_drop_total{nid=\"10.0.0.1@tcp\",type=\"hello\"}", 1);
 	expect(t, "ulnet_ni_drop_total{nid=\"0@lo\",type=\"reply\"}", 0);
+	/* and their bytes, by the same types */
+	ctl_has(&out, "# TYPE ulnet_ni_send_bytes_total counter\n", "render");
+	expect(t, "ulnet_ni_send_bytes_total{nid=\"10.0.0.1@tcp\",type=\"put\"}", 7 * 4096);
+	expect(t, "ulnet_ni_send_bytes_total{nid=\"10.0.0.1@tcp\",type=\"ack\"}", 0);
+	expect(t, "ulnet_ni_recv_bytes_total{nid=\"10.0.0.1@tcp\",type=\"reply\"}", 123);
+	expect(t, "ulnet_ni_drop_bytes_total{nid=\"10.0.0.1@tcp\",type=\"put\"}", 17);
+	expect(t, "ulnet_ni_drop_bytes_total{nid=\"0@lo\",type=\"hello\"}", 0);
 	expect(t, "ulnet_ni_tx_credits{nid=\"10.0.0.1@tcp\"}", -2);
 	expect(t, "ulnet_ni_tx_credits_min{nid=\"10.0.0.1@tcp\"}", -5);
 	expect(t, "ulnet_ni_tx_credits_max{nid=\"10.0.0.1@tcp\"}", 256);
@@ -414,6 +427,10 @@ static void test_render_fixed(void **state)
 	absent(t, "ulnet_peer_ni_up{peer_nid=\"10.0.1.2@tcp1\"}");
 	expect(t, "ulnet_peer_ni_send_total{peer_nid=\"10.0.0.2@tcp\",type=\"get\"}", 9);
 	expect(t, "ulnet_peer_ni_send_total{peer_nid=\"10.0.1.2@tcp1\",type=\"get\"}", 0);
+	expect(t, "ulnet_peer_ni_send_bytes_total{peer_nid=\"10.0.0.2@tcp\",type=\"get\"}", 9 * 1024);
+	expect(t, "ulnet_peer_ni_recv_bytes_total{peer_nid=\"10.0.0.2@tcp\",type=\"put\"}", 5);
+	expect(t, "ulnet_peer_ni_drop_bytes_total{peer_nid=\"10.0.1.2@tcp1\",type=\"put\"}", 0);
+	absent(t, "ulnet_peer_ni_send_bytes_total{peer_nid=\"10.0.0.3@tcp\"");
 	absent(t, "peer_nid=\"10.0.0.3@tcp\",type=\"get\"");
 	absent(t, "ulnet_peer_ni_health_value{peer_nid=\"10.0.0.3@tcp\"}");
 	expect(t, "ulnet_peer_ni_tx_credits{peer_nid=\"10.0.0.2@tcp\"}", 7);
@@ -633,6 +650,12 @@ static void test_live_put(void **state)
 	MOVED("ulnet_peer_ni_recv_total{peer_nid=\"127.0.41.3@tcp\",type=\"ack\"}", 1);
 	MOVED("ulnet_send_total", 1);
 	MOVED("ulnet_send_bytes_total", 4096);
+	/* the PUT's payload by type on the NI and the peer NI; the ACK
+	 * brought none */
+	MOVED("ulnet_ni_send_bytes_total{nid=\"127.0.41.4@tcp\",type=\"put\"}", 4096);
+	MOVED("ulnet_ni_send_bytes_total{nid=\"127.0.41.4@tcp\",type=\"get\"}", 0);
+	MOVED("ulnet_ni_recv_bytes_total{nid=\"127.0.41.4@tcp\",type=\"ack\"}", 0);
+	MOVED("ulnet_peer_ni_send_bytes_total{peer_nid=\"127.0.41.3@tcp\",type=\"put\"}", 4096);
 	MOVED("ulnet_ni_latency_seconds_count{nid=\"127.0.41.4@tcp\",op=\"put_ack\"}", 1);
 	MOVED("ulnet_peer_ni_latency_seconds_count{peer_nid=\"127.0.41.3@tcp\",op=\"put_ack\"}", 1);
 #undef MOVED
@@ -662,6 +685,9 @@ static void test_live_put(void **state)
 	expect(ra, "ulnet_ni_send_total{nid=\"127.0.41.3@tcp\",type=\"ack\"}", 0);
 	expect(ra, "ulnet_ni_recv_total{nid=\"127.0.41.3@tcp\",type=\"put\"}", 2);
 	expect(ra, "ulnet_recv_bytes_total", 2 * 4096);
+	expect(ra, "ulnet_ni_recv_bytes_total{nid=\"127.0.41.3@tcp\",type=\"put\"}", 2 * 4096);
+	expect(ra, "ulnet_peer_ni_recv_bytes_total{peer_nid=\"127.0.41.4@tcp\",type=\"put\"}", 2 * 4096);
+	expect(ra, "ulnet_ni_send_bytes_total{nid=\"127.0.41.3@tcp\",type=\"put\"}", 0);
 
 	/* stats reset sets the counters back, as Prometheus expects of a
 	 * counter reset */
@@ -669,6 +695,8 @@ static void test_live_put(void **state)
 	char *reset = scrape(&b);
 
 	expect(reset, "ulnet_ni_send_total{nid=\"127.0.41.4@tcp\",type=\"put\"}", 0);
+	expect(reset, "ulnet_ni_send_bytes_total{nid=\"127.0.41.4@tcp\",type=\"put\"}", 0);
+	expect(reset, "ulnet_ni_latency_seconds_count{nid=\"127.0.41.4@tcp\",op=\"put_ack\"}", 0);
 	expect(reset, "ulnet_send_total", 0);
 
 	/* LNet down: ulnet_lnet_up 0 and nothing else */

@@ -221,6 +221,7 @@ struct elem {
 	const char *label;                /* "nid" or "peer_nid" */
 	char nid[ULNET_NIDSTR_SIZE];
 	const struct ulnet_msg_type_counts *cnt[3];    /* sent, received, dropped */
+	const struct ulnet_msg_type_counts *bytes[3];  /* their payload bytes */
 	const struct ulnet_latency *lat[3];            /* put_egress, get_rtt, put_ack */
 	const struct ulnet_health_stats *health;
 };
@@ -231,30 +232,41 @@ static void elem_labels(struct labels *l, const struct elem *e)
 	lb_add(l, e->label, e->nid);
 }
 
-/* ulnet_<pfx>_send_total, _recv_total, _drop_total by message type. */
+/* ulnet_<pfx>_send_total, _recv_total, _drop_total by message type, each
+ * followed by its payload bytes, ulnet_<pfx>_send_bytes_total, ... */
 static void render_type_counts(struct ybuf *out, const char *pfx, const char *what,
 			       const struct elem *e, int n)
 {
 	static const char *const dir[3] = { "send", "recv", "drop" };
 	static const char *const verb[3] = { "sent", "received", "dropped" };
 
-	for (int d = 0; d < 3; d++) {
-		char name[96], help[256];
+	for (int d = 0; d < 3; d++)
+		for (int b = 0; b < 2; b++) {
+			char name[96], help[400];
 
-		snprintf(name, sizeof(name), "ulnet_%s_%s_total", pfx, dir[d]);
-		snprintf(help, sizeof(help), "Messages %s on the %s, by LNet message type%s.", verb[d],
-			 what, d == 0 ? " (an ACK or REPLY sent counts as the PUT or GET it answers, "
-			 "as the kernel's sent_stats)" : "");
-		head(out, name, "counter", help);
-		for (int i = 0; i < n; i++)
-			for (int t = 0; t < 5; t++) {
-				struct labels l;
+			snprintf(name, sizeof(name), "ulnet_%s_%s%s_total", pfx, dir[d],
+				 b ? "_bytes" : "");
+			if (!b)
+				snprintf(help, sizeof(help), "Messages %s on the %s, by LNet message "
+					 "type%s.", verb[d], what, d == 0 ? " (an ACK or REPLY sent "
+					 "counts as the PUT or GET it answers, as the kernel's "
+					 "sent_stats)" : "");
+			else
+				snprintf(help, sizeof(help), "Payload bytes of the messages %s on the "
+					 "%s, by LNet message type as ulnet_%s_%s_total%s.", verb[d],
+					 what, pfx, dir[d], d == 0 ? " (a REPLY's under get; an ACK "
+					 "and a GET carry none)" : d == 1 ? " (of a PUT or REPLY for "
+					 "this node, the bytes placed in its MD)" : "");
+			head(out, name, "counter", help);
+			for (int i = 0; i < n; i++)
+				for (int t = 0; t < 5; t++) {
+					struct labels l;
 
-				elem_labels(&l, &e[i]);
-				lb_add(&l, "type", msg_types[t]);
-				put_u64(out, name, &l, e[i].cnt[d]->n[t]);
-			}
-	}
+					elem_labels(&l, &e[i]);
+					lb_add(&l, "type", msg_types[t]);
+					put_u64(out, name, &l, (b ? e[i].bytes : e[i].cnt)[d]->n[t]);
+				}
+		}
 }
 
 /* The latency samples the node keeps, one histogram per element and op:
@@ -386,15 +398,21 @@ static void render_int(struct ybuf *out, const char *name, const char *help, con
 static void elem_fill(struct elem *e, const char *label, const ulnet_nid_t *nid,
 		      const struct ulnet_msg_type_counts *sent,
 		      const struct ulnet_msg_type_counts *received,
-		      const struct ulnet_msg_type_counts *dropped, const struct ulnet_latency *pe,
-		      const struct ulnet_latency *gr, const struct ulnet_latency *pa,
-		      const struct ulnet_health_stats *h)
+		      const struct ulnet_msg_type_counts *dropped,
+		      const struct ulnet_msg_type_counts *sent_bytes,
+		      const struct ulnet_msg_type_counts *received_bytes,
+		      const struct ulnet_msg_type_counts *dropped_bytes,
+		      const struct ulnet_latency *pe, const struct ulnet_latency *gr,
+		      const struct ulnet_latency *pa, const struct ulnet_health_stats *h)
 {
 	e->label = label;
 	ulnet_nid_str(nid, e->nid);
 	e->cnt[0] = sent;
 	e->cnt[1] = received;
 	e->cnt[2] = dropped;
+	e->bytes[0] = sent_bytes;
+	e->bytes[1] = received_bytes;
+	e->bytes[2] = dropped_bytes;
 	e->lat[0] = pe;
 	e->lat[1] = gr;
 	e->lat[2] = pa;
@@ -412,6 +430,7 @@ static void render_nis(struct ybuf *out, const struct ulnet_ni_info *nis, int n)
 	}
 	for (int i = 0; i < n; i++)
 		elem_fill(&e[i], "nid", &nis[i].nid, &nis[i].sent, &nis[i].received, &nis[i].dropped,
+			  &nis[i].sent_bytes, &nis[i].received_bytes, &nis[i].dropped_bytes,
 			  &nis[i].put_egress, &nis[i].get_rtt, &nis[i].put_ack, &nis[i].health);
 	for (int i = 0; i < n; i++)
 		v[i] = nis[i].up;
@@ -466,8 +485,9 @@ static void render_peer_nis(struct ybuf *out, const struct ulnet_peer_info *peer
 			pn[n++] = ulnet_peer_info_ni(&peers[p], j);
 	for (int i = 0; i < n; i++)
 		elem_fill(&e[i], "peer_nid", &pn[i]->nid, &pn[i]->sent, &pn[i]->received,
-			  &pn[i]->dropped, &pn[i]->put_egress, &pn[i]->get_rtt, &pn[i]->put_ack,
-			  &pn[i]->health);
+			  &pn[i]->dropped, &pn[i]->sent_bytes, &pn[i]->received_bytes,
+			  &pn[i]->dropped_bytes, &pn[i]->put_egress, &pn[i]->get_rtt,
+			  &pn[i]->put_ack, &pn[i]->health);
 	/* up or down only where the node tracks it (gateways, peers of a
 	 * router with a peer_timeout); peer show's "NA" has no sample */
 	head(out, "ulnet_peer_ni_up", "gauge", "1 if the peer NI is up, 0 if down (only peer NIs "
