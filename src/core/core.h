@@ -276,8 +276,10 @@ struct lnet_msg {
 			unsigned msg_routed:1;         /* goes to a gateway (msg_txpeer), not its dest */
 			unsigned msg_forward:1;        /* not ours: received, then sent on (router.c) */
 			unsigned msg_rtrcredit:1;      /* holds a router credit of msg_rxpeer */
-			/* the LND moves the payload itself (lnet_parse()'s
-			 * rdma_req): a GET whose REPLY its recv() writes */
+			/* a GET whose REPLY the LND moves itself: on the
+			 * target, parsed with rdma_req (its recv() writes the
+			 * REPLY); on the requester, its REPLY message made by
+			 * lnet_create_reply_msg() (never resent) */
 			unsigned msg_rdma_get:1;
 			/* enum ulnet_hstatus of a failed send, as the LND or a
 			 * fault rule classed it (the kernel's msg_health_status);

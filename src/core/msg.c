@@ -613,7 +613,9 @@ static int lnet_health_check_locked(ulnet_t *ln, struct lnet_msg *msg, int statu
 			 lnet_hstatus_names[hs], ulnet_strerror(status),
 			 lpni->lpni_health.health_value);
 	}
-	if (!resend || msg->msg_recovery ||
+	/* a GET whose REPLY the LND elided is not resent: that REPLY message
+	 * ends with this status, and a second one would find the MD spent */
+	if (!resend || msg->msg_recovery || msg->msg_rdma_get ||
 	    (msg->msg_type != ULNET_MSG_PUT && msg->msg_type != ULNET_MSG_GET) ||
 	    (msg->msg_md && (msg->msg_md->md_flags & LNET_MD_FLAG_ABORTED)))
 		return status;

@@ -163,7 +163,8 @@ struct lnet_msg *lnet_create_reply_msg(struct lnet_ni *ni, struct lnet_msg *getm
 	LASSERT(getmsg->msg_type == ULNET_MSG_GET && md && !getmsg->msg_routed &&
 		!getmsg->msg_forward);
 	lnet_lock(ln);
-	if (md->md_threshold == 0) {
+	/* spent, unlinked or timed out: nothing may be written into it */
+	if (md->md_threshold == 0 || (md->md_flags & (LNET_MD_FLAG_ZOMBIE | LNET_MD_FLAG_ABORTED))) {
 		lnet_unlock(ln);
 		lnet_log(ln, ULNET_LOG_ERROR, "%s: dropping REPLY from %s for inactive MD %#llx",
 			 lnet_nidstr(&ni->ni_nid, nid), lnet_nidstr(&peer->nid, nid2),
@@ -179,6 +180,8 @@ struct lnet_msg *lnet_create_reply_msg(struct lnet_ni *ni, struct lnet_msg *getm
 	}
 	/* what lnet_build_msg_event() reads of a received REPLY: it came
 	 * from the GET's target, whose primary NID is the initiator */
+	/* its REPLY is this message: the GET must not be resent (msg.c) */
+	getmsg->msg_rdma_get = 1;
 	msg->msg_type = ULNET_MSG_REPLY;
 	msg->msg_receiving = 1;
 	msg->msg_from = peer->nid;
@@ -213,6 +216,7 @@ drop:
 	ln->ln_ctr.drop_count++;
 	ln->ln_ctr.drop_length += md->md_length;
 	ni->ni_dropped.n[ULNET_MSG_GET]++;
+	ni->ni_dropped_bytes.n[ULNET_MSG_GET] += md->md_length;
 	lnet_unlock(ln);
 	return NULL;
 }

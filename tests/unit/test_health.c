@@ -632,6 +632,84 @@ static void resend_after(uint64_t late, int expect_status, int expect_recv)
 	pair_down(&p);
 }
 
+static enum memlnd_verdict hold_first_get(void *arg, const struct lnet_hdr *hdr)
+{
+	struct holder *h = arg;
+
+	if (hdr->type == ULNET_MSG_GET && hdr->msg.get.ptl_index == PORTAL && h->n > 0) {
+		h->n--;
+		return MEMLND_HOLD;
+	}
+	return MEMLND_PASS;
+}
+
+struct getlog {
+	int nsend, nreply, status_send, status_reply;
+};
+
+static void get_handler(const struct ulnet_event *ev)
+{
+	struct getlog *g = ev->md_user_ptr;
+
+	if (ev->type == ULNET_EVENT_SEND) {
+		g->nsend++;
+		g->status_send = ev->status;
+	} else if (ev->type == ULNET_EVENT_REPLY) {
+		g->nreply++;
+		g->status_reply = ev->status;
+	}
+}
+
+/* A GET whose REPLY the LND elides (rdma mode) fails with a status that
+ * would have it resent to B's other NI: it is not resent. Its REPLY
+ * message already ended with that status; a resend would leave the GET
+ * without a response tracker, or find its MD spent. */
+static void test_rdma_get_not_resent(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct holder h = { 1 };
+	struct getlog gl = { 0 };
+	uint8_t src[32] = { 1 }, sink[32];
+	ulnet_handle_t meh, mdh, gmdh;
+	struct ulnet_md tmd = { .start = src, .length = sizeof(src), .threshold = ULNET_MD_THRESH_INF,
+				.options = ULNET_MD_OP_GET | ULNET_MD_MANAGE_REMOTE };
+	struct ulnet_md gmd = { .start = sink, .length = sizeof(sink), .threshold = ULNET_MD_THRESH_INF,
+				.user_ptr = &gl, .handler = get_handler };
+	ulnet_process_id_t t = { .nid = ULNET_NID_ANY, .pid = 12345 };
+	struct ulnet_counters c;
+
+	pair_up(&p, false);
+	memlnd_set_rdma(p.net, true);
+	assert_int_equal(ulnet_me_attach(p.b, PORTAL, any, 2, 0, ULNET_UNLINK, ULNET_INS_AFTER, &meh), 0);
+	assert_int_equal(ulnet_md_attach(p.b, meh, &tmd, ULNET_UNLINK, &mdh), 0);
+	memlnd_set_filter(p.net, hold_first_get, &h);
+	t.nid = p.nb1;
+	assert_int_equal(ulnet_md_bind(p.a, &gmd, ULNET_UNLINK, &gmdh), 0);
+	assert_int_equal(ulnet_get(p.a, NULL, gmdh, t, PORTAL, 2, 0), 0);
+	memlnd_pump(p.net);
+	assert_int_equal(gl.nsend + gl.nreply, 0);
+	assert_int_equal(memlnd_fail_held(p.net, -ECONNRESET), 1);
+	memlnd_pump(p.net);
+	assert_int_equal(gl.nsend, 1);
+	assert_int_equal(gl.status_send, -ECONNRESET);
+	assert_int_equal(gl.nreply, 1);
+	assert_int_equal(gl.status_reply, -ECONNRESET);
+	/* nothing more: no resend, nothing left waiting */
+	fake_now += 400ULL * 1000000000ULL;
+	ulnet_progress(p.a, 0);
+	memlnd_pump(p.net);
+	assert_int_equal(gl.nsend, 1);
+	assert_int_equal(gl.nreply, 1);
+	ulnet_counters_get(p.a, &c);
+	assert_int_equal(c.resend_count, 0);
+	assert_int_equal(c.msgs_alloc, 0);
+	assert_int_equal(c.rst_alloc, 0);
+	assert_int_equal(ulnet_md_unlink(p.a, gmdh), 0);
+	memlnd_set_filter(p.net, NULL, NULL);
+	pair_down(&p);
+}
+
 /* The resend must fall within transaction_timeout of the send. */
 static void test_resend_respects_transaction_timeout(void **state)
 {
@@ -711,6 +789,7 @@ int main(void)
 		cmocka_unit_test(test_local_error_not_resent),
 		cmocka_unit_test(test_retry_count_exhausted),
 		cmocka_unit_test(test_resend_respects_transaction_timeout),
+		cmocka_unit_test(test_rdma_get_not_resent),
 		cmocka_unit_test(test_single_ni_and_responses_not_resent),
 	};
 
