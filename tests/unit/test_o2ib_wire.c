@@ -242,6 +242,38 @@ static void test_round_trip(void **state)
 		}
 }
 
+/* Cookies are echoed byte for byte, whatever the two sides' orders (the
+ * kernel never swaps them): a big-endian peer's PUT_REQ cookie comes back
+ * in our little-endian PUT_ACK as the same 8 bytes. */
+static void test_cookies_echoed(void **state)
+{
+	static const uint8_t ck[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	struct kib_rdma_frag f = { 4096, 0x1000 };
+	uint8_t req[KIB_PUTREQ_SIZE], ack[KIB_PUTACK_SIZE(1)];
+	struct kib_msg m = connreq(), d;
+
+	(void)state;
+	m.type = KIB_MSG_PUT_REQ;
+	m.hdr.type = ULNET_MSG_PUT;
+	o2ib_nid(0xc0a80102, &m.hdr.src_nid);
+	o2ib_nid(0xc0a80103, &m.hdr.dest_nid);
+	assert_int_equal(kib_msg_encode(&m, NULL, 0, true, req, sizeof(req)), KIB_PUTREQ_SIZE);
+	memcpy(req + KIB_PUTREQ_SIZE - 8, ck, 8);   /* the peer's cookie bytes */
+	assert_int_equal(kib_msg_decode(req, sizeof(req), &d), KIB_PUTREQ_SIZE);
+	assert_true(d.be);
+	m = connreq();
+	m.type = KIB_MSG_PUT_ACK;
+	m.src_cookie = d.cookie;
+	m.dst_cookie = 42;
+	assert_int_equal(kib_msg_encode(&m, &f, 1, false, ack, sizeof(ack)), KIB_PUTACK_SIZE(1));
+	assert_memory_equal(ack + KIB_HDR_SIZE, ck, 8);
+	/* and a completion's cookie likewise */
+	m.type = KIB_MSG_PUT_DONE;
+	m.cookie = d.cookie;
+	assert_int_equal(kib_msg_encode(&m, NULL, 0, true, ack, sizeof(ack)), KIB_COMPLETION_SIZE);
+	assert_memory_equal(ack + KIB_HDR_SIZE, ck, 8);
+}
+
 static void test_descriptors(void **state)
 {
 	static struct kib_rdma_frag frags[KIB_MAX_RDMA_FRAGS + 1];
@@ -377,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_connreq_bytes),
 		cmocka_unit_test(test_checksum),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_cookies_echoed),
 		cmocka_unit_test(test_descriptors),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_rejections),

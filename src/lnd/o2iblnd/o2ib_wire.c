@@ -59,6 +59,22 @@ _Static_assert(KIB_REJ_OFF_VERSION == KIB_REJ_OFF_MAGIC + 4 && KIB_REJ_OFF_WHY =
 _Static_assert(KIB_REJ_SIZE == KIB_REJ_OFF_CP + KIB_CONNPARAMS_SIZE, "rejection is 24 bytes");
 _Static_assert(KIB_REJ_MIN_SIZE == KIB_REJ_OFF_PAD, "a rejection's first 7 bytes");
 
+/* Completion cookies are opaque: the kernel never swaps them, and echoes
+ * the 8 bytes it got. So are ours: stored and read as the bytes are (host
+ * order), whatever the message's order, so a cookie comes back as it went. */
+static inline uint64_t get_cookie(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void put_cookie(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
 static inline uint16_t get16(const uint8_t *p, bool be) { return be ? ul_get_be16(p) : ul_get_le16(p); }
 static inline void put16(uint8_t *p, uint16_t v, bool be) { be ? ul_put_be16(p, v) : ul_put_le16(p, v); }
 
@@ -242,17 +258,17 @@ ssize_t kib_msg_encode(const struct kib_msg *m, const struct kib_rdma_frag *frag
 			return -EINVAL;
 		if (m->type == KIB_MSG_IMMEDIATE)
 			break;
-		ul_put_64(buf + KIB_OFF_REQ_COOKIE, m->cookie, be);
+		put_cookie(buf + KIB_OFF_REQ_COOKIE, m->cookie);
 		if (m->type == KIB_MSG_GET_REQ)
 			rd_encode(buf + KIB_OFF_GET_RD, m->rd.key, frags, nfrags, be);
 		break;
 	case KIB_MSG_PUT_ACK:
-		ul_put_64(buf + KIB_OFF_PA_SRC_COOKIE, m->src_cookie, be);
-		ul_put_64(buf + KIB_OFF_PA_DST_COOKIE, m->dst_cookie, be);
+		put_cookie(buf + KIB_OFF_PA_SRC_COOKIE, m->src_cookie);
+		put_cookie(buf + KIB_OFF_PA_DST_COOKIE, m->dst_cookie);
 		rd_encode(buf + KIB_OFF_PA_RD, m->rd.key, frags, nfrags, be);
 		break;
 	default: /* the completions */
-		ul_put_64(buf + KIB_OFF_CMPL_COOKIE, m->cookie, be);
+		put_cookie(buf + KIB_OFF_CMPL_COOKIE, m->cookie);
 		ul_put_32(buf + KIB_OFF_CMPL_STATUS, (uint32_t)m->status, be);
 		break;
 	}
@@ -324,18 +340,18 @@ ssize_t kib_msg_decode(const uint8_t *buf, size_t len, struct kib_msg *m)
 			m->payload_nob = nob - KIB_IMMEDIATE_SIZE;
 			break;
 		}
-		m->cookie = ul_get_64(buf + KIB_OFF_REQ_COOKIE, be);
+		m->cookie = get_cookie(buf + KIB_OFF_REQ_COOKIE);
 		if (m->type == KIB_MSG_GET_REQ && rd_decode(buf, nob, KIB_OFF_GET_RD, be, &m->rd))
 			return -EPROTO;
 		break;
 	case KIB_MSG_PUT_ACK:
-		m->src_cookie = ul_get_64(buf + KIB_OFF_PA_SRC_COOKIE, be);
-		m->dst_cookie = ul_get_64(buf + KIB_OFF_PA_DST_COOKIE, be);
+		m->src_cookie = get_cookie(buf + KIB_OFF_PA_SRC_COOKIE);
+		m->dst_cookie = get_cookie(buf + KIB_OFF_PA_DST_COOKIE);
 		if (rd_decode(buf, nob, KIB_OFF_PA_RD, be, &m->rd))
 			return -EPROTO;
 		break;
 	default: /* the completions */
-		m->cookie = ul_get_64(buf + KIB_OFF_CMPL_COOKIE, be);
+		m->cookie = get_cookie(buf + KIB_OFF_CMPL_COOKIE);
 		m->status = (int32_t)ul_get_32(buf + KIB_OFF_CMPL_STATUS, be);
 		break;
 	}

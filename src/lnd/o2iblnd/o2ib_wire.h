@@ -5,7 +5,9 @@
  * connection rejection, and the LND's checksum.
  *
  * Byte order: a message and a rejection are in the sender's order; the
- * receiver tells it from the magic (`be` selects it for encoding). The LNet
+ * receiver tells it from the magic (`be` selects it for encoding), except
+ * the completion cookies, which are opaque and never swapped (each side
+ * echoes the 8 bytes it got: they are kept as the bytes are). The LNet
  * header inside IMMEDIATE, PUT_REQ and GET_REQ is the 72-byte nid4 form,
  * little-endian as always (lnet_hdr.h). NIDs in the o2ib header are nid4.
  *
