@@ -9,11 +9,13 @@
 #  - each package holds what it must (the library and its SONAME link; the
 #    headers, libulnet.so, libulnet.a, ulnet.pc, the CMake package and
 #    libulnet(3); the tools, the unit, the conffile and the tools' man pages);
-#  - the packages are installed: as root on a machine where none of them is
-#    installed yet, for real (dpkg -i: maintainer scripts, conffile, unit
-#    installed but not enabled), and purged at the end whatever happens;
-#    otherwise (not root, or ulnet already installed here: the test never
-#    replaces a site's packages) into a scratch root with dpkg-deb -x;
+#  - the packages are installed: for real (dpkg -i: maintainer scripts,
+#    conffile, unit installed but not enabled) only when asked
+#    (ULNET_DEB_REAL_INSTALL=1, as .ci/run does on its fresh machine), as
+#    root, on a machine where dpkg knows none of the three in any state and
+#    none of their files exists (the test never replaces or purges what a
+#    site has), purged at the end whatever happens; otherwise into a scratch
+#    root with dpkg-deb -x;
 #  - examples/put_get.c builds against the installed headers and library
 #    with `pkg-config --cflags --libs ulnet` and runs (PUT and GET of 1 MiB,
 #    "data verified") on the installed libulnet.so.0; the installed ulnetd
@@ -103,8 +105,30 @@ installed_here() {
 	done
 	return 1
 }
+# why a real install would touch what is already here ("" if nothing):
+# any state dpkg keeps of the packages (config-files left by a remove,
+# half-installed...), or any file of theirs (a `make install` to /usr)
+site_has_ulnet() {
+	local p st f
+	for p in "${PKGS[@]}"; do
+		st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null) || continue
+		[[ -z $st || $st == un* ]] || { echo "dpkg knows $p ($st)"; return; }
+	done
+	for f in /usr/sbin/ulnetd /usr/sbin/ulnetctl /usr/bin/ulst /etc/ulnet "$libdir"/libulnet.so* \
+		/usr/include/ulnet /lib/systemd/system/ulnetd.service /usr/lib/systemd/system/ulnetd.service; do
+		[[ -e $f || -L $f ]] && { echo "$f exists"; return; }
+	done
+}
 R=
-if [[ $(id -u) -eq 0 ]] && ! installed_here; then
+why=
+if [[ ${ULNET_DEB_REAL_INSTALL:-0} != 1 ]]; then
+	why="ULNET_DEB_REAL_INSTALL=1 not set"
+elif [[ $(id -u) -ne 0 ]]; then
+	why="not root"
+else
+	why=$(site_has_ulnet)
+fi
+if [[ -z $why ]]; then
 	echo "--- installing the packages on this machine (dpkg -i; purged at the end)"
 	INSTALLED=1
 	if ! dpkg -i "${DEB[@]}" >"$T/dpkg.log" 2>&1; then
@@ -120,7 +144,6 @@ if [[ $(id -u) -eq 0 ]] && ! installed_here; then
 	PC=(env -u PKG_CONFIG_PATH -u PKG_CONFIG_SYSROOT_DIR pkg-config)
 	RUNENV=()
 else
-	if [[ $(id -u) -ne 0 ]]; then why="not root"; else why="ulnet packages already installed here, left alone"; fi
 	echo "--- installing the packages into a scratch root (dpkg-deb -x; $why)"
 	R=$T/root
 	for p in "${PKGS[@]}"; do dpkg-deb -x "${DEB[$p]}" "$R" || fail "dpkg-deb -x ${DEB[$p]}"; done
