@@ -130,6 +130,21 @@ if [[ ! -f $KDIR/done ]]; then
 	trap - EXIT
 	touch "$KDIR/done"
 fi
+# --- busybox, static: the guests' user land ---------------------------------------
+# The host's /bin/busybox when it is the static one; else taken out of the
+# busybox-static package, downloaded into the cache, never installed (it
+# conflicts with the busybox package, which would be removed).
+BB=/bin/busybox
+if [[ ! -x $BB ]] || ldd "$BB" >/dev/null 2>&1; then
+	BB=$KC/busybox-static/bin/busybox
+	if [[ ! -x $BB ]]; then
+		bdeb=$(cached_deb busybox-static) || { download busybox-static && bdeb=$(cached_deb busybox-static); } ||
+			{ say "cannot download busybox-static"; exit 77; }
+		rm -rf "$KC/busybox-static"
+		dpkg-deb -x "$bdeb" "$KC/busybox-static"
+	fi
+	[[ -x $BB ]] || { say "no busybox in $(basename "$bdeb")"; exit 1; }
+fi
 exec 8>&- # the kernel cache is done with
 exec 9>"$OUT/.image.lock"
 flock -w 600 9 || { say "$OUT is locked by another rig-image.sh for 10 minutes"; exit 1; }
@@ -180,7 +195,7 @@ LIBS=$({
 key=$({
 	echo "kernel $kver"
 	sha256sum "${BASH_SOURCE[0]}" "$HERE"/guest/* | awk '{ print $1 }'
-	for f in /bin/busybox "${ELFS[@]}" "${RXE[@]}" $LIBS; do
+	for f in "$BB" "${ELFS[@]}" "${RXE[@]}" $LIBS; do
 		stat -L -c '%n %s %Y' "$f"
 	done
 } | sha256sum | awk '{ print $1 }')
@@ -196,11 +211,11 @@ trap 'rm -rf "$S"' EXIT
 # no merged /usr in the guest: every file at the path the host's ldd names
 mkdir -p "$S"/{bin,sbin,usr/bin,usr/sbin,lib64,etc,proc,sys,dev,tmp,run,root,host}
 mkdir -p "$S/lib/$ARCH_TRIPLET" "$S/usr/lib/$ARCH_TRIPLET/libibverbs" "$S/etc/libibverbs.d"
-cp /bin/busybox "$S/bin/busybox"
+cp "$BB" "$S/bin/busybox"
 # the applets as links, made here rather than by busybox --install at boot
 while read -r a; do
 	[[ -e $S/$a || -L $S/$a ]] || ln -s /bin/busybox "$S/$a"
-done < <(busybox --list-full)
+done < <("$BB" --list-full)
 cp "${ELFS[@]}" "$S/usr/bin/"
 for l in $LIBS; do
 	mkdir -p "$S$(dirname "$l")"
