@@ -549,8 +549,10 @@ static void test_two_nodes_sizes(void **state)
 
 /* GETs as o2iblnd sends them (memlnd_set_rdma, the core's rdma_req
  * contract): the target's LND writes the REPLY's bytes into the
- * requester's MD, no REPLY message crosses, and every event, counter and
- * latency figure is what an ordinary REPLY gives. */
+ * requester's MD and no REPLY message crosses. The requester's events,
+ * counters and latency figures are what an ordinary REPLY gives; the
+ * target counts the GET received and the bytes it sent, but no REPLY
+ * sent (none was: the kernel's counting). */
 static void test_rdma_get(void **state)
 {
 	(void)state;
