@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * o2ib_policy.c - the o2ib LND's pure decisions (o2ib_policy.h): tunables,
+ * CONNREQ/CONNACK verdicts, the connection race, credits and NOOPs, with
+ * the kernel ko2iblnd's rules (o2iblnd_modparams.c, o2iblnd_cb.c).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "lnd/o2iblnd/o2ib_policy.h"
+
+int kib_tunables_setup(struct kib_tunables *t, int peer_credits)
+{
+	memset(t, 0, sizeof(*t));
+	if (peer_credits == 0)
+		peer_credits = KIB_PEER_CREDITS_DEFAULT;
+	if (peer_credits < 1 || peer_credits > KIB_CREDITS_MAX)
+		return -EINVAL;
+	t->peer_credits = peer_credits;
+	/* unset: half the credits; never all of them */
+	t->peercredits_hiw = peer_credits / 2;
+	if (t->peercredits_hiw >= peer_credits)
+		t->peercredits_hiw = peer_credits - 1;
+	t->concurrent_sends = peer_credits;
+	t->map_on_demand = 1;
+	t->fmr_pool_size = 512;
+	t->fmr_flush_trigger = 384;
+	t->fmr_cache = 1;
+	t->ntx = KIB_NTX_DEFAULT;
+	t->conns_per_peer = 1;
+	t->timeout = KIB_TIMEOUT_DEFAULT;
+	t->keepalive = KIB_KEEPALIVE_DEFAULT;
+	t->service = KIB_SERVICE_DEFAULT;
+	t->retry_count = KIB_RETRY_COUNT_DEFAULT;
+	t->rnr_retry_count = KIB_RNR_RETRY_DEFAULT;
+	return 0;
+}
+
+uint32_t kib_nid4_hash(ulnet_nid4_t nid)
+{
+	uint32_t net = (uint32_t)(nid >> 32), a = (uint32_t)nid;
+	/* the kernel XORs the net with the address word as it lies in memory:
+	 * big-endian bytes read by a little-endian CPU */
+	uint32_t mem = ((a & 0xffU) << 24) | ((a & 0xff00U) << 8) | ((a >> 8) & 0xff00U) | (a >> 24);
+
+	return net ^ mem;
+}
+
+static void rej_init(struct kib_rej *rej, const struct kib_accept_ctx *ctx, int version)
+{
+	memset(rej, 0, sizeof(*rej));
+	rej->magic = KIB_MSG_MAGIC;
+	rej->version = (uint16_t)version;
+	rej->why = KIB_REJECT_FATAL;
+	rej->cp.max_msg_size = KIB_MSG_SIZE;
+	rej->incarnation = ctx->my_incarnation;
+	rej->cp.queue_depth = (uint16_t)ctx->queue_depth_max;
+	rej->cp.max_frags = KIB_MAX_RDMA_FRAGS;
+}
+
+enum kib_accept_verdict kib_connreq_check(const uint8_t *priv, size_t len,
+					  const struct kib_accept_ctx *ctx, struct kib_msg *req,
+					  struct kib_rej *rej, const char **why)
+{
+	int version = KIB_MSG_VERSION;
+
+	rej_init(rej, ctx, version);
+	memset(req, 0, sizeof(*req));
+	if (len < KIB_OFF_TYPE) {
+		*why = "short connection request";
+		return KIB_REJECT;
+	}
+	if (kib_msg_decode(priv, len, req) < 0) {
+		*why = "cannot parse connection request";
+		return KIB_REJECT;
+	}
+	if (!ctx->ready) {
+		rej->why = KIB_REJECT_EARLY;
+		*why = "NI not ready";
+		return KIB_REJECT;
+	}
+	if (req->dstnid != ctx->my_nid) {
+		*why = "bad destination NID";
+		return KIB_REJECT;
+	}
+	if (req->dststamp != 0 && req->dststamp != ctx->my_incarnation) {
+		rej->why = KIB_REJECT_CONN_STALE;
+		*why = "stale connection request";
+		return KIB_REJECT;
+	}
+	version = req->version;
+	rej->version = (uint16_t)version;
+	if (req->type != KIB_MSG_CONNREQ) {
+		*why = "not a CONNREQ";
+		return KIB_REJECT;
+	}
+	if (version != KIB_MSG_VERSION) {
+		/* a V1 peer: this LND speaks V2 only */
+		rej->why = KIB_REJECT_CONN_UNCOMPAT;
+		rej->version = KIB_MSG_VERSION;
+		*why = "version 1 not supported";
+		return KIB_REJECT;
+	}
+	if (req->cp.queue_depth > ctx->queue_depth_max) {
+		rej->why = KIB_REJECT_MSG_QUEUE_SIZE;
+		*why = "queue depth too large";
+		return KIB_REJECT;
+	}
+	if (req->cp.queue_depth == 0) {
+		*why = "queue depth 0";
+		return KIB_REJECT;
+	}
+	/* no FMR pool: the peer must take the whole fragment count */
+	if (req->cp.max_frags != KIB_MAX_RDMA_FRAGS) {
+		rej->why = KIB_REJECT_RDMA_FRAGS;
+		*why = req->cp.max_frags > KIB_MAX_RDMA_FRAGS ? "max_frags too large"
+							      : "max_frags needs an FMR pool";
+		return KIB_REJECT;
+	}
+	if (req->cp.max_msg_size > KIB_MSG_SIZE) {
+		*why = "message size too big";
+		return KIB_REJECT;
+	}
+	if (ctx->peer_known && ctx->peer_version != 0 &&
+	    (ctx->peer_incarnation != req->srcstamp || ctx->peer_version != version)) {
+		rej->why = KIB_REJECT_CONN_STALE;
+		*why = "peer restarted (stale connection)";
+		return KIB_ACCEPT_STALE_PEER;
+	}
+	if (ctx->peer_known && ctx->peer_connecting &&
+	    kib_nid4_hash(req->srcnid) < kib_nid4_hash(ctx->my_nid) &&
+	    ctx->peer_races < KIB_MAX_CONN_RACES) {
+		rej->why = KIB_REJECT_CONN_RACE;
+		*why = "connection race (we win)";
+		return KIB_REJECT;
+	}
+	*why = "ok";
+	return KIB_ACCEPT;
+}
+
+int kib_connack_check(const uint8_t *priv, size_t len, int version, int queue_depth,
+		      int max_frags, ulnet_nid4_t my_nid, uint64_t my_incarnation,
+		      struct kib_msg *ack, const char **why)
+{
+	if (kib_msg_decode(priv, len, ack) < 0) {
+		*why = "cannot unpack CONNACK";
+		return -EPROTO;
+	}
+	if (ack->type != KIB_MSG_CONNACK) {
+		*why = "not a CONNACK";
+		return -EPROTO;
+	}
+	if (ack->version != version) {
+		*why = "version differs from the request's";
+		return -EPROTO;
+	}
+	if (ack->cp.queue_depth > queue_depth || ack->cp.queue_depth == 0) {
+		*why = "incompatible queue depth";
+		return -EPROTO;
+	}
+	if (ack->cp.max_frags > max_frags) {
+		*why = "incompatible max_frags";
+		return -EPROTO;
+	}
+	if (ack->cp.max_msg_size > KIB_MSG_SIZE) {
+		*why = "max message size too big";
+		return -EPROTO;
+	}
+	if (ack->dstnid != my_nid || ack->dststamp != my_incarnation) {
+		*why = "stale connection reply";
+		return -ESTALE;
+	}
+	*why = "ok";
+	return 0;
+}
+
+bool kib_reconnect_check(const struct kib_rej *rej, bool has_rej, bool txs_waiting,
+			 bool version_changed, bool accepting, int *queue_depth, int *max_frags,
+			 const char **why)
+{
+	if (!(txs_waiting || version_changed) || accepting) {
+		*why = "no need";
+		return false;
+	}
+	if (!has_rej) {
+		*why = "no rejection";
+		return false;
+	}
+	switch (rej->why) {
+	case KIB_REJECT_RDMA_FRAGS:
+		if (!rej->has_cp) {
+			*why = "can't negotiate max frags";
+			return false;
+		}
+		if (*max_frags <= rej->cp.max_frags) {
+			*why = "unsupported max frags";
+			return false;
+		}
+		*max_frags = rej->cp.max_frags;
+		*why = "rdma fragments";
+		return true;
+	case KIB_REJECT_MSG_QUEUE_SIZE:
+		if (!rej->has_cp) {
+			*why = "can't negotiate queue depth";
+			return false;
+		}
+		if (*queue_depth <= rej->cp.queue_depth || rej->cp.queue_depth == 0) {
+			*why = "unsupported queue depth";
+			return false;
+		}
+		*queue_depth = rej->cp.queue_depth;
+		*why = "queue depth";
+		return true;
+	case KIB_REJECT_CONN_STALE:
+		*why = "stale";
+		return true;
+	case KIB_REJECT_CONN_RACE:
+		*why = "conn race";
+		return true;
+	case KIB_REJECT_CONN_UNCOMPAT:
+		*why = "version negotiation";
+		return true;
+	default:
+		*why = "unknown";
+		return true;
+	}
+}
+
+bool kib_need_noop(const struct kib_credit_state *s, const struct kib_tunables *t)
+{
+	int hiw = t->peer_credits ? s->queue_depth * t->peercredits_hiw / t->peer_credits : 0;
+
+	if (s->outstanding < hiw && !s->keepalive_due)
+		return false;
+	if (s->nocred_queued)
+		return false;   /* it will carry the credits */
+	return !s->queued || s->credits == 0;
+}
+
+int kib_may_post(const struct kib_credit_state *s, const struct kib_tunables *t, bool credit)
+{
+	if (s->nsends_posted >= t->concurrent_sends)
+		return -EAGAIN;
+	if (credit && s->credits == 0)
+		return -EAGAIN;
+	return 0;
+}
