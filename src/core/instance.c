@@ -26,6 +26,9 @@
 static const struct ulnet_lnd *const lnet_builtin_lnds[] = {
 	&lnet_lolnd,
 	&ksocklnd,
+#ifdef ULNET_HAVE_O2IB
+	&ko2iblnd,
+#endif
 };
 
 _Noreturn void lnet_assert_fail(const char *expr, const char *file, int line)

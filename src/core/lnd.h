@@ -114,6 +114,9 @@ int ulnet_lnd_register(ulnet_t *ln, const struct ulnet_lnd *lnd);
 /* Built-in LNDs, registered by ulnet_create(). */
 extern const struct ulnet_lnd lnet_lolnd;
 extern const struct ulnet_lnd ksocklnd;
+#ifdef ULNET_HAVE_O2IB
+extern const struct ulnet_lnd ko2iblnd;   /* built with ULNET_O2IB */
+#endif
 
 /* --- what an LND may ask of an NI ---------------------------------------- */
 

@@ -195,7 +195,7 @@ expect 2 "unknown option '--bogus'" -- --bogus ping "$SRV"
 expect 2 "unknown option -x" -- "${N[@]}" ping "$SRV" -x
 expect 2 "--nid is required" -- ping "$SRV"
 expect 2 "--nid '127.0.3.3@foo': not a NID" -- --nid 127.0.3.3@foo ping "$SRV"
-expect 2 "--nid '0@lo': only tcp NIDs" -- --nid 0@lo ping "$SRV"
+expect 2 "--nid '0@lo': only tcp and o2ib NIDs" -- --nid 0@lo ping "$SRV"
 expect 2 "--accept-port '0': expected a whole number from 1 to 65535" -- --nid "$CL1" --accept-port 0 ping "$SRV"
 expect 2 "--accept-port '70000'" -- --nid "$CL1" --accept-port 70000 ping "$SRV"
 expect 2 "--transaction-timeout '2': expected a whole number from 3 to 3600" -- "${N[@]}" --transaction-timeout 2 ping "$SRV"

@@ -85,8 +85,9 @@ int ulst_node_start(const struct ulst_global *g, const char *cmd, struct ulst_no
 	}
 	if (ulst_parse_nid(cmd, "--nid", g->nid, &n->nid))
 		return ULST_EXIT_USAGE;
-	if (ulnet_net_type(ulnet_nid_net(&n->nid)) != ULNET_LND_TCP) {
-		ulst_arg_error(cmd, "--nid '%s': only tcp NIDs can be configured (this ulnet has the tcp LND)",
+	if (ulnet_net_type(ulnet_nid_net(&n->nid)) != ULNET_LND_TCP &&
+	    ulnet_net_type(ulnet_nid_net(&n->nid)) != ULNET_LND_O2IB) {
+		ulst_arg_error(cmd, "--nid '%s': only tcp and o2ib NIDs can be configured",
 			       g->nid);
 		return ULST_EXIT_USAGE;
 	}
