@@ -229,8 +229,34 @@ void ctl_ni_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf)
 #undef SDEF
 }
 
+int ctl_o2ib_tunables_check(const struct ulnet_ni_conf *conf, char *msg, size_t len)
+{
+	const char *what = NULL;
+
+	if (conf->nid.type != ULNET_LND_O2IB)
+		return 0;
+	/* accepted when they say what the LND does anyway (an export of a
+	 * kernel's configuration has them) */
+	if (conf->tun.conns_per_peer > 1)
+		what = "conns_per_peer";
+	else if (conf->tun.tos != -1 && conf->tun.tos != 0)
+		what = "tos";
+	else if (conf->sock.sock_timeout != 0 && conf->sock.sock_timeout != 50)
+		what = "timeout";
+	if (!what)
+		return 0;
+	snprintf(msg, len, "o2ib LND tunable '%s' is not supported by ulnet yet", what);
+	return -EOPNOTSUPP;
+}
+
 static int net_add_conf(struct ctl_ctx *ctx, struct ulnet_ni_conf *conf, struct ctl_reply *rp)
 {
+	char why[160];
+
+	if (ctl_o2ib_tunables_check(conf, why, sizeof(why)) < 0) {
+		y_nl_error(&rp->err, "add", "net", -EOPNOTSUPP, why);
+		return -EINVAL;
+	}
 	ctl_ni_conf_defaults(ctx, conf);
 	int rc = ulnet_ni_add(ctx->ln, conf);
 

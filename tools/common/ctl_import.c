@@ -289,6 +289,12 @@ static void imp_net_ni(struct imp *im, const char *type, yaml_node_t *ni, const 
 	    !imp_ni_tunables(im, imp_get(im, ni, IMPS_NI, IK_NI_LND_TUNABLES), IMPS_NI_LND_TUN,
 			     &conf, "an NI"))
 		return;
+	char why[160];
+
+	if (ctl_o2ib_tunables_check(&conf, why, sizeof(why)) < 0) {
+		imp_error(im, ni, -EOPNOTSUPP, "%s", why);
+		return;
+	}
 	ctl_ni_conf_defaults(im->ctx, &conf);
 	rc = ulnet_ni_add(im->ctx->ln, &conf);
 	if (rc < 0)
