@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test_o2ib_ping.sh - the o2ib LND between two soft-RoCE guests (docs/rdma-rig.md,
+# docs/o2iblnd.md): ulnetd with "net add --net o2ib --if eth0" on each, LNet
+# ping both ways and discovery over it, then ulst PUT/GET (brw write/read) of
+# 0 B, 1 B, 1 KiB and 3 KiB (IMMEDIATE messages) with the payload checked.
+# Also: net show -v prints the o2ib lnd tunables; an unimplemented o2ib
+# tunable (conns_per_peer 2) is refused naming it; a hostile peer
+# (prog_o2ib_hostile: garbage CONNREQ, queue depth too large, a malformed
+# message on a connection) is rejected / disconnected and logged, and the
+# node still answers pings.
+# Skips (77) as a user, without the rig's packages or kernel, or when the
+# build has no o2ib LND.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+T0=$(date +%s.%N)
+if [[ ${ULNET_RDMA_RIG:-} == skip ]]; then
+	echo "SKIP: ULNET_RDMA_RIG=skip"
+	exit 77
+fi
+if [[ $(id -u) != 0 ]]; then
+	echo "SKIP: needs root (netns, taps, packages)"
+	exit 77
+fi
+BIN=${ULNET_BIN:-}
+if [[ -n $BIN && -x $BIN/ulnetd ]] && ! grep -aq "o2iblnd" "$BIN/ulnetd"; then
+	echo "SKIP: this build has no o2ib LND (ULNET_O2IB)"
+	exit 77
+fi
+deps_log=$(mktemp "${TMPDIR:-/tmp}/ulrig-deps.XXXXXX")
+if ! "$HERE/rig-deps.sh" >"$deps_log" 2>&1; then
+	echo "SKIP: cannot install the rig's packages (tests/rdma/rig-deps.sh):"
+	tail -n 5 "$deps_log"
+	rm -f "$deps_log"
+	exit 77
+fi
+rm -f "$deps_log"
+
+# shellcheck source-path=SCRIPTDIR source=rig.sh
+. "$HERE/rig.sh"
+rc=0
+rig_init || rc=$?
+if [[ $rc == 77 ]]; then
+	echo "SKIP: no guest kernel (no mirror and none cached in $RIG_DIR)"
+	exit 77
+fi
+[[ $rc == 0 ]] || { echo "FAIL: rig_init ($rc)"; exit 1; }
+
+A=$(rig_ip 1)
+B=$(rig_ip 2)
+# Both guests: ulnetd with an o2ib NI on eth0 (the rxe device's netdev),
+# LNet ping both ways, discovery; then, ulnetd stopped (one o2ib listener
+# per address: the service port), ulst serve / brw PUT and GET of IMMEDIATE
+# sizes with the payload checked (--check full).
+common='. /lib/ulrig.sh
+set -eu
+ibv_devices | grep -q rxe0
+D=/tmp/ulo2ib; mkdir -p $D
+ulnetd --ctl $D/ctl.sock >/host/ulnetd-$ULRIG_ID.log 2>&1 &
+UPID=$!
+for i in $(seq 100); do [ -S $D/ctl.sock ] && break; sleep 0.1; done
+C="ulnetctl --ctl $D/ctl.sock"
+$C net add --net o2ib --if eth0
+$C net show -v
+'
+cat >"$RIG_SHARE/guest-1.sh" <<EOF
+$common
+ulrig_mark ni-1
+ulrig_wait_file ni-2 120
+ulrig_retry 10 1 \$C ping $B@o2ib
+\$C discover $B@o2ib
+ulrig_mark pinged-1
+ulrig_wait_file pinged-2 120
+kill \$UPID; wait \$UPID || true
+ulrig_mark ulnetd-down-1
+timeout 200 ulst --nid $A@o2ib serve --duration 190 >/host/serve.log 2>&1 &
+SPID=\$!
+sleep 2
+ulrig_mark serving
+ulrig_wait_file brw-done 190
+kill \$SPID; wait \$SPID || true
+cat /host/serve.log
+EOF
+cat >"$RIG_SHARE/guest-2.sh" <<EOF
+$common
+ulrig_mark ni-2
+ulrig_wait_file ni-1 120
+ulrig_retry 10 1 \$C ping $A@o2ib
+\$C discover $A@o2ib
+# an o2ib tunable the LND does not implement: refused, naming it
+if \$C net add --net o2ib1 --if eth0 --conns-per-peer 2 >/tmp/cpp.out 2>&1; then
+	echo "FAIL: conns_per_peer 2 accepted"; exit 1
+fi
+cat /tmp/cpp.out
+grep -q "conns_per_peer" /tmp/cpp.out
+# a misbehaving peer: garbage and bad CONNREQs rejected, a malformed
+# message closes its connection; the node stays up
+prog_o2ib_hostile $B $A
+ulrig_retry 5 1 \$C ping $A@o2ib
+echo "ping after hostile: ok"
+ulrig_mark pinged-2
+ulrig_wait_file pinged-1 120
+kill \$UPID; wait \$UPID || true
+ulrig_wait_file ulnetd-down-1 60
+ulrig_wait_file serving 60
+for sz in 0 1 1k 3k; do
+	for op in write read; do
+		echo "brw \$op size \$sz"
+		ulrig_retry 3 1 timeout 60 ulst --nid $B@o2ib brw \$op $A@o2ib --size \$sz --count 20 --concurrency 4 --check full --timeout 30
+	done
+done
+ulrig_mark brw-done
+EOF
+
+T1=$(date +%s.%N)
+rig_up 2 || { echo "FAIL: rig_up"; exit 1; }
+FAILS=0
+if ! rig_wait; then
+	echo "FAIL: guests did not power off in time"
+	FAILS=$((FAILS + 1))
+fi
+T2=$(date +%s.%N)
+for i in 1 2; do
+	r=$(rig_rc "$i")
+	if [[ $r != 0 ]]; then
+		echo "FAIL: guest $i's script exited $r; its output, its ulnetd's, then its console:"
+		sed 's/^/  | /' "$(rig_log "$i")" 2>/dev/null | tail -n 60
+		sed 's/^/  d /' "$RIG_SHARE/ulnetd-$i.log" 2>/dev/null | tail -n 30
+		sed 's/^/  # /' "$(rig_console "$i")" 2>/dev/null | tail -n 20
+		FAILS=$((FAILS + 1))
+	fi
+done
+for i in 1 2; do
+	grep -q "nid: 10.210.0.1$i@o2ib" "$(rig_log "$i")" 2>/dev/null ||
+		{ echo "FAIL: guest $i: net show has no o2ib NID"; FAILS=$((FAILS + 1)); }
+	grep -q "peercredits_hiw: 4" "$(rig_log "$i")" 2>/dev/null ||
+		{ echo "FAIL: guest $i: net show -v has no o2ib lnd tunables"; FAILS=$((FAILS + 1)); }
+done
+grep -q "primary nid: $A@o2ib" "$(rig_log 2)" 2>/dev/null ||
+	{ echo "FAIL: guest 2's ping/discover of $A@o2ib shows no primary nid"; FAILS=$((FAILS + 1)); }
+grep -q "primary nid: $B@o2ib" "$(rig_log 1)" 2>/dev/null ||
+	{ echo "FAIL: guest 1's ping/discover of $B@o2ib shows no primary nid"; FAILS=$((FAILS + 1)); }
+grep -q "malformed message" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null ||
+	{ echo "FAIL: guest 1's ulnetd logged no malformed message"; FAILS=$((FAILS + 1)); }
+echo "guest 1's ulnetd, o2iblnd lines:"
+grep -h "o2iblnd" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null | head -20 | sed 's/^/  /'
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+echo "guest 2:"
+grep -E "brw|ping|hostile|primary nid|conns_per_peer" "$(rig_log 2)" 2>/dev/null | head -60 | sed 's/^/  /'
+echo "guests' run:     $(secs "$T1" "$T2")s (start to both powered off)"
+echo "whole test:      $(secs "$T0" "$(date +%s.%N)")s"
+if [[ $FAILS != 0 ]]; then
+	echo "FAIL: $FAILS"
+	exit 1
+fi
+echo "PASS"
