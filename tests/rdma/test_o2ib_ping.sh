@@ -3,7 +3,9 @@
 # test_o2ib_ping.sh - the o2ib LND between two soft-RoCE guests (docs/rdma-rig.md,
 # docs/o2iblnd.md): ulnetd with "net add --net o2ib --if eth0" on each, LNet
 # ping both ways and discovery over it, then ulst PUT/GET (brw write/read) of
-# 0 B, 1 B, 1 KiB and 3 KiB (IMMEDIATE messages) with the payload checked.
+# 0 B, 1 B, 1 KiB and 3 KiB (IMMEDIATE messages), 4 KiB, 64 KiB and 1 MiB
+# (RDMA: PUT_REQ/PUT_ACK/PUT_DONE, GET_REQ/GET_DONE) with the payload
+# checked, and 4 PUTs of one buffer registered once.
 # Also: net show -v prints the o2ib lnd tunables; an unimplemented o2ib
 # tunable (conns_per_peer 2) is refused naming it; a hostile peer
 # (prog_o2ib_hostile: garbage CONNREQ, queue depth too large, a malformed
@@ -104,12 +106,21 @@ ulrig_wait_file pinged-1 120
 kill \$UPID; wait \$UPID || true
 ulrig_wait_file ulnetd-down-1 60
 ulrig_wait_file serving 60
-for sz in 0 1 1k 3k; do
+for sz in 0 1 1k 3k 4k 64k 1m; do
 	for op in write read; do
 		echo "brw \$op size \$sz"
 		ulrig_retry 3 1 timeout 60 ulst --nid $B@o2ib brw \$op $A@o2ib --size \$sz --count 20 --concurrency 4 --check full --timeout 30
 	done
 done
+# the payloads that do not fit a message went by RDMA, and a buffer reused
+# by 4 PUTs was registered once (DEBUG lines of the LND)
+ulst -vv --nid $B@o2ib brw write $A@o2ib --size 64k --count 4 --concurrency 1 --check full --timeout 30 >/tmp/rdma.log 2>&1
+ulst -vv --nid $B@o2ib brw read $A@o2ib --size 64k --count 4 --concurrency 1 --check full --timeout 30 >>/tmp/rdma.log 2>&1
+grep -h "o2iblnd" /tmp/rdma.log | head -20
+echo "PUT_ACKs handled: \$(grep -c "PUT_ACK: writing 65536 bytes" /tmp/rdma.log)"
+echo "registrations: \$(grep -c "o2iblnd: registered" /tmp/rdma.log)"
+[ "\$(grep -c "PUT_ACK: writing 65536 bytes" /tmp/rdma.log)" = 4 ]
+[ "\$(grep -c "o2iblnd: registered" /tmp/rdma.log)" -le 3 ]
 ulrig_mark brw-done
 EOF
 
@@ -147,7 +158,7 @@ echo "guest 1's ulnetd, o2iblnd lines:"
 grep -h "o2iblnd" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null | head -20 | sed 's/^/  /'
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 echo "guest 2:"
-grep -E "brw|ping|hostile|primary nid|conns_per_peer" "$(rig_log 2)" 2>/dev/null | head -60 | sed 's/^/  /'
+grep -E "brw|ping|hostile|primary nid|conns_per_peer|o2iblnd|registrations|PUT_ACKs" "$(rig_log 2)" 2>/dev/null | head -80 | sed 's/^/  /'
 echo "guests' run:     $(secs "$T1" "$T2")s (start to both powered off)"
 echo "whole test:      $(secs "$T0" "$(date +%s.%N)")s"
 if [[ $FAILS != 0 ]]; then

@@ -36,6 +36,7 @@ static struct kib_conn *kib_conn_alloc(struct kib_peer *peer, bool active, int v
 	c->cksum_form = KIB_CKSUM_SIGNED;
 	kib_list_init(&c->tx_queue);
 	kib_list_init(&c->tx_nocred);
+	kib_list_init(&c->tx_rsrvd);
 	kib_list_init(&c->active_txs);
 	kib_list_init(&c->early_rxs);
 	c->peer_nid = peer->nid;
@@ -49,8 +50,13 @@ static int kib_conn_setup_qp(struct kib_conn *c)
 {
 	struct kib_net *net = c->net;
 	struct ibv_qp_init_attr qa;
-	int nsend = net->tun.concurrent_sends * 2 + KIB_OOB_MSGS + 2;
+	/* each message may come with a write per source and sink fragment */
+	int nsend = net->tun.concurrent_sends * (2 * KIB_MAX_RDMA_FRAGS + 1) + KIB_OOB_MSGS;
+	struct ibv_device_attr da;
 	int rc;
+
+	if (ibv_query_device(c->cmid->verbs, &da) == 0 && nsend > da.max_qp_wr)
+		nsend = da.max_qp_wr;
 
 	c->nrx = kib_rx_msgs(c->queue_depth);
 	c->cch = ibv_create_comp_channel(c->cmid->verbs);
@@ -232,6 +238,7 @@ void kib_close_conn(struct kib_conn *c, int error, const char *why)
 		rdma_disconnect(c->cmid);
 	kib_tx_fail_list(net, &c->tx_queue, error);
 	kib_tx_fail_list(net, &c->tx_nocred, error);
+	kib_tx_fail_list(net, &c->tx_rsrvd, error);
 	if (old == KIB_CONN_ACTIVE_CONNECT) {
 		peer->connecting--;
 		if (!c->reconnect)

@@ -5,6 +5,8 @@
  *   o2ib_conn.c RDMA CM: connect, accept, CONNREQ/CONNACK, reject, close
  *   o2ib_tx.c   tx pool, send(), credits and NOOPs, posting, tx completion
  *   o2ib_rx.c   rx buffers, receive completions, recv()
+ *   o2ib_rdma.c memory registration cache, RDMA descriptors, RDMA writes,
+ *               the PUT/GET handshakes (PUT_REQ/ACK/NAK/DONE, GET_REQ/DONE)
  *
  * Locking: one mutex per NI (kib_net.lock) guards peers, connections and
  * txs. The core is never called with it held: finalizations are queued on
@@ -61,6 +63,16 @@ struct kib_net;
 struct kib_peer;
 struct kib_conn;
 
+#define KIB_TX_MAX_MRS	16	/* registrations one tx may use */
+
+/* A cached memory registration (o2ib_rdma.c). */
+struct kib_mr {
+	struct kib_list link;       /* net->mrs, most recently used first */
+	uintptr_t lo, hi;           /* page-aligned range */
+	struct ibv_mr *mr;
+	int inuse;                  /* txs holding it */
+};
+
 struct kib_tx {
 	struct kib_list link;       /* idle pool, a queue, or conn->active */
 	struct kib_conn *conn;
@@ -74,6 +86,19 @@ struct kib_tx {
 	struct lnet_msg *lntmsg[2];
 	struct kib_tx *fin_next;    /* net->fin */
 	struct kib_msg m;           /* encoded when posted (credits, stamps) */
+	uint64_t cookie;            /* matches the peer's answer */
+	bool waiting;               /* for the peer's PUT_ACK/NAK/DONE, GET_DONE */
+	int64_t done_len;           /* GET_DONE's length for the REPLY; -1 none */
+	/* RDMA: the local payload (source of the writes) */
+	const struct iovec *src_iov;
+	unsigned src_niov;
+	size_t src_off;
+	uint32_t rdma_nob;          /* bytes to write before the completion */
+	/* a descriptor: ours (PUT_ACK, GET_REQ) or the peer's (writes) */
+	uint32_t rd_key, rd_nfrags;
+	struct kib_rdma_frag *rd_frags; /* KIB_MAX_RDMA_FRAGS, from the pool */
+	struct kib_mr *mrs[KIB_TX_MAX_MRS];
+	int nmrs;
 };
 
 struct kib_rx {
@@ -112,6 +137,7 @@ struct kib_conn {
 	uint64_t last_send, closing_since;
 	struct kib_list tx_queue;   /* needs a credit */
 	struct kib_list tx_nocred;  /* NOOPs, completions */
+	struct kib_list tx_rsrvd;   /* PUT_REQ, GET_REQ: need a reserved credit too */
 	struct kib_list active_txs; /* posted */
 	struct kib_list early_rxs;
 	enum kib_cksum_form cksum_form;
@@ -157,6 +183,10 @@ struct kib_net {
 	struct kib_tx **fin_tail;
 	struct kib_rx *parse;       /* rxs for lnet_parse() once unlocked */
 	struct kib_rx **parse_tail;
+	struct kib_rdma_frag *rd_pool;  /* ntx descriptors' fragments */
+	uint64_t next_cookie;
+	struct kib_list mrs;        /* registration cache */
+	int nmrs;
 	struct kib_list peers;
 	struct kib_list conns;
 	struct ul_timer tick;
@@ -202,6 +232,8 @@ void kib_check_txs(struct kib_conn *conn, uint64_t now);
 int kib_rx_setup(struct kib_conn *conn);
 void kib_rx_free(struct kib_conn *conn);
 int kib_post_rx(struct kib_rx *rx);
+enum kib_post_credit { KIB_POSTRX_NO_CREDIT, KIB_POSTRX_PEER_CREDIT, KIB_POSTRX_RSRVD_CREDIT };
+void kib_repost_rx(struct kib_rx *rx, enum kib_post_credit credit);
 void kib_cq_io_cb(struct ul_io *io, uint32_t revents);
 void kib_poll_cq(struct kib_conn *conn);
 void kib_handle_rx(struct kib_rx *rx);
@@ -209,6 +241,21 @@ void kib_parse_rx(struct kib_net *net, struct kib_rx *rx);  /* unlocked */
 void kib_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, bool delayed,
 	      const struct iovec *iov, unsigned niov, size_t offset, size_t mlen, size_t rlen);
 
-#define KIB_WR_RX 1ULL  /* wr_id low bit: a receive */
+/* o2ib_rdma.c */
+void kib_mr_release(struct kib_net *net, struct kib_tx *tx);
+void kib_mr_cache_fini(struct kib_net *net);
+int kib_setup_rd(struct kib_net *net, struct kib_tx *tx, const struct iovec *iov, unsigned niov,
+		 size_t off, size_t len);
+int kib_post_rdma(struct kib_conn *c, struct kib_tx *tx);
+int kib_send_rdma_req(struct kib_net *net, struct lnet_msg *msg, struct kib_tx *tx,
+		      const struct iovec *iov, unsigned niov, size_t off, size_t len);
+void kib_handle_rdma_rx(struct kib_rx *rx);        /* PUT_ACK, PUT_NAK, PUT_DONE, GET_DONE */
+void kib_send_completion(struct kib_conn *c, uint8_t type, int status, uint64_t cookie);
+void kib_recv_rdma(struct kib_net *net, struct kib_rx *rx, struct lnet_msg *msg,
+		   const struct iovec *iov, unsigned niov, size_t offset, size_t mlen);
+
+#define KIB_WR_RX 1ULL    /* wr_id low bits: a receive */
+#define KIB_WR_RDMA 2ULL  /* an (unsignalled) RDMA write of a tx */
+#define KIB_WR_TAGS 3ULL
 
 #endif

@@ -64,8 +64,9 @@ int kib_post_rx(struct kib_rx *rx)
 	return 0;
 }
 
-/* Locked: repost a consumed buffer; `credit`: return a credit for it. */
-static void kib_repost_rx(struct kib_rx *rx, bool credit)
+/* Locked: repost a consumed buffer, returning a peer credit (owed to the
+ * peer with the next message) or a reserved one (ours back) for it. */
+void kib_repost_rx(struct kib_rx *rx, enum kib_post_credit credit)
 {
 	struct kib_conn *c = rx->conn;
 
@@ -73,8 +74,10 @@ static void kib_repost_rx(struct kib_rx *rx, bool credit)
 		return;
 	if (kib_post_rx(rx) < 0)
 		return;
-	if (credit)
+	if (credit == KIB_POSTRX_PEER_CREDIT)
 		c->outstanding++;
+	else if (credit == KIB_POSTRX_RSRVD_CREDIT)
+		c->reserved++;
 	kib_check_sends(c);
 }
 
@@ -122,9 +125,17 @@ void kib_handle_rx(struct kib_rx *rx)
 	switch (m->type) {
 	case KIB_MSG_NOOP:
 		/* NOOPs use no credit of ours (out of band) */
-		kib_repost_rx(rx, false);
+		kib_repost_rx(rx, KIB_POSTRX_NO_CREDIT);
+		return;
+	case KIB_MSG_PUT_ACK:
+	case KIB_MSG_PUT_NAK:
+	case KIB_MSG_PUT_DONE:
+	case KIB_MSG_GET_DONE:
+		kib_handle_rdma_rx(rx);
 		return;
 	case KIB_MSG_IMMEDIATE:
+	case KIB_MSG_PUT_REQ:
+	case KIB_MSG_GET_REQ:
 		c->refs++;
 		rx->parse_next = NULL;
 		*net->parse_tail = rx;
@@ -134,7 +145,7 @@ void kib_handle_rx(struct kib_rx *rx)
 		return;
 	default:
 		lnet_ni_log(net->ni, ULNET_LOG_ERROR,
-			    "o2iblnd: %s: unsupported message type %s (0x%x): RDMA not implemented yet",
+			    "o2iblnd: %s: unexpected message type %s (0x%x)",
 			    c->name, kib_msg_type_str(m->type), m->type);
 		kib_close_conn(c, -EPROTO, "unsupported message type");
 		return;
@@ -145,7 +156,8 @@ void kib_handle_rx(struct kib_rx *rx)
 void kib_parse_rx(struct kib_net *net, struct kib_rx *rx)
 {
 	struct kib_conn *c = rx->conn;
-	int rc = lnet_parse(net->ni, &rx->msg.hdr, &c->peer_nid, rx, false);
+	int rc = lnet_parse(net->ni, &rx->msg.hdr, &c->peer_nid, rx,
+			    rx->msg.type == KIB_MSG_GET_REQ);
 
 	if (rc < 0) {
 		kib_lock(net);
@@ -166,6 +178,10 @@ void kib_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, bool d
 	int status = 0;
 
 	(void)delayed;
+	if (rx->msg.type != KIB_MSG_IMMEDIATE) {
+		kib_recv_rdma(net, rx, msg, iov, niov, offset, mlen);
+		return;
+	}
 	if (rlen > rx->msg.payload_nob) {
 		status = -EPROTO;
 	} else if (msg && mlen) {
@@ -182,7 +198,7 @@ void kib_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, bool d
 			    c->name, rx->msg.payload_nob, rlen);
 		kib_close_conn(c, status, "short IMMEDIATE payload");
 	} else {
-		kib_repost_rx(rx, true);
+		kib_repost_rx(rx, KIB_POSTRX_PEER_CREDIT);
 	}
 	kib_conn_decref(c);
 	kib_unlock(net);
@@ -195,6 +211,21 @@ void kib_poll_cq(struct kib_conn *c)
 
 	while (c->cq && (n = ibv_poll_cq(c->cq, 16, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
+			if (wc[i].wr_id & KIB_WR_RDMA) {
+				/* only failed writes complete (unsignalled) */
+				struct kib_tx *tx = (struct kib_tx *)(uintptr_t)(wc[i].wr_id & ~KIB_WR_TAGS);
+
+				if (wc[i].status != IBV_WC_SUCCESS) {
+					if (!tx->status)
+						tx->status = -EIO;
+					if (c->state == KIB_CONN_ESTABLISHED)
+						lnet_ni_log(c->net->ni, ULNET_LOG_ERROR,
+							    "o2iblnd: %s: RDMA write failed: %s", c->name,
+							    ibv_wc_status_str(wc[i].status));
+					kib_close_conn(c, -EIO, "RDMA write failed");
+				}
+				continue;
+			}
 			if (wc[i].wr_id & KIB_WR_RX) {
 				struct kib_rx *rx = (struct kib_rx *)(uintptr_t)(wc[i].wr_id & ~KIB_WR_RX);
 

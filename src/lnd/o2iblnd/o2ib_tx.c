@@ -18,7 +18,8 @@ int kib_txpool_init(struct kib_net *net)
 
 	net->txs = calloc((size_t)net->tun.ntx, sizeof(*net->txs));
 	net->tx_bufs = aligned_alloc(4096, sz);
-	if (!net->txs || !net->tx_bufs)
+	net->rd_pool = calloc((size_t)net->tun.ntx * KIB_MAX_RDMA_FRAGS, sizeof(*net->rd_pool));
+	if (!net->txs || !net->tx_bufs || !net->rd_pool)
 		return -ENOMEM;
 	net->tx_mr = ibv_reg_mr(net->pd, net->tx_bufs, sz, IBV_ACCESS_LOCAL_WRITE);
 	if (!net->tx_mr)
@@ -27,6 +28,7 @@ int kib_txpool_init(struct kib_net *net)
 		struct kib_tx *tx = &net->txs[i];
 
 		tx->buf = net->tx_bufs + (size_t)i * KIB_MSG_SIZE;
+		tx->rd_frags = net->rd_pool + (size_t)i * KIB_MAX_RDMA_FRAGS;
 		kib_list_add_tail(&tx->link, &net->idle_txs);
 		net->nidle++;
 	}
@@ -40,6 +42,8 @@ void kib_txpool_fini(struct kib_net *net)
 	net->tx_mr = NULL;
 	free(net->tx_bufs);
 	free(net->txs);
+	free(net->rd_pool);
+	net->rd_pool = NULL;
 	net->tx_bufs = NULL;
 	net->txs = NULL;
 }
@@ -60,6 +64,15 @@ struct kib_tx *kib_tx_get(struct kib_net *net)
 	tx->nob = 0;
 	tx->lntmsg[0] = tx->lntmsg[1] = NULL;
 	memset(&tx->m, 0, sizeof(tx->m));
+	tx->cookie = ++net->next_cookie;
+	tx->waiting = false;
+	tx->done_len = -1;
+	tx->src_iov = NULL;
+	tx->src_niov = 0;
+	tx->src_off = 0;
+	tx->rdma_nob = 0;
+	tx->rd_nfrags = 0;
+	tx->rd_key = 0;
 	tx->deadline = kib_now(net) + (uint64_t)net->tun.timeout * KIB_NS;
 	return tx;
 }
@@ -88,10 +101,18 @@ void kib_queue_tx(struct kib_conn *conn, struct kib_tx *tx)
 {
 	tx->conn = conn;
 	tx->queued = true;
-	if (tx->m.type == KIB_MSG_NOOP)
-		kib_list_add_tail(&tx->link, &conn->tx_nocred);
-	else
+	switch (tx->m.type) {
+	case KIB_MSG_IMMEDIATE:
 		kib_list_add_tail(&tx->link, &conn->tx_queue);
+		break;
+	case KIB_MSG_PUT_REQ:
+	case KIB_MSG_GET_REQ:
+		kib_list_add_tail(&tx->link, &conn->tx_rsrvd);
+		break;
+	default:        /* NOOP (out of band), PUT_ACK/NAK/DONE, GET_DONE */
+		kib_list_add_tail(&tx->link, &conn->tx_nocred);
+		break;
+	}
 }
 
 static void kib_credit_state(const struct kib_conn *c, struct kib_credit_state *s)
@@ -136,13 +157,37 @@ static int kib_post_tx(struct kib_conn *c, struct kib_tx *tx, bool credit)
 	tx->m.srcstamp = net->incarnation;
 	tx->m.dstnid = c->peer->nid4;
 	tx->m.dststamp = c->incarnation;
-	n = kib_msg_encode(&tx->m, NULL, 0, false, tx->buf, KIB_MSG_SIZE);
+	if (tx->m.type == KIB_MSG_PUT_ACK || tx->m.type == KIB_MSG_GET_REQ)
+		n = kib_msg_encode(&tx->m, tx->rd_frags, tx->rd_nfrags, false, tx->buf, KIB_MSG_SIZE);
+	else
+		n = kib_msg_encode(&tx->m, NULL, 0, false, tx->buf, KIB_MSG_SIZE);
 	if (n < 0) {
 		tx->status = (int)n;
 		kib_tx_done(net, tx);
 		return 0;
 	}
 	tx->nob = (uint32_t)n + tx->m.payload_nob;
+	if ((tx->m.type == KIB_MSG_PUT_DONE || tx->m.type == KIB_MSG_GET_DONE) && tx->rdma_nob &&
+	    tx->m.status >= 0) {
+		int rc = kib_post_rdma(c, tx);
+
+		if (rc == -EIO) {
+			tx->status = -EIO;
+			kib_tx_done(net, tx);
+			kib_close_conn(c, -EIO, "cannot post an RDMA write");
+			return -EIO;
+		}
+		if (rc < 0) {
+			/* tell the peer it failed, as the kernel does */
+			lnet_ni_log(net->ni, ULNET_LOG_ERROR,
+				    "o2iblnd: %s: cannot set up RDMA of %u bytes: %d", c->name,
+				    tx->rdma_nob, rc);
+			tx->status = rc;
+			tx->m.status = rc;
+			n = kib_msg_encode(&tx->m, NULL, 0, false, tx->buf, KIB_MSG_SIZE);
+			tx->nob = (uint32_t)n;
+		}
+	}
 	memset(&sge, 0, sizeof(sge));
 	sge.addr = (uintptr_t)tx->buf;
 	sge.length = tx->nob;
@@ -165,7 +210,7 @@ static int kib_post_tx(struct kib_conn *c, struct kib_tx *tx, bool credit)
 	c->nsends_posted++;
 	if (tx->m.type == KIB_MSG_NOOP)
 		c->noops_posted++;
-	tx->sending = 1;
+	tx->sending++;
 	tx->conn = c;
 	kib_list_add_tail(&tx->link, &c->active_txs);
 	c->last_send = kib_now(net);
@@ -179,6 +224,13 @@ void kib_check_sends(struct kib_conn *c)
 
 	if (c->state != KIB_CONN_ESTABLISHED)
 		return;
+	while (c->reserved > 0 && !kib_list_empty(&c->tx_rsrvd)) {
+		struct kib_tx *tx = kib_container(c->tx_rsrvd.next, struct kib_tx, link);
+
+		kib_list_del(&tx->link);
+		kib_list_add_tail(&tx->link, &c->tx_queue);
+		c->reserved--;
+	}
 	kib_credit_state(c, &s);
 	if (kib_need_noop(&s, &net->tun)) {
 		struct kib_tx *tx = kib_tx_get(net);
@@ -216,22 +268,27 @@ void kib_tx_complete(struct kib_conn *c, struct kib_tx *tx, int status)
 	c->nsends_posted--;
 	if (tx->m.type == KIB_MSG_NOOP)
 		c->noops_posted--;
-	kib_list_del(&tx->link);
 	if (status != 0) {
-		tx->status = c->comms_error ? c->comms_error : -EIO;
+		if (!tx->status)
+			tx->status = c->comms_error ? c->comms_error : -EIO;
+		tx->waiting = false;
 		if (c->state == KIB_CONN_ESTABLISHED)
 			lnet_ni_log(net->ni, ULNET_LOG_ERROR,
 				    "o2iblnd: %s: send of %s failed: %s", c->name,
 				    kib_msg_type_str(tx->m.type), ibv_wc_status_str(status));
 		kib_close_conn(c, -EIO, "send failed");
 	}
-	kib_tx_done(net, tx);
+	/* done unless it waits for the peer's answer or went out again */
+	if (tx->sending == 0 && !tx->waiting && !tx->queued) {
+		kib_list_del(&tx->link);
+		kib_tx_done(net, tx);
+	}
 	kib_check_sends(c);
 }
 
 void kib_check_txs(struct kib_conn *c, uint64_t now)
 {
-	struct kib_list *qs[] = { &c->tx_queue, &c->tx_nocred, &c->active_txs };
+	struct kib_list *qs[] = { &c->tx_queue, &c->tx_nocred, &c->tx_rsrvd, &c->active_txs };
 
 	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
 		for (struct kib_list *l = qs[i]->next; l != qs[i]; l = l->next) {
@@ -241,7 +298,8 @@ void kib_check_txs(struct kib_conn *c, uint64_t now)
 				lnet_ni_log(c->net->ni, ULNET_LOG_ERROR,
 					    "o2iblnd: %s: timed out tx (%s, %s) after %d s",
 					    c->name, kib_msg_type_str(tx->m.type),
-					    i == 2 ? "waiting for its completion" : "queued",
+					    i == 3 ? "waiting for its completion or the peer's answer"
+						   : "queued",
 					    c->net->tun.timeout);
 				kib_close_conn(c, -ETIMEDOUT, "tx timed out");
 				return;
@@ -267,15 +325,31 @@ void kib_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		lnet_finalize(msg, -EHOSTUNREACH);
 		return;
 	}
-	if (KIB_IMMEDIATE_SIZE + len > KIB_MSG_SIZE) {
-		char nb[ULNET_NIDSTR_SIZE];
+	/* the kernel's choice: IMMEDIATE when it fits a message; a GET whose
+	 * REPLY does not (and that is not forwarded or routed) as GET_REQ,
+	 * anything else larger as PUT_REQ */
+	uint8_t type = KIB_MSG_IMMEDIATE;
+	const struct iovec *siov = NULL;
+	unsigned sniov = 0;
+	size_t slen = 0;
+	struct lnet_msg *reply = NULL;
 
-		/* PUT_REQ/GET_REQ RDMA is not there yet */
-		lnet_ni_log(ni, ULNET_LOG_ERROR,
-			    "o2iblnd: %s: payload of %zu bytes needs RDMA, not supported yet",
-			    ulnet_nid_str(&target.nid, nb), len);
-		lnet_finalize(msg, -EMSGSIZE);
-		return;
+	if (lnet_msg_hdr(msg)->type == ULNET_MSG_GET) {
+		if (lnet_msg_get_sink(msg, &siov, &sniov, &slen) == 0 &&
+		    KIB_IMMEDIATE_SIZE + slen > KIB_MSG_SIZE) {
+			type = KIB_MSG_GET_REQ;
+			reply = lnet_create_reply_msg(ni, msg);
+			if (!reply) {
+				char nb[ULNET_NIDSTR_SIZE];
+
+				lnet_ni_log(ni, ULNET_LOG_ERROR, "o2iblnd: %s: cannot create the GET's reply",
+					    ulnet_nid_str(&target.nid, nb));
+				lnet_finalize(msg, -EIO);
+				return;
+			}
+		}
+	} else if (KIB_IMMEDIATE_SIZE + len > KIB_MSG_SIZE) {
+		type = KIB_MSG_PUT_REQ;
 	}
 	kib_lock(net);
 	if (net->shutdown) {
@@ -289,23 +363,38 @@ void kib_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		rc = -ENOMEM;
 		goto out;
 	}
-	tx->m.type = KIB_MSG_IMMEDIATE;
-	tx->m.hdr = *lnet_msg_hdr(msg);
-	tx->m.payload_nob = (uint32_t)len;
-	if (len) {
-		struct iovec dst = { tx->buf + KIB_IMMEDIATE_SIZE, len };
-
-		lnet_copy_iov(&dst, 1, 0, iov, niov, off, len);
-	}
+	tx->m.type = type;
 	tx->lntmsg[0] = msg;
+	tx->lntmsg[1] = reply;
+	if (type == KIB_MSG_IMMEDIATE) {
+		tx->m.hdr = *lnet_msg_hdr(msg);
+		tx->m.payload_nob = (uint32_t)len;
+		if (len) {
+			struct iovec dst = { tx->buf + KIB_IMMEDIATE_SIZE, len };
+
+			lnet_copy_iov(&dst, 1, 0, iov, niov, off, len);
+		}
+	} else {
+		rc = type == KIB_MSG_GET_REQ ? kib_send_rdma_req(net, msg, tx, siov, sniov, 0, slen)
+					     : kib_send_rdma_req(net, msg, tx, iov, niov, off, len);
+		if (rc < 0) {
+			char nb[ULNET_NIDSTR_SIZE];
+
+			lnet_ni_log(ni, ULNET_LOG_ERROR,
+				    "o2iblnd: %s: cannot register the %s buffer: %d",
+				    ulnet_nid_str(&target.nid, nb), kib_msg_type_str(type), rc);
+			tx->status = rc;
+			kib_tx_done(net, tx);
+			rc = 0;
+			goto out;
+		}
+	}
 	peer = kib_peer_find(net, nid4);
 	if (!peer)
 		peer = kib_peer_create(net, nid4);
 	if (!peer) {
-		tx->lntmsg[0] = NULL;
-		kib_list_add_tail(&tx->link, &net->idle_txs);
-		net->nidle++;
-		rc = -ENOMEM;
+		tx->status = -ENOMEM;
+		kib_tx_done(net, tx);
 		goto out;
 	}
 	if (peer->conn && peer->conn->state == KIB_CONN_ESTABLISHED) {
@@ -319,6 +408,9 @@ void kib_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	}
 out:
 	kib_unlock(net);
-	if (rc < 0)
+	if (rc < 0) {
 		lnet_finalize(msg, rc);
+		if (reply)
+			lnet_finalize(reply, rc);
+	}
 }

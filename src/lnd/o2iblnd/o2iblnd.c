@@ -41,6 +41,7 @@ again:
 	while (net->fin && !net->in_unlock) {
 		struct kib_tx *tx = net->fin;
 		struct lnet_msg *m0, *m1;
+		int64_t reply_len;
 		int st;
 
 		net->fin = tx->fin_next;
@@ -50,6 +51,8 @@ again:
 		m0 = tx->lntmsg[0];
 		m1 = tx->lntmsg[1];
 		st = tx->status;
+		reply_len = tx->done_len;
+		kib_mr_release(net, tx);
 		tx->lntmsg[0] = tx->lntmsg[1] = NULL;
 		tx->fin_next = NULL;
 		tx->conn = NULL;
@@ -57,6 +60,11 @@ again:
 		net->nidle++;
 		net->in_unlock = true;
 		pthread_mutex_unlock(&net->lock);
+		/* a GET whose REPLY the peer wrote: its length first */
+		if (m1 && st == 0 && reply_len >= 0)
+			st = lnet_set_reply_msg_len(net->ni, m1, (size_t)reply_len);
+		else if (m1 && st == 0)
+			st = -EPROTO;
 		if (m0)
 			lnet_finalize(m0, st);
 		if (m1)
@@ -211,6 +219,7 @@ static int kib_startup(struct lnet_ni *ni)
 	kib_list_init(&net->idle_txs);
 	kib_list_init(&net->peers);
 	kib_list_init(&net->conns);
+	kib_list_init(&net->mrs);
 	net->fin_tail = &net->fin;
 	net->parse_tail = &net->parse;
 	ul_timer_init(&net->tick, kib_tick_cb);
@@ -402,6 +411,7 @@ static void kib_shutdown(struct lnet_ni *ni)
 	}
 	/* connections still referenced by a delayed receive free themselves
 	 * on the last reference; the tx pool and PD go now */
+	kib_mr_cache_fini(net);
 	kib_txpool_fini(net);
 	if (net->pd)
 		ibv_dealloc_pd(net->pd);
