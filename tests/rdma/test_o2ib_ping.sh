@@ -74,14 +74,14 @@ ulrig_retry 10 1 \$C ping $B@o2ib
 \$C discover $B@o2ib
 ulrig_mark pinged-1
 ulrig_wait_file pinged-2 120
-kill \$UPID; wait \$UPID || true
+kill \$UPID; wait \$UPID # exits 0 on SIGTERM (a sanitizer report would not)
 ulrig_mark ulnetd-down-1
 timeout 200 ulst --nid $A@o2ib serve --duration 190 >/host/serve.log 2>&1 &
 SPID=\$!
 sleep 2
 ulrig_mark serving
 ulrig_wait_file brw-done 190
-kill \$SPID; wait \$SPID || true
+kill \$SPID; wait \$SPID
 cat /host/serve.log
 EOF
 cat >"$RIG_SHARE/guest-2.sh" <<EOF
@@ -103,7 +103,7 @@ ulrig_retry 5 1 \$C ping $A@o2ib
 echo "ping after hostile: ok"
 ulrig_mark pinged-2
 ulrig_wait_file pinged-1 120
-kill \$UPID; wait \$UPID || true
+kill \$UPID; wait \$UPID # exits 0 on SIGTERM (a sanitizer report would not)
 ulrig_wait_file ulnetd-down-1 60
 ulrig_wait_file serving 60
 for sz in 0 1 1k 3k 4k 64k 1m; do
@@ -154,6 +154,10 @@ grep -q "primary nid: $B@o2ib" "$(rig_log 1)" 2>/dev/null ||
 	{ echo "FAIL: guest 1's ping/discover of $B@o2ib shows no primary nid"; FAILS=$((FAILS + 1)); }
 grep -q "malformed message" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null ||
 	{ echo "FAIL: guest 1's ulnetd logged no malformed message"; FAILS=$((FAILS + 1)); }
+if grep -l "Sanitizer" "$RIG_SHARE"/*.log 2>/dev/null; then
+	echo "FAIL: a sanitizer report (above: the logs that have one)"
+	FAILS=$((FAILS + 1))
+fi
 echo "guest 1's ulnetd, o2iblnd lines:"
 grep -h "o2iblnd" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null | head -20 | sed 's/^/  /'
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
