@@ -178,6 +178,10 @@ void kib_peer_connect_failed(struct kib_peer *peer, int error, const char *why)
 		lnet_ni_log(net->ni, ULNET_LOG_ERROR,
 			    "o2iblnd: %s: connection failed (%s): %d, failing its queued messages",
 			    peer->nidstr, why, error);
+	/* the peer NI is down until heard from (the core takes only its own
+	 * lock, and never calls an LND with it held) */
+	if (error && error != -ESHUTDOWN)
+		lnet_notify_peer_ni(net->ni, &peer->nid, error);
 	kib_tx_fail_list(net, &peer->tx_queue, error);
 }
 
@@ -234,6 +238,8 @@ void kib_close_conn(struct kib_conn *c, int error, const char *why)
 		    "o2iblnd: %s: closing: %s (%d)", c->name, why, error);
 	if (peer->conn == c)
 		peer->conn = NULL;
+	if (old == KIB_CONN_ESTABLISHED && error && error != -ESHUTDOWN && error != -ESTALE)
+		lnet_notify_peer_ni(net->ni, &peer->nid, error);
 	if (c->cmid && old != KIB_CONN_INIT)
 		rdma_disconnect(c->cmid);
 	kib_tx_fail_list(net, &c->tx_queue, error);
