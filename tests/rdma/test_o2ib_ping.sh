@@ -17,37 +17,13 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 T0=$(date +%s.%N)
-if [[ ${ULNET_RDMA_RIG:-} == skip ]]; then
-	echo "SKIP: ULNET_RDMA_RIG=skip"
-	exit 77
-fi
-if [[ $(id -u) != 0 ]]; then
-	echo "SKIP: needs root (netns, taps, packages)"
-	exit 77
-fi
 BIN=${ULNET_BIN:-}
 if [[ -n $BIN && -x $BIN/ulnetd ]] && ! grep -aq "o2iblnd" "$BIN/ulnetd"; then
 	echo "SKIP: this build has no o2ib LND (ULNET_O2IB)"
 	exit 77
 fi
-deps_log=$(mktemp "${TMPDIR:-/tmp}/ulrig-deps.XXXXXX")
-if ! "$HERE/rig-deps.sh" >"$deps_log" 2>&1; then
-	echo "SKIP: cannot install the rig's packages (tests/rdma/rig-deps.sh):"
-	tail -n 5 "$deps_log"
-	rm -f "$deps_log"
-	exit 77
-fi
-rm -f "$deps_log"
-
-# shellcheck source-path=SCRIPTDIR source=rig.sh
-. "$HERE/rig.sh"
-rc=0
-rig_init || rc=$?
-if [[ $rc == 77 ]]; then
-	echo "SKIP: no guest kernel (no mirror and none cached in $RIG_DIR)"
-	exit 77
-fi
-[[ $rc == 0 ]] || { echo "FAIL: rig_init ($rc)"; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=rig-test-start.sh
+. "$HERE/rig-test-start.sh"
 
 A=$(rig_ip 1)
 B=$(rig_ip 2)
