@@ -14,7 +14,8 @@
 #      NO_ANCHORS=1 (ulnet figures only),
 #      ANCHORS_FILE=<saved anchors.sh output> (used for every round instead
 #      of re-measuring), BENCH_MANUAL_TOO=0 (skip the manual-progress lines),
-#      BENCH_BUSY_POLL_TOO=0 (skip the busy-poll line).
+#      BENCH_BUSY_POLL_TOO=0 (skip the busy-poll line), BENCH_O2IB_RIG=0 (skip
+#      the o2ib LND beside ib_write_bw and ibv_rc_pingpong in the rig).
 set -euo pipefail
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -141,3 +142,12 @@ if [ "${BENCH_ROUTED_TOO:-1}" = 1 ]; then
 fi
 echo "# ratios: bandwidth and rate higher is better; round trip lower is better"
 echo "# paired: the median of the round-by-round ratios"
+# The o2ib LND beside raw verbs (ib_write_bw, ibv_rc_pingpong) in the
+# soft-RoCE rig, one run (bench/o2ib_rig.sh): root and a build with the LND.
+if [ "${BENCH_O2IB_RIG:-1}" = 1 ]; then
+  if [ "$(id -u)" = 0 ] && grep -aq o2iblnd "$build/bin/ulnetd" 2>/dev/null; then
+    bench/o2ib_rig.sh "$build" 2>"$work/o2ib_rig.err" | grep -v '^rig' || { echo "# o2ib rig failed:"; tail -n 5 "$work/o2ib_rig.err"; }
+  else
+    echo "# o2ib rig: skipped (needs root and a build with the o2ib LND, ULNET_O2IB)"
+  fi
+fi
