@@ -2,9 +2,16 @@
 # shellcheck shell=bash
 # rig-test-start.sh - sourced first by every rig test (tests/rdma/test_*.sh),
 # with HERE set to tests/rdma: the checks that skip the test (77, saying
-# why: ULNET_RDMA_RIG=skip, not root, the rig's packages cannot be
-# installed, no guest kernel), then the packages, rig.sh and rig_init.
+# why: no o2ib LND in the build when RIG_NEEDS_O2IB=1, ULNET_RDMA_RIG=skip,
+# not root, the rig's packages cannot be installed, no guest kernel), then
+# the packages, rig.sh and rig_init.
 # A failed rig_init fails the test.
+# RIG_NEEDS_O2IB=1: the test runs the o2ib LND: skip when the build has none
+if [[ ${RIG_NEEDS_O2IB:-0} == 1 && -n ${ULNET_BIN:-} && -x ${ULNET_BIN:-}/ulnetd ]] &&
+	! grep -aq "o2iblnd" "$ULNET_BIN/ulnetd"; then
+	echo "SKIP: this build has no o2ib LND (ULNET_O2IB)"
+	exit 77
+fi
 if [[ ${ULNET_RDMA_RIG:-} == skip ]]; then
 	echo "SKIP: ULNET_RDMA_RIG=skip"
 	exit 77

@@ -214,6 +214,24 @@ rig_wait() {
 
 # rig_rc ID: the exit status of guest ID's script (255: it never finished)
 rig_rc() { cat "$RIG_SHARE/guest-$1.rc" 2>/dev/null || echo 255; }
+# rig_failed_guests N: for each of guests 1..N whose script did not exit 0,
+# a FAIL line with its output, its ulnetd's log (when it wrote
+# /host/ulnetd-<id>.log) and its console; RIG_FAILED = how many.
+rig_failed_guests() {
+	local i r n=0
+	for ((i = 1; i <= $1; i++)); do
+		r=$(rig_rc "$i")
+		[[ $r == 0 ]] && continue
+		echo "FAIL: guest $i's script exited $r; its output, its ulnetd's, then its console:"
+		# (a missing log is no error: under pipefail it would end the test)
+		{ sed 's/^/  | /' "$(rig_log "$i")" 2>/dev/null || true; } | tail -n 60
+		{ sed 's/^/  d /' "$RIG_SHARE/ulnetd-$i.log" 2>/dev/null || true; } | tail -n 30
+		{ sed 's/^/  # /' "$(rig_console "$i")" 2>/dev/null || true; } | tail -n 20
+		n=$((n + 1))
+	done
+	# shellcheck disable=SC2034 # read by the tests
+	RIG_FAILED=$n
+}
 # rig_log ID: the output of guest ID's script
 rig_log() { echo "$RIG_SHARE/guest-$1.log"; }
 # rig_console ID: guest ID's serial console

@@ -15,11 +15,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 T0=$(date +%s.%N)
-BIN=${ULNET_BIN:-}
-if [[ -n $BIN && -x $BIN/ulnetd ]] && ! grep -aq "o2iblnd" "$BIN/ulnetd"; then
-	echo "SKIP: this build has no o2ib LND (ULNET_O2IB)"
-	exit 77
-fi
+RIG_NEEDS_O2IB=1
 # shellcheck source-path=SCRIPTDIR source=rig-test-start.sh
 . "$HERE/rig-test-start.sh"
 
@@ -82,16 +78,8 @@ if ! rig_wait; then
 	FAILS=$((FAILS + 1))
 fi
 T2=$(date +%s.%N)
-for i in 1 2 3; do
-	r=$(rig_rc "$i")
-	if [[ $r != 0 ]]; then
-		echo "FAIL: guest $i's script exited $r; its output, its ulnetd's, then its console:"
-		sed 's/^/  | /' "$(rig_log "$i")" 2>/dev/null | tail -n 40
-		sed 's/^/  d /' "$RIG_SHARE/ulnetd-$i.log" 2>/dev/null | tail -n 20
-		sed 's/^/  # /' "$(rig_console "$i")" 2>/dev/null | tail -n 20
-		FAILS=$((FAILS + 1))
-	fi
-done
+rig_failed_guests 3
+FAILS=$((FAILS + RIG_FAILED))
 grep -q "primary nid: $B@o2ib" "$(rig_log 1)" 2>/dev/null ||
 	{ echo "FAIL: A (tcp) did not discover $B@o2ib through the router"; FAILS=$((FAILS + 1)); }
 grep -q "primary nid: $A@tcp" "$(rig_log 3)" 2>/dev/null ||

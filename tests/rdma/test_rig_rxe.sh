@@ -71,15 +71,8 @@ if ! rig_wait; then
 fi
 T2=$(date +%s.%N)
 
-for i in 1 2; do
-	r=$(rig_rc "$i")
-	if [[ $r != 0 ]]; then
-		echo "FAIL: guest $i's script exited $r; its output, then its console:"
-		sed 's/^/  | /' "$(rig_log "$i")" 2>/dev/null | tail -n 40
-		sed 's/^/  # /' "$(rig_console "$i")" 2>/dev/null | tail -n 30
-		FAILS=$((FAILS + 1))
-	fi
-done
+rig_failed_guests 2
+FAILS=$((FAILS + RIG_FAILED))
 
 L2=$(rig_log 2)
 # ibv_rc_pingpong: "8192000 bytes in 0.07 seconds = 930.52 Mbit/sec" and
