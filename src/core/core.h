@@ -311,6 +311,15 @@ struct lnet_msg {
 	struct ulnet_event msg_ev;
 };
 
+/* One message of `type` and its payload bytes, in an NI's or a peer NI's
+ * per-type counts (sent, received or dropped: each kept with its bytes). */
+static inline void lnet_count_type(struct ulnet_msg_type_counts *msgs,
+				   struct ulnet_msg_type_counts *bytes, unsigned type, uint64_t nob)
+{
+	msgs->n[type]++;
+	bytes->n[type] += nob;
+}
+
 /* --- latency figures ------------------------------------------------------- */
 
 /* struct ulnet_latency kept as a sum: adding a sample needs no division

@@ -203,12 +203,12 @@ lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struc
 			ln->ln_ctr.route_count++;
 			ln->ln_ctr.route_length += msg->msg_len;
 			if (msg->msg_txpeer) {
-				msg->msg_txpeer->lpni_sent.n[type]++;
-				msg->msg_txpeer->lpni_sent_bytes.n[type] += msg->msg_len;
+				lnet_count_type(&msg->msg_txpeer->lpni_sent, &msg->msg_txpeer->lpni_sent_bytes,
+				                type, msg->msg_len);
 			}
 			if (msg->msg_txni) {
-				msg->msg_txni->ni_sent.n[type]++;
-				msg->msg_txni->ni_sent_bytes.n[type] += msg->msg_len;
+				lnet_count_type(&msg->msg_txni->ni_sent, &msg->msg_txni->ni_sent_bytes,
+				                type, msg->msg_len);
 			}
 		}
 	} else if (status == 0) {
@@ -227,8 +227,8 @@ lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struc
 		 * msg_wanted, lnet_parse_get(), which send_length counts at
 		 * the receive), 0 for an ACK or a GET */
 		if (msg->msg_txpeer) {
-			msg->msg_txpeer->lpni_sent.n[type]++;
-			msg->msg_txpeer->lpni_sent_bytes.n[type] += msg->msg_len;
+			lnet_count_type(&msg->msg_txpeer->lpni_sent, &msg->msg_txpeer->lpni_sent_bytes,
+			                type, msg->msg_len);
 		}
 		if (ev->type == ULNET_EVENT_SEND && msg->msg_type == ULNET_MSG_PUT &&
 		    msg->msg_t_start) {
@@ -241,8 +241,8 @@ lnet_msg_decommit_tx_locked(ulnet_t *ln, struct lnet_msg *msg, int status, struc
 						       msg->msg_t_start, now);
 		}
 		if (msg->msg_txni) {
-			msg->msg_txni->ni_sent.n[type]++;
-			msg->msg_txni->ni_sent_bytes.n[type] += msg->msg_len;
+			lnet_count_type(&msg->msg_txni->ni_sent, &msg->msg_txni->ni_sent_bytes,
+			                type, msg->msg_len);
 		}
 	}
 	lnet_return_tx_credits_locked(ln, msg, q, now);
@@ -260,12 +260,12 @@ lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int status)
 	if (__builtin_expect(msg->msg_forward, 0)) {
 		if (status == 0) {
 			if (msg->msg_rxpeer) {
-				msg->msg_rxpeer->lpni_received.n[msg->msg_type]++;
-				msg->msg_rxpeer->lpni_received_bytes.n[msg->msg_type] += msg->msg_len;
+				lnet_count_type(&msg->msg_rxpeer->lpni_received, &msg->msg_rxpeer->lpni_received_bytes,
+				                msg->msg_type, msg->msg_len);
 			}
 			if (msg->msg_rxni) {
-				msg->msg_rxni->ni_received.n[msg->msg_type]++;
-				msg->msg_rxni->ni_received_bytes.n[msg->msg_type] += msg->msg_len;
+				lnet_count_type(&msg->msg_rxni->ni_received, &msg->msg_rxni->ni_received_bytes,
+				                msg->msg_type, msg->msg_len);
 			}
 		}
 	} else if (status == 0) {
@@ -279,12 +279,12 @@ lnet_msg_decommit_rx_locked(ulnet_t *ln, struct lnet_msg *msg, int status)
 		ln->ln_ctr.recv_length += nob;
 		ln->ln_ctr.recv_count++;
 		if (msg->msg_rxpeer) {
-			msg->msg_rxpeer->lpni_received.n[rx_type]++;
-			msg->msg_rxpeer->lpni_received_bytes.n[rx_type] += nob;
+			lnet_count_type(&msg->msg_rxpeer->lpni_received, &msg->msg_rxpeer->lpni_received_bytes,
+			                rx_type, nob);
 		}
 		if (msg->msg_rxni) {
-			msg->msg_rxni->ni_received.n[rx_type]++;
-			msg->msg_rxni->ni_received_bytes.n[rx_type] += nob;
+			lnet_count_type(&msg->msg_rxni->ni_received, &msg->msg_rxni->ni_received_bytes,
+			                rx_type, nob);
 		}
 	}
 	msg->msg_rx_committed = 0;

@@ -415,8 +415,8 @@ void lnet_drop_delayed_msg_list(ulnet_t *ln, struct ul_list *list, const char *r
 		lnet_lock(ln);
 		ln->ln_ctr.drop_count++;
 		ln->ln_ctr.drop_length += msg->msg_len;
-		msg->msg_rxni->ni_dropped.n[ULNET_MSG_PUT]++;
-		msg->msg_rxni->ni_dropped_bytes.n[ULNET_MSG_PUT] += msg->msg_len;
+		lnet_count_type(&msg->msg_rxni->ni_dropped, &msg->msg_rxni->ni_dropped_bytes,
+		                ULNET_MSG_PUT, msg->msg_len);
 		lnet_unlock(ln);
 		lnet_ni_recv(msg->msg_rxni, msg->msg_rx_private, NULL, true, 0, 0, msg->msg_len);
 		lnet_finalize_core(msg, -ENOENT);

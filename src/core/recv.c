@@ -215,8 +215,7 @@ drop:
 	lnet_lock(ln);
 	ln->ln_ctr.drop_count++;
 	ln->ln_ctr.drop_length += md->md_length;
-	ni->ni_dropped.n[ULNET_MSG_GET]++;
-	ni->ni_dropped_bytes.n[ULNET_MSG_GET] += md->md_length;
+	lnet_count_type(&ni->ni_dropped, &ni->ni_dropped_bytes, ULNET_MSG_GET, md->md_length);
 	lnet_unlock(ln);
 	return NULL;
 }
@@ -271,8 +270,7 @@ static void lnet_drop_message(ulnet_t *ln, struct lnet_ni *ni, void *priv, uint3
 	ln->ln_ctr.drop_count++;
 	ln->ln_ctr.drop_length += nob;
 	type = type <= ULNET_MSG_HELLO ? type : 0;
-	ni->ni_dropped.n[type]++;
-	ni->ni_dropped_bytes.n[type] += nob;
+	lnet_count_type(&ni->ni_dropped, &ni->ni_dropped_bytes, type, nob);
 	lnet_unlock(ln);
 	/* the LND still reads and discards the payload */
 	lnet_ni_recv(ni, priv, NULL, delayed, 0, 0, nob);

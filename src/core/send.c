@@ -54,11 +54,11 @@ lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
 	if (msg->msg_tx_delayed && (now ? now : lnet_now(ln)) > msg->msg_deadline) {
 		ln->ln_ctr.drop_count++;
 		ln->ln_ctr.drop_length += msg->msg_len;
-		ni->ni_dropped.n[msg->msg_type]++;
-		ni->ni_dropped_bytes.n[msg->msg_type] += msg->msg_len;
+		lnet_count_type(&ni->ni_dropped, &ni->ni_dropped_bytes,
+		                msg->msg_type, msg->msg_len);
 		if (lp) {
-			lp->lpni_dropped.n[msg->msg_type]++;
-			lp->lpni_dropped_bytes.n[msg->msg_type] += msg->msg_len;
+			lnet_count_type(&lp->lpni_dropped, &lp->lpni_dropped_bytes,
+			                msg->msg_type, msg->msg_len);
 		}
 		lnet_log(ln, ULNET_LOG_WARN, "dropping %s for %s: exceeded message deadline",
 			 lnet_msgtyp2str(msg->msg_type), lnet_nidstr(&msg->msg_target.nid, nid));
@@ -69,10 +69,10 @@ lnet_post_send_locked(ulnet_t *ln, struct lnet_msg *msg, uint64_t now)
 	if (__builtin_expect(msg->msg_forward, 0) && lp && lp->lpni_ns_status != LNET_NI_STATUS_UP &&
 	    !(msg->msg_target.pid & ULNET_PID_USERFLAG) && lnet_peer_aliveness_enabled_locked(ln, lp)) {
 		/* (drop_count: when the failed forward completes, msg.c) */
-		ni->ni_dropped.n[msg->msg_type]++;
-		ni->ni_dropped_bytes.n[msg->msg_type] += msg->msg_len;
-		lp->lpni_dropped.n[msg->msg_type]++;
-		lp->lpni_dropped_bytes.n[msg->msg_type] += msg->msg_len;
+		lnet_count_type(&ni->ni_dropped, &ni->ni_dropped_bytes,
+		                msg->msg_type, msg->msg_len);
+		lnet_count_type(&lp->lpni_dropped, &lp->lpni_dropped_bytes,
+		                msg->msg_type, msg->msg_len);
 		lnet_log(ln, ULNET_LOG_WARN, "dropping %s for %s: peer %s not alive",
 			 lnet_msgtyp2str(msg->msg_type), lnet_nidstr(&msg->msg_target.nid, nid),
 			 lnet_nidstr(&lp->lpni_nid, nid2));
