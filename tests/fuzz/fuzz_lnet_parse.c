@@ -50,6 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct fz_rx {
 	bool live;
 	bool rdma;                     /* parsed with rdma_req: a GET's REPLY comes to recv() */
+	bool get;                      /* the header was a GET (a wire REPLY parsed with
+					* rdma_req is an ordinary REPLY, truncation included) */
 	uint32_t len;
 	uint8_t data[BUF_MAX];
 };
@@ -152,7 +154,8 @@ static void fz_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, 
 	struct fz_rx *rx = rx_private;
 
 	(void)ni;
-	if (rx && rx->live && rx->rdma && msg && lnet_msg_hdr(msg)->type == ULNET_MSG_REPLY) {
+	if (rx && rx->live && rx->rdma && rx->get && msg &&
+	    lnet_msg_hdr(msg)->type == ULNET_MSG_REPLY) {
 		/* an rdma GET: the LND reads the REPLY's mlen bytes from the
 		 * MD (as an RDMA write would): all of them must be there */
 		if (mlen != rlen)
@@ -410,6 +413,7 @@ static void inject(struct in *in, const struct lnet_hdr *h)
 
 		/* the low bits pick the peer, the next one rdma_req */
 		rx->rdma = (b >> 2) & 1;
+		rx->get = h->type == ULNET_MSG_GET;
 		rc = lnet_parse(fz.ni, h, &fz.peers[b % 3], rx, rx->rdma);
 	}
 	if (rc < 0) {
