@@ -378,7 +378,7 @@ static void test_route_import(void **state)
 		  "r.yaml:2:3: cannot add route to tcp1 through 127.0.0.12@tcp: Route already exists "
 		  "or the specified network is local", -17 },
 		{ "route:\n- net: tcp4\n  gateway: " GW "\n  bogus: 1\n",
-		  "r.yaml:4:3: unknown route key 'bogus'", -22 },
+		  "r.yaml:4:3: unknown route key 'bogus'", -95 },
 		{ "route:\n- net: tcp4\n  gateway: " GW "\n  health_sensitivity: 2\n",
 		  "r.yaml:4:3: route key 'health_sensitivity' is not supported by ulnet", -95 },
 		{ "route:\n- net: tcp4\n  gateway: " GW "\n  hop: 0\n",

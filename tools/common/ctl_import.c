@@ -511,7 +511,7 @@ static void imp_route(struct imp *im, yaml_node_t *rt)
 			return;
 		}
 		if (i < 0) {
-			imp_error(im, kn, -EINVAL, "unknown route key '%s'", k ? k : "?");
+			imp_error(im, kn, -EOPNOTSUPP, "unknown route key '%s'", k ? k : "?");
 			return;
 		}
 		if (!val) {
@@ -592,7 +592,7 @@ static bool imp_int_map(struct imp *im, yaml_node_t *m, const char *what, enum i
 		long v;
 
 		if (imp_key_find(s, k) < 0) {
-			imp_error(im, kn, -EINVAL, "unknown %s key '%s'", what, k ? k : "?");
+			imp_error(im, kn, -EOPNOTSUPP, "unknown %s key '%s'", what, k ? k : "?");
 			return false;
 		}
 		if (yint(vn, &v) < 0) {
@@ -631,7 +631,7 @@ static bool imp_routing_key(struct imp *im, yaml_node_t *kn, yaml_node_t *vn, bo
 			const char *pk = yscalar(ynode(im, p->key));
 
 			if (imp_key_find(IMPS_ROUTING_CPT, pk) < 0) {
-				imp_error(im, ynode(im, p->key), -EINVAL, "unknown routing pool '%s'",
+				imp_error(im, ynode(im, p->key), -EOPNOTSUPP, "unknown routing pool '%s'",
 					  pk ? pk : "?");
 				return false;
 			}
@@ -640,7 +640,7 @@ static bool imp_routing_key(struct imp *im, yaml_node_t *kn, yaml_node_t *vn, bo
 		}
 		return true;
 	}
-	imp_error(im, kn, -EINVAL, "unknown routing key '%s'", k ? k : "?");
+	imp_error(im, kn, -EOPNOTSUPP, "unknown routing key '%s'", k ? k : "?");
 	return false;
 }
 
@@ -728,7 +728,7 @@ static void imp_global(struct imp *im, yaml_node_t *g)
 		if (i >= 0 && imp_schema[IMPS_GLOBAL].keys[i].kind == IMPK_STATE)
 			continue; /* lnd_timeout: derived, read-only */
 		if (!gs) {
-			imp_error(im, ynode(im, p->key), -EINVAL, "invalid key '%s' (not a global setting)",
+			imp_error(im, ynode(im, p->key), -EOPNOTSUPP, "invalid key '%s' (not a global setting)",
 				  k ? k : "?");
 			continue;
 		}
@@ -1000,7 +1000,7 @@ static int import_doc(struct ctl_ctx *ctx, const char *name, yaml_document_t *do
 		int key = imp_key_find(IMPS_TOP, k);
 
 		if (key < 0) {
-			imp_error(&im, kn, -EINVAL, "invalid key '%s' (not a top-level section)", k ? k : "?");
+			imp_error(&im, kn, -EOPNOTSUPP, "invalid key '%s' (not a top-level section)", k ? k : "?");
 			continue;
 		}
 		if (nets_only && key != IK_TOP_NET && key != IK_TOP_IP2NETS)

@@ -42,7 +42,7 @@ void imp_udsp(struct imp *im, yaml_node_t *e)
 			       (int)IK_UDSP_DST == (int)ULNET_UDSP_DST &&
 			       (int)IK_UDSP_RTE == (int)ULNET_UDSP_RTE, "udsp: src, dst, rte are the match parts");
 		if (i < 0) {
-			imp_error(im, kn, -EINVAL, "unknown udsp key '%s'", k ? k : "?");
+			imp_error(im, kn, -EOPNOTSUPP, "unknown udsp key '%s'", k ? k : "?");
 			return;
 		}
 		if (i < ULNET_UDSP_NPARTS) {
@@ -68,7 +68,7 @@ void imp_udsp(struct imp *im, yaml_node_t *e)
 				const char *ak = yscalar(ynode(im, a->key));
 
 				if (imp_key_find(IMPS_UDSP_ACTION, ak) != IK_UACT_PRIORITY) {
-					imp_error(im, ynode(im, a->key), -EINVAL, "unknown udsp action '%s'",
+					imp_error(im, ynode(im, a->key), -EOPNOTSUPP, "unknown udsp action '%s'",
 						  ak ? ak : "?");
 					return;
 				}
