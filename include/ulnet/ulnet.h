@@ -158,6 +158,27 @@ struct ulnet_sock_tunables {
 	int protocol;            /* HELLO version to start with: 2, 3 or 4; 3 on IPv4, 4 on IPv6 */
 };
 
+/*
+ * o2ib LND tunables (the ko2iblnd module parameters of the same names, and
+ * the o2ib "lnd tunables" of lnetctl; docs/o2iblnd.md). 0 takes ko2iblnd's
+ * default. The NI's conns_per_peer (only 1) and tos are in its
+ * ulnet_ni_tunables. In a ulnet_ni_info the values the NI runs with
+ * (cksum 0 or 1, keepalive 0 for never, retry counts as they are).
+ */
+struct ulnet_o2ib_tunables {
+	int service;             /* rdma_cm port listened on and connected to; 987 */
+	int cksum;               /* 1: checksum every message sent; off (-1 or 0) */
+	int timeout;             /* s: a tx or a connect not done in time fails; 50;
+				  * -1: the global lnd_timeout (the kernel's timeout=0) */
+	int keepalive;           /* s idle before a NOOP; 100; -1 never */
+	int ntx;                 /* tx descriptors of the NI; 512 */
+	int peercredits_hiw;     /* credits owed that send a NOOP; peer_credits / 2 */
+	int concurrent_sends;    /* sends posted at once on a connection; peer_credits */
+	int retry_count;         /* RC transport retries; 5; -1: none */
+	int rnr_retry_count;     /* RNR retries; 6 (7: for ever); -1: none */
+	int map_on_demand;       /* obsolete, read by nothing (as in 2.17); shown; 1 */
+};
+
 struct ulnet_ni_conf {
 	ulnet_nid_t nid;         /* the NI's NID; for tcp the address to bind */
 	char iface[16];          /* interface name for display/selection ("" ok) */
@@ -182,6 +203,8 @@ struct ulnet_ni_conf {
 	 * on both (unless accept is "none"). 0 = accept_port (one port for
 	 * all, the kernel's default of 988 for both). */
 	uint16_t accept_port_bulk;
+	/* o2ib NIs: the LND's tunables (ignored by other LNDs) */
+	struct ulnet_o2ib_tunables o2ib;
 };
 
 /*
@@ -476,6 +499,8 @@ struct ulnet_ni_info {
 	int peer_credits;
 	/* UDSP (ulnet/udsp.h): 0 highest, UINT32_MAX none (shown as -1) */
 	uint32_t udsp_net_prio, udsp_nid_prio;
+	/* o2ib NIs: the LND tunables in effect (zero for other LNDs) */
+	struct ulnet_o2ib_tunables o2ib;
 };
 
 struct ulnet_peer_ni_info {

@@ -38,12 +38,23 @@ static size_t connmsg(uint8_t *buf, uint8_t type, ulnet_nid4_t src, ulnet_nid4_t
 	return (size_t)n;
 }
 
+static int setup_pc(struct kib_tunables *t, int peer_credits)
+{
+	struct ulnet_ni_conf conf;
+	const char *what;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.tun.peer_credits = peer_credits;
+	conf.tun.tos = -1;
+	return kib_tunables_setup(t, &conf, 0, &what);
+}
+
 static void test_tunables(void **state)
 {
 	struct kib_tunables t;
 
 	(void)state;
-	assert_int_equal(kib_tunables_setup(&t, 0), 0);
+	assert_int_equal(setup_pc(&t, 0), 0);
 	assert_int_equal(t.peer_credits, 8);
 	assert_int_equal(t.peercredits_hiw, 4);
 	assert_int_equal(t.concurrent_sends, 8);
@@ -51,10 +62,163 @@ static void test_tunables(void **state)
 	assert_int_equal(t.timeout, 50);
 	assert_int_equal(t.keepalive, 100);
 	assert_int_equal(t.service, 987);
+	assert_int_equal(t.retry_count, 5);
+	assert_int_equal(t.rnr_retry_count, 6);
+	assert_int_equal(t.map_on_demand, 1);
+	assert_false(t.cksum);
+	assert_int_equal(t.tos, -1);
 	assert_int_equal(kib_rx_msgs(8), 18);
-	assert_int_equal(kib_tunables_setup(&t, 1), 0);
+	assert_int_equal(setup_pc(&t, 1), 0);
 	assert_int_equal(t.peercredits_hiw, 0);
-	assert_int_equal(kib_tunables_setup(&t, 256), -EINVAL);
+	assert_int_equal(setup_pc(&t, 256), -EINVAL);
+}
+
+/* Every o2ib tunable of the conf reaches the LND, with the kernel's
+ * clamps (kiblnd_tunables_setup) and its module parameters' meanings. */
+static void test_tunables_conf(void **state)
+{
+	struct ulnet_ni_conf conf;
+	struct ulnet_o2ib_tunables *o = &conf.o2ib;
+	struct ulnet_o2ib_tunables shown;
+	struct kib_tunables t;
+	const char *what;
+
+	(void)state;
+	memset(&conf, 0, sizeof(conf));
+	conf.tun.peer_credits = 16;
+	conf.tun.tos = 106;
+	o->service = 18515;
+	o->cksum = 1;
+	o->timeout = 20;
+	o->keepalive = 7;
+	o->ntx = 64;
+	o->peercredits_hiw = 12;
+	o->concurrent_sends = 20;
+	o->retry_count = 7;
+	o->rnr_retry_count = -1;
+	o->map_on_demand = 32;
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), 0);
+	assert_int_equal(t.service, 18515);
+	assert_true(t.cksum);
+	assert_int_equal(t.timeout, 20);
+	assert_int_equal(t.keepalive, 7);
+	assert_int_equal(t.ntx, 64);
+	assert_int_equal(t.peercredits_hiw, 12);
+	assert_int_equal(t.concurrent_sends, 20);
+	assert_int_equal(t.retry_count, 7);
+	assert_int_equal(t.rnr_retry_count, 0);
+	assert_int_equal(t.map_on_demand, 32);
+	assert_int_equal(t.tos, 106);
+	kib_tunables_show(&t, &shown);
+	assert_int_equal(shown.service, 18515);
+	assert_int_equal(shown.cksum, 1);
+	assert_int_equal(shown.rnr_retry_count, 0);
+	assert_int_equal(shown.concurrent_sends, 20);
+
+	/* the kernel's clamps: hiw in [pc/2, pc-1], sends in [pc/2, 2pc] */
+	o->peercredits_hiw = 3;
+	o->concurrent_sends = 100;
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), 0);
+	assert_int_equal(t.peercredits_hiw, 8);
+	assert_int_equal(t.concurrent_sends, 32);
+	o->peercredits_hiw = 40;
+	o->concurrent_sends = 2;
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), 0);
+	assert_int_equal(t.peercredits_hiw, 15);
+	assert_int_equal(t.concurrent_sends, 8);
+
+	/* keepalive -1: never; timeout -1: the global lnd_timeout */
+	o->keepalive = -1;
+	o->timeout = -1;
+	assert_int_equal(kib_tunables_setup(&t, &conf, 33, &what), 0);
+	assert_int_equal(t.keepalive, 0);
+	assert_int_equal(t.timeout, 33);
+
+	/* refusals name the tunable */
+	o->ntx = 2052;  /* ntx / 4 above the fmr_pool_size of 512: the kernel refuses the NI */
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), -EINVAL);
+	assert_string_equal(what, "ntx");
+	o->ntx = 2051;
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), 0);
+	o->retry_count = 8;
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), -EINVAL);
+	assert_string_equal(what, "retry_count");
+	o->retry_count = 0;
+	o->service = 65536;
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), -EINVAL);
+	assert_string_equal(what, "service");
+	o->service = 0;
+	conf.tun.conns_per_peer = 2;
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), -EOPNOTSUPP);
+	assert_string_equal(what, "conns_per_peer");
+	conf.tun.conns_per_peer = 1;
+	o->timeout = -2;
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), -EINVAL);
+	assert_string_equal(what, "timeout");
+}
+
+/* kib_msg_finish(): with cksum on, the message carries the kernel's
+ * checksum (kiblnd_pack_msg: summed over ibm_nob bytes with ibm_cksum
+ * zero), in the peer's char form; with it off, the field stays 0. */
+static void test_msg_finish_cksum(void **state)
+{
+	struct ulnet_ni_conf conf;
+	struct kib_tunables t;
+	struct kib_msg m, d;
+	uint8_t buf[KIB_MSG_SIZE], ref[KIB_MSG_SIZE];
+	const char *what;
+	ssize_t n;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.version = KIB_MSG_VERSION;
+	m.type = KIB_MSG_IMMEDIATE;
+	m.credits = 3;
+	m.srcnid = NID_A;
+	m.dstnid = NID_B;
+	m.srcstamp = 0x1122334455667788ULL;
+	m.dststamp = 0x99aabbccddeeff00ULL;  /* bytes >= 0x80: the forms differ */
+	m.hdr.type = 1;
+	m.payload_nob = 5;
+	n = kib_msg_encode(&m, NULL, 0, false, buf, sizeof(buf));
+	assert_true(n > 0);
+	memcpy(buf + n, (const uint8_t[]){ 0xff, 0x80, 0x61, 0x62, 0x63 }, 5);
+	uint32_t nob = (uint32_t)n + 5;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.tun.tos = -1;
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), 0);
+	memcpy(ref, buf, nob);
+	kib_msg_finish(&t, buf, nob, KIB_CKSUM_SIGNED);
+	assert_memory_equal(buf, ref, nob);      /* off: untouched, cksum 0 */
+	assert_true(kib_msg_decode(buf, nob, &d) > 0);
+	assert_int_equal(d.cksum, 0);
+
+	conf.o2ib.cksum = 1;
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), 0);
+	for (int form = KIB_CKSUM_SIGNED; form <= KIB_CKSUM_UNSIGNED; form++) {
+		/* the kernel's sum, byte by byte as its char is, field zero */
+		uint32_t sum = 0;
+
+		memcpy(buf, ref, nob);
+		for (uint32_t i = 0; i < nob; i++) {
+			uint32_t ch = form == KIB_CKSUM_SIGNED ? (uint32_t)(int32_t)(int8_t)ref[i]
+							       : ref[i];
+			sum = ((sum << 1) | (sum >> 31)) + ch;
+		}
+		if (sum == 0)
+			sum = 1;
+		kib_msg_finish(&t, buf, nob, (enum kib_cksum_form)form);
+		assert_int_equal(buf[12] | buf[13] << 8 | buf[14] << 16 | (uint32_t)buf[15] << 24,
+				 sum);
+		assert_memory_equal(buf + 16, ref + 16, nob - 16);
+		assert_true(kib_msg_decode(buf, nob, &d) > 0);
+		assert_int_equal(d.cksum, sum);
+		assert_int_equal(d.cksum_unsigned, form == KIB_CKSUM_UNSIGNED);
+		/* a flipped payload byte is caught */
+		buf[nob - 1] ^= 1;
+		assert_true(kib_msg_decode(buf, nob, &d) < 0);
+	}
 }
 
 static struct kib_accept_ctx ctx_b(void)
@@ -220,7 +384,7 @@ static void test_credits(void **state)
 	struct kib_credit_state s;
 
 	(void)state;
-	kib_tunables_setup(&t, 8);
+	assert_int_equal(setup_pc(&t, 8), 0);
 	memset(&s, 0, sizeof(s));
 	s.queue_depth = 8;
 	s.credits = 8;
@@ -263,6 +427,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tunables),
+		cmocka_unit_test(test_tunables_conf),
+		cmocka_unit_test(test_msg_finish_cksum),
 		cmocka_unit_test(test_connreq),
 		cmocka_unit_test(test_race),
 		cmocka_unit_test(test_connack),

@@ -178,25 +178,25 @@ tunables:
 		yo_kv_int(y, "tos", ni->tun.tos);
 		yo_end_map(y);
 	} else if (ni->nid.type == ULNET_LND_O2IB) {
-		/* lnetctl's keys for ko2iblnd, the values the LND runs with */
-		struct kib_tunables kt;
+		/* lnetctl's keys for ko2iblnd, the values the LND runs with
+		 * (its ni_info; the fmr_* ones are the kernel's defaults,
+		 * the only values taken: ulnet has no FMR pool) */
+		const struct ulnet_o2ib_tunables *o = &ni->o2ib;
 
-		if (kib_tunables_setup(&kt, ni->tun.peer_credits) == 0) {
-			yo_str(y, "lnd tunables");
-			yo_map(y);
-			yo_kv_int(y, "peercredits_hiw", kt.peercredits_hiw);
-			yo_kv_int(y, "map_on_demand", kt.map_on_demand);
-			yo_kv_int(y, "concurrent_sends", kt.concurrent_sends);
-			yo_kv_int(y, "fmr_pool_size", kt.fmr_pool_size);
-			yo_kv_int(y, "fmr_flush_trigger", kt.fmr_flush_trigger);
-			yo_kv_int(y, "fmr_cache", kt.fmr_cache);
-			yo_kv_int(y, "ntx", kt.ntx);
-			yo_kv_int(y, "conns_per_peer", kt.conns_per_peer);
-			if (mode != 2)
-				yo_kv_int(y, "timeout", kt.timeout);
-			yo_kv_int(y, "tos", -1);
-			yo_end_map(y);
-		}
+		yo_str(y, "lnd tunables");
+		yo_map(y);
+		yo_kv_int(y, "peercredits_hiw", o->peercredits_hiw);
+		yo_kv_int(y, "map_on_demand", o->map_on_demand);
+		yo_kv_int(y, "concurrent_sends", o->concurrent_sends);
+		yo_kv_int(y, "fmr_pool_size", KIB_FMR_POOL_SIZE);
+		yo_kv_int(y, "fmr_flush_trigger", KIB_FMR_FLUSH_TRIGGER);
+		yo_kv_int(y, "fmr_cache", KIB_FMR_CACHE);
+		yo_kv_int(y, "ntx", o->ntx);
+		yo_kv_int(y, "conns_per_peer", ni->tun.conns_per_peer);
+		if (mode != 2)
+			yo_kv_int(y, "timeout", ni->lnd_timeout);
+		yo_kv_int(y, "tos", ni->tun.tos);
+		yo_end_map(y);
 	}
 	if (mode != 2)
 		yo_kv_int(y, "dev cpt", ni->dev_cpt);

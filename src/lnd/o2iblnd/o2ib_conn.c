@@ -157,6 +157,8 @@ static void kib_send_connreq(struct kib_conn *c)
 		kib_close_conn(c, (int)n, "cannot encode CONNREQ");
 		return;
 	}
+	/* the kernel checksums its CONNREQ too (kiblnd_pack_msg) */
+	kib_msg_finish(&net->tun, buf, (uint32_t)n, c->cksum_form);
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = buf;
 	cp.private_data_len = (uint8_t)n;
@@ -433,6 +435,8 @@ static void kib_passive_connect(struct kib_net *net, struct rdma_cm_id *cmid, co
 	ack.cp.max_frags = (uint16_t)c->max_frags;
 	ack.cp.max_msg_size = KIB_MSG_SIZE;
 	n = kib_msg_encode(&ack, NULL, 0, false, buf, sizeof(buf));
+	if (n > 0)
+		kib_msg_finish(&net->tun, buf, (uint32_t)n, c->cksum_form);
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = buf;
 	cp.private_data_len = n > 0 ? (uint8_t)n : 0;
@@ -528,6 +532,17 @@ static void kib_cm_event(struct kib_net *net, struct rdma_cm_event *ev, const ui
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (c->state != KIB_CONN_ACTIVE_CONNECT)
 			break;
+		/* the IP ToS of RoCE QoS, set where the kernel's
+		 * kiblnd_set_tos() sets it: before the route is resolved */
+		if (net->tun.tos >= 0) {
+			uint8_t tos = (uint8_t)net->tun.tos;
+
+			if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos,
+					    sizeof(tos)) != 0) {
+				kib_close_conn(c, -errno ? -errno : -EINVAL, "cannot set the tos");
+				break;
+			}
+		}
 		if (rdma_resolve_route(id, net->tun.timeout * 1000) != 0)
 			kib_close_conn(c, -EHOSTUNREACH, "cannot resolve route");
 		break;

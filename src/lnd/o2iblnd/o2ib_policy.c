@@ -9,31 +9,117 @@
 
 #include "lnd/o2iblnd/o2ib_policy.h"
 
-int kib_tunables_setup(struct kib_tunables *t, int peer_credits)
+/* 0: `def`; -1: none (0); 1..KIB_RETRY_MAX */
+static int retry_value(int v, int def, int *out)
 {
-	memset(t, 0, sizeof(*t));
-	if (peer_credits == 0)
-		peer_credits = KIB_PEER_CREDITS_DEFAULT;
-	if (peer_credits < 1 || peer_credits > KIB_CREDITS_MAX)
+	if (v == 0)
+		*out = def;
+	else if (v == -1)
+		*out = 0;
+	else if (v >= 1 && v <= KIB_RETRY_MAX)
+		*out = v;
+	else
 		return -EINVAL;
-	t->peer_credits = peer_credits;
-	/* unset: half the credits; never all of them */
-	t->peercredits_hiw = peer_credits / 2;
-	if (t->peercredits_hiw >= peer_credits)
-		t->peercredits_hiw = peer_credits - 1;
-	t->concurrent_sends = peer_credits;
-	t->map_on_demand = 1;
-	t->fmr_pool_size = 512;
-	t->fmr_flush_trigger = 384;
-	t->fmr_cache = 1;
-	t->ntx = KIB_NTX_DEFAULT;
-	t->conns_per_peer = 1;
-	t->timeout = KIB_TIMEOUT_DEFAULT;
-	t->keepalive = KIB_KEEPALIVE_DEFAULT;
-	t->service = KIB_SERVICE_DEFAULT;
-	t->retry_count = KIB_RETRY_COUNT_DEFAULT;
-	t->rnr_retry_count = KIB_RNR_RETRY_DEFAULT;
 	return 0;
+}
+
+#define BAD(name, rc) do { *what = (name); return (rc); } while (0)
+
+int kib_tunables_setup(struct kib_tunables *t, const struct ulnet_ni_conf *conf, int lnd_timeout,
+		       const char **what)
+{
+	const struct ulnet_o2ib_tunables *o = &conf->o2ib;
+	int pc = conf->tun.peer_credits;
+
+	memset(t, 0, sizeof(*t));
+	*what = NULL;
+	if (pc == 0)
+		pc = KIB_PEER_CREDITS_DEFAULT;
+	/* a message returns at most 255 credits (ibm_credits is a byte) */
+	if (pc < 1 || pc > KIB_CREDITS_MAX)
+		BAD("peer_credits", -EINVAL);
+	t->peer_credits = pc;
+	/* the kernel's rules: at least half the credits, never all of them */
+	if (o->peercredits_hiw < 0)
+		BAD("peercredits_hiw", -EINVAL);
+	t->peercredits_hiw = o->peercredits_hiw;
+	if (t->peercredits_hiw < pc / 2)
+		t->peercredits_hiw = pc / 2;
+	if (t->peercredits_hiw >= pc)
+		t->peercredits_hiw = pc - 1;
+	/* peer_credits unless set; between half and twice them */
+	if (o->concurrent_sends < 0)
+		BAD("concurrent_sends", -EINVAL);
+	t->concurrent_sends = o->concurrent_sends ? o->concurrent_sends : pc;
+	if (t->concurrent_sends > pc * 2)
+		t->concurrent_sends = pc * 2;
+	if (t->concurrent_sends < pc / 2)
+		t->concurrent_sends = pc / 2;
+	if (t->concurrent_sends < 1)
+		t->concurrent_sends = 1;
+	/* obsolete: the kernel turns 0 into 1 and reads it no further */
+	if (o->map_on_demand < 0)
+		BAD("map_on_demand", -EINVAL);
+	t->map_on_demand = o->map_on_demand ? o->map_on_demand : 1;
+	t->fmr_pool_size = KIB_FMR_POOL_SIZE;
+	t->fmr_flush_trigger = KIB_FMR_FLUSH_TRIGGER;
+	t->fmr_cache = KIB_FMR_CACHE;
+	if (o->ntx < 0)
+		BAD("ntx", -EINVAL);
+	t->ntx = o->ntx ? o->ntx : KIB_NTX_DEFAULT;
+	/* the kernel refuses an NI whose fmr_pool_size is below ntx / 4:
+	 * ours is its default (this bounds the tx pool's memory too) */
+	if (t->ntx / 4 > t->fmr_pool_size)
+		BAD("ntx", -EINVAL);
+	if (conf->tun.conns_per_peer < 0)
+		BAD("conns_per_peer", -EINVAL);
+	if (conf->tun.conns_per_peer > 1)
+		BAD("conns_per_peer", -EOPNOTSUPP);  /* one connection per peer for now */
+	t->conns_per_peer = 1;
+	if (o->timeout == -1)
+		t->timeout = lnd_timeout > 0 ? lnd_timeout : KIB_TIMEOUT_DEFAULT;
+	else if (o->timeout < 0)
+		BAD("timeout", -EINVAL);
+	else
+		t->timeout = o->timeout ? o->timeout : KIB_TIMEOUT_DEFAULT;
+	t->keepalive = o->keepalive == 0 ? KIB_KEEPALIVE_DEFAULT : o->keepalive < 0 ? 0 : o->keepalive;
+	if (o->service < 0 || o->service > 65535)
+		BAD("service", -EINVAL);
+	t->service = o->service ? o->service : KIB_SERVICE_DEFAULT;
+	if (retry_value(o->retry_count, KIB_RETRY_COUNT_DEFAULT, &t->retry_count) < 0)
+		BAD("retry_count", -EINVAL);
+	if (retry_value(o->rnr_retry_count, KIB_RNR_RETRY_DEFAULT, &t->rnr_retry_count) < 0)
+		BAD("rnr_retry_count", -EINVAL);
+	t->cksum = o->cksum > 0;
+	if (conf->tun.tos < -1 || conf->tun.tos > 255)
+		BAD("tos", -EINVAL);
+	t->tos = conf->tun.tos;
+	return 0;
+}
+
+#undef BAD
+
+void kib_tunables_show(const struct kib_tunables *t, struct ulnet_o2ib_tunables *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->service = t->service;
+	o->cksum = t->cksum;
+	o->timeout = t->timeout;
+	o->keepalive = t->keepalive;
+	o->ntx = t->ntx;
+	o->peercredits_hiw = t->peercredits_hiw;
+	o->concurrent_sends = t->concurrent_sends;
+	o->retry_count = t->retry_count;
+	o->rnr_retry_count = t->rnr_retry_count;
+	o->map_on_demand = t->map_on_demand;
+}
+
+void kib_msg_finish(const struct kib_tunables *t, uint8_t *buf, uint32_t nob,
+		    enum kib_cksum_form form)
+{
+	/* the field is 0 from kib_msg_encode(): 0 says "no checksum" */
+	if (t->cksum)
+		kib_msg_seal(buf, nob, false, form);
 }
 
 uint32_t kib_nid4_hash(ulnet_nid4_t nid)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "lnd/o2iblnd/o2ib_wire.h"
+#include "ulnet/ulnet.h"
 
 #define KIB_SERVICE_DEFAULT	987
 #define KIB_TIMEOUT_DEFAULT	50	/* s */
@@ -27,24 +28,45 @@
 /* Receive buffers a connection posts: twice the queue depth, OOB included. */
 static inline int kib_rx_msgs(int queue_depth) { return queue_depth * 2 + KIB_OOB_MSGS; }
 
-/* The LND tunables of an NI, resolved as the kernel's kiblnd_tunables_setup(). */
+/* The LND tunables of an NI, resolved as the kernel's kiblnd_tunables_setup()
+ * and module parameters (o2iblnd_modparams.c). */
 struct kib_tunables {
 	int peer_credits;       /* queue depth asked for */
 	int peercredits_hiw;    /* credits to return that trigger a NOOP */
 	int concurrent_sends;
 	int map_on_demand;      /* shown; nothing is mapped on demand here */
-	int fmr_pool_size, fmr_flush_trigger, fmr_cache; /* shown only */
+	int fmr_pool_size, fmr_flush_trigger, fmr_cache; /* shown only: no FMR pool */
 	int ntx;
 	int conns_per_peer;
 	int timeout;            /* s */
 	int keepalive;          /* s, 0 never */
 	int service;            /* port */
 	int retry_count, rnr_retry_count;
+	bool cksum;             /* checksum what we send */
+	int tos;                /* -1: leave the CM's */
 };
 
-/* Fill `t` from the NI's peer credits (0: the default); returns 0 or
- * -EINVAL (peer credits beyond what a message can return, 255). */
-int kib_tunables_setup(struct kib_tunables *t, int peer_credits);
+#define KIB_FMR_POOL_SIZE	512	/* the kernel's defaults of what we do not have */
+#define KIB_FMR_FLUSH_TRIGGER	384
+#define KIB_FMR_CACHE		1
+#define KIB_RETRY_MAX		7	/* IB's retry counts are 3 bits */
+
+/* Fill `t` from an NI's conf (its peer credits, conns_per_peer and tos,
+ * and its o2ib tunables; 0 fields take the kernel's defaults); `lnd_timeout`
+ * is the global lnd_timeout, for an o2ib timeout of -1. Returns 0, -EINVAL
+ * for a value out of range or -EOPNOTSUPP for one ulnet cannot honour,
+ * with `*what` naming the tunable. */
+int kib_tunables_setup(struct kib_tunables *t, const struct ulnet_ni_conf *conf, int lnd_timeout,
+		       const char **what);
+/* The values of `t` as a ulnet_ni_info shows them. */
+void kib_tunables_show(const struct kib_tunables *t, struct ulnet_o2ib_tunables *o);
+
+/* Set the checksum of an encoded message (nob bytes, payload in place)
+ * when the NI sends checksums, as kiblnd_pack_msg(): computed over the
+ * whole message with the cksum field zero, in the char form the peer
+ * uses; else the field stays 0 (no checksum). */
+void kib_msg_finish(const struct kib_tunables *t, uint8_t *buf, uint32_t nob,
+		    enum kib_cksum_form form);
 
 /* What the passive side knows when a CONNREQ arrives. */
 struct kib_accept_ctx {

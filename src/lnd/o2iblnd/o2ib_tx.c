@@ -167,6 +167,7 @@ static int kib_post_tx(struct kib_conn *c, struct kib_tx *tx, bool credit)
 		return 0;
 	}
 	tx->nob = (uint32_t)n + tx->m.payload_nob;
+	kib_msg_finish(&net->tun, tx->buf, tx->nob, c->cksum_form);
 	if ((tx->m.type == KIB_MSG_PUT_DONE || tx->m.type == KIB_MSG_GET_DONE) && tx->rdma_nob &&
 	    tx->m.status >= 0) {
 		int rc = kib_post_rdma(c, tx);
@@ -186,6 +187,7 @@ static int kib_post_tx(struct kib_conn *c, struct kib_tx *tx, bool credit)
 			tx->m.status = rc;
 			n = kib_msg_encode(&tx->m, NULL, 0, false, tx->buf, KIB_MSG_SIZE);
 			tx->nob = (uint32_t)n;
+			kib_msg_finish(&net->tun, tx->buf, tx->nob, c->cksum_form);
 		}
 	}
 	memset(&sge, 0, sizeof(sge));

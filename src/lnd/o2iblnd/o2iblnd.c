@@ -225,22 +225,21 @@ static int kib_startup(struct lnet_ni *ni)
 	ul_timer_init(&net->tick, kib_tick_cb);
 	net->kick.fn = kib_kick_work;
 	rc = ulnet_nid_to_nid4(nid, &net->nid4);
-	if (rc == 0)
-		rc = kib_tunables_setup(&net->tun, conf->tun.peer_credits);
-	if (rc < 0) {
-		lnet_ni_log(ni, ULNET_LOG_ERROR, "o2iblnd: peer_credits %d out of range (1..%d)",
-			    conf->tun.peer_credits, KIB_CREDITS_MAX);
-		goto fail;
+	if (rc == 0) {
+		const char *what;
+
+		rc = kib_tunables_setup(&net->tun, conf, lnet_ni_global_lnd_timeout(ni), &what);
+		if (rc < 0) {
+			/* net add and import check them first: this is the
+			 * library's own guard */
+			lnet_ni_log(ni, ULNET_LOG_ERROR, "o2iblnd: tunable %s: %s", what,
+				    rc == -EOPNOTSUPP ? "value not supported by ulnet"
+						      : "out of range (docs/o2iblnd.md)");
+			goto fail;
+		}
 	}
-	if (conf->tun.conns_per_peer > 1) {
-		/* one connection per peer for now: refused, not ignored */
-		lnet_ni_log(ni, ULNET_LOG_ERROR, "o2iblnd: conns_per_peer %d not supported",
-			    conf->tun.conns_per_peer);
-		rc = -EOPNOTSUPP;
+	if (rc < 0)
 		goto fail;
-	}
-	/* the service port is the module's (987), whatever the socklnd
-	 * acceptor port of the conf says */
 	net->incarnation = lnet_ni_incarnation(ni);
 	if (!net->incarnation)
 		net->incarnation = 1;
@@ -290,9 +289,11 @@ static int kib_startup(struct lnet_ni *ni)
 	if (rc < 0)
 		goto fail;
 	lnet_ni_set_data(ni, net);
-	lnet_ni_log(ni, ULNET_LOG_INFO, "o2iblnd: listening on %s:%d (device %s), peer_credits %d",
+	lnet_ni_log(ni, ULNET_LOG_INFO, "o2iblnd: listening on %s:%d (device %s), peer_credits %d, "
+		    "ntx %d, timeout %d s, keepalive %d s, checksums %s",
 		    inet_ntoa(sin.sin_addr), net->tun.service,
-		    ibv_get_device_name(net->ctx->device), net->tun.peer_credits);
+		    ibv_get_device_name(net->ctx->device), net->tun.peer_credits, net->tun.ntx,
+		    net->tun.timeout, net->tun.keepalive, net->tun.cksum ? "on" : "off");
 	ul_timer_start(net->loop, &net->tick, kib_now(net) + KIB_NS);
 	return 0;
 fail:
@@ -422,12 +423,20 @@ static void kib_shutdown(struct lnet_ni *ni)
 	free(net);
 }
 
+/* What lnetctl shows as the o2ib "lnd tunables": the values in effect,
+ * resolved from the conf as startup did (no NI state is touched, so this
+ * is safe against a concurrent shutdown). */
 static void kib_ni_info(struct lnet_ni *ni, struct ulnet_ni_info *info)
 {
 	struct kib_tunables t;
+	const char *what;
 
-	if (kib_tunables_setup(&t, lnet_ni_conf(ni)->tun.peer_credits) == 0)
-		info->lnd_timeout = t.timeout;
+	if (kib_tunables_setup(&t, lnet_ni_conf(ni), lnet_ni_global_lnd_timeout(ni), &what) < 0)
+		return;
+	info->lnd_timeout = t.timeout;
+	info->tun.conns_per_peer = t.conns_per_peer;
+	info->tun.tos = t.tos;
+	kib_tunables_show(&t, &info->o2ib);
 }
 
 const struct ulnet_lnd ko2iblnd = {
