@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_modopts.c - the lnet and ksocklnd module parameters of ulnetd
+ * test_modopts.c - the lnet, ksocklnd and ko2iblnd module parameters of ulnetd
  * (tools/common/modopts*.c): the modprobe.d syntax (quoting, `\`
  * continuations, comments, directives, FILE:LINE in errors), every
  * parameter's value as the kernel parses it, refusals (-95 for what ulnet
@@ -25,7 +25,9 @@
 #include <unistd.h>
 
 #include "ctl_cmds.h"
+#include "ctl_cmds_int.h"
 #include "ctl_test.h"
+#include "lnd/o2iblnd/o2ib_policy.h"
 #include "modopts.h"
 
 /* --- helpers ------------------------------------------------------------------- */
@@ -110,6 +112,156 @@ static ulnet_net_t net(const char *s)
 
 	assert_int_equal(ulnet_net_parse(s, &n, NULL), 0);
 	return n;
+}
+
+/* --- ko2iblnd ------------------------------------------------------------------ */
+
+/* Every parameter of the 2.17 ko2iblnd (o2iblnd_modparams.c) is known. */
+static const char *const o2ib_all[] = {
+	"service", "cksum", "timeout", "nscheds", "conns_per_peer", "ntx", "credits",
+	"peer_credits", "peer_credits_hiw", "peer_buffer_credits", "peer_timeout", "ipif_name",
+	"retry_count", "rnr_retry_count", "keepalive", "ib_mtu", "concurrent_sends",
+	"use_fastreg_gaps", "map_on_demand", "fmr_pool_size", "fmr_flush_trigger", "fmr_cache",
+	"dev_failover", "require_privileged_port", "use_privileged_port", "wrq_sge", "tos",
+};
+
+/* The ko2iblnd parameters that take effect become the defaults of every
+ * o2ib NI (not of a tcp one), and the LND resolves them as the kernel. */
+static void test_o2ib_effect(void **state)
+{
+	struct modopts mo;
+	struct ctl_ctx ctx;
+	struct ulnet_ni_conf conf, tcp;
+	struct kib_tunables t;
+	const char *what;
+
+	(void)state;
+	mo_new(&mo);
+	assert_int_equal(text(&mo, "options ko2iblnd service=18515 cksum=1 timeout=20 keepalive=7 "
+				   "ntx=1024 peer_credits=32 credits=512 peer_credits_hiw=20 "
+				   "concurrent_sends=40 retry_count=3 rnr_retry_count=0 tos=96 "
+				   "peer_timeout=90 peer_buffer_credits=16 conns_per_peer=1 "
+				   "map_on_demand=1 fmr_pool_size=512 fmr_flush_trigger=384 fmr_cache=1 "
+				   "ib_mtu=0 nscheds=0 dev_failover=0 wrq_sge=2 use_fastreg_gaps=0 "
+				   "require_privileged_port=0 use_privileged_port=0 ipif_name=ib1\n"), 0);
+	assert_int_equal(modopts_finish(&mo), 0);
+	assert_int_equal(ctl_ctx_init(&ctx, NULL, false), 0);
+	assert_int_equal(modopts_load(&ctx, &mo), 0);
+
+	memset(&conf, 0, sizeof(conf));
+	conf.tun.tos = -1;
+	assert_int_equal(ulnet_nid_parse("10.0.0.1@o2ib", &conf.nid, NULL), 0);
+	tcp = conf;
+	assert_int_equal(ulnet_nid_parse("10.0.0.1@tcp", &tcp.nid, NULL), 0);
+	ctl_ni_conf_defaults(&ctx, &conf);
+	ctl_ni_conf_defaults(&ctx, &tcp);
+	assert_int_equal(conf.tun.peer_credits, 32);
+	assert_int_equal(conf.tun.credits, 512);
+	assert_int_equal(conf.tun.peer_timeout, 90);
+	assert_int_equal(conf.tun.peer_buffer_credits, 16);
+	assert_int_equal(conf.tun.tos, 96);
+	assert_int_equal(conf.o2ib.service, 18515);
+	assert_int_equal(conf.o2ib.rnr_retry_count, -1);   /* 0: none */
+	/* not ksocklnd's */
+	assert_int_equal(tcp.tun.peer_credits, 0);
+	assert_int_equal(tcp.tun.tos, -1);
+	assert_int_equal(tcp.o2ib.service, 0);
+
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), 0);
+	assert_int_equal(t.service, 18515);
+	assert_true(t.cksum);
+	assert_int_equal(t.timeout, 20);
+	assert_int_equal(t.keepalive, 7);
+	assert_int_equal(t.ntx, 1024);
+	assert_int_equal(t.peer_credits, 32);
+	assert_int_equal(t.peercredits_hiw, 20);
+	assert_int_equal(t.concurrent_sends, 40);
+	assert_int_equal(t.retry_count, 3);
+	assert_int_equal(t.rnr_retry_count, 0);
+	assert_int_equal(t.tos, 96);
+	/* what an NI sets itself wins */
+	conf.o2ib.keepalive = 0;
+	conf.o2ib.timeout = 9;
+	conf.tun.peer_credits = 0;
+	ctl_ni_conf_defaults(&ctx, &conf);
+	assert_int_equal(conf.o2ib.keepalive, 7);
+	assert_int_equal(conf.o2ib.timeout, 9);
+	ctl_ctx_fini(&ctx);
+	assert_string_equal(mo.o2ib_ipif, "ib1");
+	modopts_free(&mo);
+
+	/* timeout=0 and keepalive=0 as the kernel: the global lnd_timeout, never */
+	mo_new(&mo);
+	arg_ok(&mo, "ko2iblnd.timeout=0");
+	arg_ok(&mo, "ko2iblnd.keepalive=0");
+	arg_ok(&mo, "ko2iblnd.cksum=0");
+	assert_int_equal(mo.o2ib.timeout, -1);
+	assert_int_equal(mo.o2ib.keepalive, -1);
+	assert_int_equal(mo.o2ib.cksum, -1);
+	/* peer_credits raised to 8 and capped at 255, as the kernel, saying so */
+	arg_ok(&mo, "ko2iblnd.peer_credits=2");
+	assert_int_equal(mo.o2ib_tun.peer_credits, 8);
+	assert_non_null(strstr(warnings, "ko2iblnd.peer_credits=2: raised to 8"));
+	arg_ok(&mo, "ko2iblnd.peer_credits=1000");
+	assert_int_equal(mo.o2ib_tun.peer_credits, 255);
+	/* map_on_demand: obsolete, shown, with a warning */
+	arg_ok(&mo, "ko2iblnd.map_on_demand=32");
+	assert_int_equal(mo.o2ib.map_on_demand, 32);
+	assert_non_null(strstr(warnings, "ko2iblnd.map_on_demand=32: obsolete"));
+	modopts_free(&mo);
+}
+
+/* Refusals: -95 for what ulnet does not do, -22 for a bad value, naming
+ * the parameter; every parameter of the module is known. */
+static void test_o2ib_refusals(void **state)
+{
+	struct modopts mo;
+	char arg[80];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(o2ib_all) / sizeof(o2ib_all[0]); i++) {
+		mo_new(&mo);
+		snprintf(arg, sizeof(arg), "ko2iblnd.%s=zz", o2ib_all[i]);
+		int rc = modopts_set_arg(&mo, arg);
+
+		/* known: a string parameter takes it, a number refuses it as
+		 * a value, never as an unknown parameter */
+		if (strstr(mo.err, "no such parameter"))
+			fail_msg("%s: %s", arg, mo.err);
+		assert_true(rc == 0 || rc == -EINVAL);
+		modopts_free(&mo);
+	}
+	arg_fails("ko2iblnd.conns_per_peer=2", -EOPNOTSUPP,
+		  "ko2iblnd.conns_per_peer: not supported by ulnet: 2 (the o2ib LND makes one connection per peer)");
+	arg_fails("ko2iblnd.fmr_pool_size=1024", -EOPNOTSUPP, "only fmr_pool_size=512");
+	arg_fails("ko2iblnd.fmr_flush_trigger=10", -EOPNOTSUPP, "only fmr_flush_trigger=384");
+	arg_fails("ko2iblnd.fmr_cache=0", -EOPNOTSUPP, "only fmr_cache=1");
+	arg_fails("ko2iblnd.ib_mtu=2048", -EOPNOTSUPP, "only ib_mtu=0");
+	arg_fails("ko2iblnd.ib_mtu=1500", -EINVAL, "not an IB MTU");
+	arg_fails("ko2iblnd.nscheds=4", -EOPNOTSUPP, "no scheduler threads");
+	arg_fails("ko2iblnd.dev_failover=1", -EOPNOTSUPP, "HCA failover");
+	arg_fails("ko2iblnd.use_privileged_port=1", -EOPNOTSUPP, "unprivileged port");
+	arg_fails("ko2iblnd.require_privileged_port=1", -EOPNOTSUPP, "source port");
+	arg_fails("ko2iblnd.use_fastreg_gaps=1", -EOPNOTSUPP, "FMR");
+	arg_fails("ko2iblnd.wrq_sge=1", -EOPNOTSUPP, "only wrq_sge=2");
+	arg_fails("ko2iblnd.peer_timeout=0", -EOPNOTSUPP, "no peer aliveness");
+	arg_fails("ko2iblnd.service=0", -EINVAL, "ko2iblnd.service: 0 is not a port");
+	arg_fails("ko2iblnd.service=70000", -EINVAL, "not a port");
+	arg_fails("ko2iblnd.timeout=-1", -EINVAL, "ko2iblnd.timeout: -1 is out of range");
+	arg_fails("ko2iblnd.retry_count=8", -EINVAL, "ko2iblnd.retry_count: 8 is out of range (0..7");
+	arg_fails("ko2iblnd.rnr_retry_count=-1", -EINVAL, "out of range");
+	arg_fails("ko2iblnd.ntx=0", -EINVAL, "ko2iblnd.ntx: must be at least 1");
+	arg_fails("ko2iblnd.ntx=2052", -EINVAL, "above fmr_pool_size");
+	arg_fails("ko2iblnd.tos=256", -EINVAL, "ko2iblnd.tos: 256 is out of range (-1..255)");
+	arg_fails("ko2iblnd.credits=0", -EINVAL, "must be at least 1");
+	arg_fails("ko2iblnd.ipif_name=", -EINVAL, "not an interface name");
+	arg_fails("ko2iblnd.keepalive=x", -EINVAL, "is not a 32-bit integer");
+	/* between parameters: peer_credits above credits */
+	mo_new(&mo);
+	assert_int_equal(text(&mo, "options ko2iblnd peer_credits=64 credits=32\n"), 0);
+	assert_int_equal(modopts_finish(&mo), -EINVAL);
+	assert_non_null(strstr(mo.err, "f.conf:1: ko2iblnd.peer_credits: peer_credits 64 exceeds credits 32"));
+	modopts_free(&mo);
 }
 
 /* --- modprobe.d syntax ---------------------------------------------------------- */
@@ -230,8 +382,10 @@ static void test_file_errors(void **state)
 	text_fails("remove lnet /bin/true\n", -EOPNOTSUPP, "'remove'", NULL);
 	text_fails("frobnicate lnet\n", -EINVAL, "f.conf:1: 'frobnicate' is not a modprobe.d directive", NULL);
 	text_fails("options libcfs cpu_npartitions=2\n", -EOPNOTSUPP,
-		   "f.conf:1: libcfs.cpu_npartitions:", "lnet and ksocklnd only", "(errno -95)", NULL);
-	text_fails("options ko2iblnd peer_credits=8\n", -EOPNOTSUPP, "ko2iblnd.peer_credits", NULL);
+		   "f.conf:1: libcfs.cpu_npartitions:", "lnet, ksocklnd and ko2iblnd only", "(errno -95)", NULL);
+	text_fails("options kgnilnd peer_credits=8\n", -EOPNOTSUPP, "kgnilnd.peer_credits", NULL);
+	text_fails("options ko2iblnd no_such=1\n", -EOPNOTSUPP,
+		   "ko2iblnd.no_such: not supported by ulnet: no such parameter of the 2.17 ko2iblnd module", NULL);
 	/* unknown and unsupported parameters: -95; bad values: -22 */
 	text_fails("options lnet no_such_param=1\n", -EOPNOTSUPP,
 		   "lnet.no_such_param: not supported by ulnet: no such parameter of the 2.17 lnet module", NULL);
@@ -327,7 +481,7 @@ static void test_values(void **state)
 	arg_fails(".networks=tcp", -EINVAL, "expected MODULE.PARAM=VALUE");
 	arg_fails("lnet.forwarding", -EINVAL, "--module-option: lnet.forwarding: needs a value");
 	arg_fails("lnet.nosuch", -EOPNOTSUPP, "no such parameter");
-	arg_fails("libcfs.libcfs_debug=0", -EOPNOTSUPP, "lnet and ksocklnd only");
+	arg_fails("libcfs.libcfs_debug=0", -EOPNOTSUPP, "lnet, ksocklnd and ko2iblnd only");
 	arg_fails("lnet.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=1",
 		  -EINVAL, "bad parameter name");
 
@@ -926,6 +1080,8 @@ int main(void)
 		cmocka_unit_test(test_ip2nets_no_match),
 		cmocka_unit_test(test_bad_interface),
 		cmocka_unit_test(test_accept_port_bulk),
+		cmocka_unit_test(test_o2ib_effect),
+		cmocka_unit_test(test_o2ib_refusals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -875,6 +875,7 @@ int ctl_ctx_init(struct ctl_ctx *ctx, const struct ulnet_opts *opts, bool config
 	snprintf(ctx->accept, sizeof(ctx->accept), "secure");
 	ctx->max_wait_s = 120;
 	ctx->lnd_tun.tos = -1;
+	ctx->lnd_o2ib_tun.tos = -1;
 	for (int i = 0; i < ULNET_RTR_NPOOLS; i++)
 		ctx->rtr_nbuffers[i] = -1;
 	pthread_rwlock_init(&ctx->lock, NULL);

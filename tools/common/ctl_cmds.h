@@ -55,6 +55,10 @@ struct ctl_ctx {
 	struct ulnet_ni_tunables lnd_tun;
 	struct ulnet_sock_tunables lnd_sock;
 	int peer_buffer_credits;
+	/* The ko2iblnd module parameters (ulnetd --module-option
+	 * ko2iblnd.*): defaults of every o2ib NI, in the same encoding. */
+	struct ulnet_ni_tunables lnd_o2ib_tun;
+	struct ulnet_o2ib_tunables lnd_o2ib;
 	/* ksocklnd's skip_mr_route_setup module parameter: net add never
 	 * sets up Multi-Rail routing (ctl_mrroute.h) */
 	bool skip_mr_route_setup;

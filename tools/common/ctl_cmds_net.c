@@ -172,6 +172,42 @@ int ctl_ni_conf_addr(const char *nidstr, const char *netstr, const char *ifstr,
 	return 0;
 }
 
+/* The ko2iblnd module parameters for what an o2ib NI does not set itself
+ * (as the kernel's kiblnd_tunables_setup() fills what is unset from them). */
+static void o2ib_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf)
+{
+	const struct ulnet_ni_tunables *dt = &ctx->lnd_o2ib_tun;
+	const struct ulnet_o2ib_tunables *d = &ctx->lnd_o2ib;
+	struct ulnet_ni_tunables *t = &conf->tun;
+	struct ulnet_o2ib_tunables *o = &conf->o2ib;
+
+	if (!t->peer_timeout)
+		t->peer_timeout = dt->peer_timeout;
+	if (!t->peer_credits)
+		t->peer_credits = dt->peer_credits;
+	if (!t->credits)
+		t->credits = dt->credits;
+	if (!t->conns_per_peer)
+		t->conns_per_peer = dt->conns_per_peer;
+	if (t->tos == -1)
+		t->tos = dt->tos;
+	if (!t->peer_buffer_credits)
+		t->peer_buffer_credits = dt->peer_buffer_credits ? dt->peer_buffer_credits
+								 : ctx->peer_buffer_credits;
+#define ODEF(f) do { if (!o->f) o->f = d->f; } while (0)
+	ODEF(service);
+	ODEF(cksum);
+	ODEF(timeout);
+	ODEF(keepalive);
+	ODEF(ntx);
+	ODEF(peercredits_hiw);
+	ODEF(concurrent_sends);
+	ODEF(retry_count);
+	ODEF(rnr_retry_count);
+	ODEF(map_on_demand);
+#undef ODEF
+}
+
 /* What the daemon's options set for every NI added ("net add", import). */
 void ctl_ni_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf)
 {
@@ -186,6 +222,10 @@ void ctl_ni_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf)
 	if (!conf->accept_backlog && strcmp(conf->accept, "none"))
 		conf->accept_backlog = ctx->accept_backlog;
 	conf->verify_peer_nid = ctx->verify_peer_nid;
+	if (conf->nid.type == ULNET_LND_O2IB) {
+		o2ib_conf_defaults(ctx, conf);
+		return;
+	}
 	if (conf->nid.type != ULNET_LND_TCP)
 		return;
 	/* The ksocklnd module parameters (ulnetd --module-option) for what

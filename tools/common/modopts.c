@@ -2,10 +2,10 @@
 /*
  * modopts.c - the lnet and ksocklnd module parameters ulnetd takes
  * (modopts.h): the table of every parameter of the two 2.17 modules and
- * what becomes of it, the values as the kernel parses them, and the
- * modprobe.d syntax of --module-options files.
+ * what becomes of it (ko2iblnd's is modopts_o2ib.c's), the values as the
+ * kernel parses them, and the modprobe.d syntax of --module-options files.
  */
-#include "modopts.h"
+#include "modopts_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -18,36 +18,6 @@
 #include "ctl_ip2nets.h"
 #include "ctl_render.h"
 
-/* --- one call: where it came from, what it sets ----------------------------- */
-
-enum mo_type {
-	T_STR,   /* a string (charp) */
-	T_INT,   /* kstrtoint: signed, 32 bits */
-	T_UINT,  /* kstrtouint / kstrtoul: no sign */
-};
-
-struct mo_param;
-
-struct mo_call {
-	struct modopts *mo;
-	const struct mo_param *p;
-	const char *where;
-	const char *v;          /* the value as given */
-	long long n;            /* the value as a number (T_INT, T_UINT) */
-	char why[600];          /* the reason of a failure */
-};
-
-typedef int (*mo_set_fn)(struct mo_call *c);
-
-struct mo_param {
-	const char *module;
-	const char *name;
-	enum mo_type type;
-	mo_set_fn set;
-	int arg;                /* the handler's: which field, pool or value */
-	const char *text;       /* the handler's: why it is refused or ignored */
-};
-
 int modopts_errf(char *buf, size_t len, int rc, const char *fmt, ...)
 {
 	va_list ap;
@@ -58,9 +28,6 @@ int modopts_errf(char *buf, size_t len, int rc, const char *fmt, ...)
 	return rc;
 }
 
-/* The reason of a refusal, into the call's buffer; returns rc. */
-#define why(c, rc, ...) modopts_errf((c)->why, sizeof((c)->why), (rc), __VA_ARGS__)
-
 static void mo_log(struct modopts *mo, enum ulnet_log_level lvl, const char *msg)
 {
 	if (mo->log)
@@ -69,9 +36,7 @@ static void mo_log(struct modopts *mo, enum ulnet_log_level lvl, const char *msg
 		fprintf(stderr, "ulnetd: %s: %s\n", lvl == ULNET_LOG_ERROR ? "error" : "warn", msg);
 }
 
-/* A warning naming the parameter and its origin. */
-static void warn(struct mo_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(struct mo_call *c, const char *fmt, ...)
+void mo_warn(struct mo_call *c, const char *fmt, ...)
 {
 	char msg[700], full[1100];
 	va_list ap;
@@ -84,7 +49,7 @@ static void warn(struct mo_call *c, const char *fmt, ...)
 	mo_log(c->mo, ULNET_LOG_WARN, full);
 }
 
-static void copy_where(char *dst, const char *where)
+void mo_copy_where(char *dst, const char *where)
 {
 	snprintf(dst, MODOPT_WHERE_MAX, "%s", where);
 }
@@ -92,22 +57,22 @@ static void copy_where(char *dst, const char *where)
 /* --- generic handlers ---------------------------------------------------------- */
 
 /* A parameter ulnet has no counterpart for. */
-static int h_unsup(struct mo_call *c)
+int mo_h_unsup(struct mo_call *c)
 {
 	return why(c, -EOPNOTSUPP, "not supported by ulnet: %s", c->p->text);
 }
 
 /* A no-op in the 2.17 kernel too (deprecated, or read by nothing): the
  * kernel takes it and does nothing; so do we, saying so. */
-static int h_noop(struct mo_call *c)
+int mo_h_noop(struct mo_call *c)
 {
-	warn(c, "%s; ignored (as the kernel does)", c->p->text);
+	mo_warn(c, "%s; ignored (as the kernel does)", c->p->text);
 	return 0;
 }
 
 /* ulnet behaves as this parameter set to `arg` (0: off, 1: on, as the
  * kernel reads it: any non-zero value is on), and cannot otherwise. */
-static int h_fixed_bool(struct mo_call *c)
+int mo_h_fixed_bool(struct mo_call *c)
 {
 	if ((c->n != 0) == (c->p->arg != 0))
 		return 0;
@@ -115,8 +80,8 @@ static int h_fixed_bool(struct mo_call *c)
 		   c->p->text);
 }
 
-/* As h_fixed_bool, for an exact number. */
-static int h_fixed_int(struct mo_call *c)
+/* As mo_h_fixed_bool, for an exact number. */
+int mo_h_fixed_int(struct mo_call *c)
 {
 	if (c->n == c->p->arg)
 		return 0;
@@ -142,7 +107,7 @@ static int h_networks(struct mo_call *c)
 	mo->nnis = n;
 	mo->networks_set = true;
 	mo->networks_named = *c->v != '\0';
-	copy_where(mo->networks_where, c->where);
+	mo_copy_where(mo->networks_where, c->where);
 	return 0;
 }
 
@@ -162,7 +127,7 @@ static int h_ip2nets(struct mo_call *c)
 	mo->ip2nets = NULL;
 	if (*c->v && !(mo->ip2nets = strdup(c->v)))
 		return why(c, -ENOMEM, "out of memory");
-	copy_where(mo->ip2nets_where, c->where);
+	mo_copy_where(mo->ip2nets_where, c->where);
 	return 0;
 }
 
@@ -181,7 +146,7 @@ static int h_routes(struct mo_call *c)
 	mo->routes = r;
 	mo->nroutes = n;
 	mo->routes_set = true;
-	copy_where(mo->routes_where, c->where);
+	mo_copy_where(mo->routes_where, c->where);
 	return 0;
 }
 
@@ -279,7 +244,7 @@ static int h_global(struct mo_call *c)
 			return why(c, -EINVAL, "%lld is out of range (0..%d)", n, ULNET_MAX_HEALTH);
 		/* the kernel: turning health off turns retries off with it */
 		if (g->health_sensitivity != 0 && n == 0 && g->retry_count != 0) {
-			warn(c, "health off: lnet_retry_count set to 0 with it, as the kernel does");
+			mo_warn(c, "health off: lnet_retry_count set to 0 with it, as the kernel does");
 			g->retry_count = 0;
 		}
 		g->health_sensitivity = (int)n;
@@ -295,7 +260,7 @@ static int h_global(struct mo_call *c)
 	case G_IFMAX:
 		/* the kernel takes a value below its minimum as the default */
 		if (n < 16) {
-			warn(c, "below the minimum, 16: 4096 instead, as the kernel does");
+			mo_warn(c, "below the minimum, 16: 4096 instead, as the kernel does");
 			n = 4096;
 		}
 		g->max_interfaces = (int)n;
@@ -400,7 +365,7 @@ static int h_ktun(struct mo_call *c)
 		if (n < 1)
 			return why(c, -EINVAL, "must be at least 1");
 		*(c->p->arg == KT_CREDITS ? &t->credits : &t->peer_credits) = (int)n;
-		copy_where(c->mo->credits_where, c->where);
+		mo_copy_where(c->mo->credits_where, c->where);
 		break;
 	case KT_PBC:
 		/* as lnet's: used only when positive */
@@ -482,7 +447,7 @@ static int h_ksock(struct mo_call *c)
 		if (n < 0) {
 			s->zc_min_payload = -1;
 		} else if (n < 2048) {
-			warn(c, "raised to 2048, the floor, as the kernel does");
+			mo_warn(c, "raised to 2048, the floor, as the kernel does");
 			s->zc_min_payload = 2048;
 		} else {
 			s->zc_min_payload = (int)n;
@@ -513,7 +478,7 @@ static int h_ksock(struct mo_call *c)
 		return 0;
 	case KS_MIN_RC:
 	case KS_MAX_RC:
-		copy_where(c->mo->reconnect_where, c->where);
+		mo_copy_where(c->mo->reconnect_where, c->where);
 		return ks_pos(c, c->p->arg == KS_MIN_RC ? &s->min_reconnectms : &s->max_reconnectms,
 			      INT_MAX);
 	default:
@@ -531,11 +496,11 @@ static const struct mo_param params[] = {
 	{ "lnet", "networks", T_STR, h_networks, 0, NULL },
 	{ "lnet", "routes", T_STR, h_routes, 0, NULL },
 	{ "lnet", "ip2nets", T_STR, h_ip2nets, 0, NULL },
-	{ "lnet", "rnet_htable_size", T_INT, h_unsup, 0, "ulnet's table of remote nets has no size to set" },
-	{ "lnet", "use_tcp_bonding", T_INT, h_noop, 0, "removed from the kernel (Multi-Rail replaces it)" },
+	{ "lnet", "rnet_htable_size", T_INT, mo_h_unsup, 0, "ulnet's table of remote nets has no size to set" },
+	{ "lnet", "use_tcp_bonding", T_INT, mo_h_noop, 0, "removed from the kernel (Multi-Rail replaces it)" },
 	{ "lnet", "lnet_numa_range", T_UINT, h_global, G_NUMA, NULL },
 	{ "lnet", "lnet_health_sensitivity", T_UINT, h_global, G_HEALTH, NULL },
-	{ "lnet", "lnet_recovery_interval", T_STR, h_noop, 0, "deprecated in the kernel, which does not even read its value" },
+	{ "lnet", "lnet_recovery_interval", T_STR, mo_h_noop, 0, "deprecated in the kernel, which does not even read its value" },
 	{ "lnet", "lnet_recovery_limit", T_UINT, h_global, G_RECOVERY_LIMIT, NULL },
 	{ "lnet", "lnet_max_recovery_ping_interval", T_UINT, h_global, G_MAX_RPI, NULL },
 	{ "lnet", "lnet_interfaces_max", T_INT, h_global, G_IFMAX, NULL },
@@ -544,32 +509,32 @@ static const struct mo_param params[] = {
 	{ "lnet", "lnet_transaction_timeout", T_UINT, h_global, G_TT, NULL },
 	{ "lnet", "lnet_retry_count", T_UINT, h_global, G_RETRY, NULL },
 	{ "lnet", "lnet_response_tracking", T_UINT, h_global, G_RESPONSE, NULL },
-	{ "lnet", "lock_prim_nid", T_INT, h_unsup, 0, "ulnet has no Lustre above it to lock primary NIDs" },
+	{ "lnet", "lock_prim_nid", T_INT, mo_h_unsup, 0, "ulnet has no Lustre above it to lock primary NIDs" },
 	/* lnet: lib-move.c, lib-ptl.c */
-	{ "lnet", "local_nid_dist_zero", T_INT, h_unsup, 0, "ulnet has no LNetDist()" },
-	{ "lnet", "portal_rotor", T_INT, h_unsup, 0, NO_CPT },
+	{ "lnet", "local_nid_dist_zero", T_INT, mo_h_unsup, 0, "ulnet has no LNetDist()" },
+	{ "lnet", "portal_rotor", T_INT, mo_h_unsup, 0, NO_CPT },
 	/* lnet: module.c */
 	{ "lnet", "config_on_load", T_INT, h_config_on_load, 0, NULL },
-	{ "lnet", "enable_sysctl_setup", T_INT, h_unsup, 0, "it asks the kernel's lnet-sysctl-config script to tune sysctls; ulnet has none" },
-	{ "lnet", "cpu_npartitions", T_INT, h_unsup, 0, NO_CPT },
-	{ "lnet", "cpu_pattern", T_STR, h_unsup, 0, NO_CPT },
+	{ "lnet", "enable_sysctl_setup", T_INT, mo_h_unsup, 0, "it asks the kernel's lnet-sysctl-config script to tune sysctls; ulnet has none" },
+	{ "lnet", "cpu_npartitions", T_INT, mo_h_unsup, 0, NO_CPT },
+	{ "lnet", "cpu_pattern", T_STR, mo_h_unsup, 0, NO_CPT },
 	/* lnet: acceptor.c */
 	{ "lnet", "accept", T_STR, h_accept, 0, NULL },
 	{ "lnet", "accept_port", T_INT, h_accept_port, 0, NULL },
 	{ "lnet", "accept_port_bulk", T_INT, h_accept_bulk, 0, NULL },
 	{ "lnet", "accept_backlog", T_INT, h_accept_backlog, 0, NULL },
-	{ "lnet", "accept_timeout", T_INT, h_fixed_int, 5, "the acceptor reads a connection request within 5 s" },
+	{ "lnet", "accept_timeout", T_INT, mo_h_fixed_int, 5, "the acceptor reads a connection request within 5 s" },
 	/* lnet: router.c */
 	{ "lnet", "forwarding", T_STR, h_forwarding, 0, NULL },
 	{ "lnet", "tiny_router_buffers", T_INT, h_buffers, ULNET_RTR_POOL_TINY, NULL },
 	{ "lnet", "small_router_buffers", T_INT, h_buffers, ULNET_RTR_POOL_SMALL, NULL },
 	{ "lnet", "large_router_buffers", T_INT, h_buffers, ULNET_RTR_POOL_LARGE, NULL },
 	{ "lnet", "peer_buffer_credits", T_INT, h_lnet_pbc, 0, NULL },
-	{ "lnet", "auto_down", T_INT, h_fixed_bool, 1, "an LND's failure report always marks the peer NI down" },
+	{ "lnet", "auto_down", T_INT, mo_h_fixed_bool, 1, "an LND's failure report always marks the peer NI down" },
 	{ "lnet", "check_routers_before_use", T_INT, h_router, MO_RP_CHECK, NULL },
 	{ "lnet", "avoid_asym_router_failure", T_INT, h_router, MO_RP_ASYM, NULL },
-	{ "lnet", "dead_router_check_interval", T_INT, h_noop, 0, "deprecated in the kernel (alive_router_check_interval replaces it)" },
-	{ "lnet", "live_router_check_interval", T_INT, h_noop, 0, "deprecated in the kernel (alive_router_check_interval replaces it)" },
+	{ "lnet", "dead_router_check_interval", T_INT, mo_h_noop, 0, "deprecated in the kernel (alive_router_check_interval replaces it)" },
+	{ "lnet", "live_router_check_interval", T_INT, mo_h_noop, 0, "deprecated in the kernel (alive_router_check_interval replaces it)" },
 	{ "lnet", "alive_router_check_interval", T_INT, h_router, MO_RP_INTERVAL, NULL },
 	{ "lnet", "router_ping_timeout", T_INT, h_router, MO_RP_TIMEOUT, NULL },
 	{ "lnet", "router_sensitivity_percentage", T_UINT, h_global, G_RTR_SENS, NULL },
@@ -581,29 +546,29 @@ static const struct mo_param params[] = {
 	{ "ksocklnd", "peer_credits", T_INT, h_ktun, KT_PEER_CREDITS, NULL },
 	{ "ksocklnd", "peer_buffer_credits", T_INT, h_ktun, KT_PBC, NULL },
 	{ "ksocklnd", "peer_timeout", T_INT, h_ktun, KT_PEER_TIMEOUT, NULL },
-	{ "ksocklnd", "nscheds", T_INT, h_unsup, 0, "ulnet has no scheduler threads (one event loop)" },
-	{ "ksocklnd", "nconnds", T_INT, h_unsup, 0, "ulnet has no connection daemons (one event loop)" },
-	{ "ksocklnd", "nconnds_max", T_INT, h_unsup, 0, "ulnet has no connection daemons (one event loop)" },
+	{ "ksocklnd", "nscheds", T_INT, mo_h_unsup, 0, "ulnet has no scheduler threads (one event loop)" },
+	{ "ksocklnd", "nconnds", T_INT, mo_h_unsup, 0, "ulnet has no connection daemons (one event loop)" },
+	{ "ksocklnd", "nconnds_max", T_INT, mo_h_unsup, 0, "ulnet has no connection daemons (one event loop)" },
 	{ "ksocklnd", "min_reconnectms", T_INT, h_ksock, KS_MIN_RC, NULL },
 	{ "ksocklnd", "max_reconnectms", T_INT, h_ksock, KS_MAX_RC, NULL },
-	{ "ksocklnd", "eager_ack", T_INT, h_fixed_bool, 0, "ulnet leaves TCP's ACKs to TCP" },
+	{ "ksocklnd", "eager_ack", T_INT, mo_h_fixed_bool, 0, "ulnet leaves TCP's ACKs to TCP" },
 	{ "ksocklnd", "typed_conns", T_INT, h_ksock, KS_TYPED, NULL },
 	{ "ksocklnd", "min_bulk", T_INT, h_ksock, KS_MIN_BULK, NULL },
 	{ "ksocklnd", "tx_buffer_size", T_INT, h_ksock, KS_TXBUF, NULL },
 	{ "ksocklnd", "rx_buffer_size", T_INT, h_ksock, KS_RXBUF, NULL },
 	{ "ksocklnd", "nagle", T_INT, h_ksock, KS_NAGLE, NULL },
-	{ "ksocklnd", "round_robin", T_INT, h_fixed_bool, 1, "ulnet always spreads traffic over a peer's connections" },
+	{ "ksocklnd", "round_robin", T_INT, mo_h_fixed_bool, 1, "ulnet always spreads traffic over a peer's connections" },
 	{ "ksocklnd", "keepalive", T_INT, h_ksock, KS_KEEPALIVE, NULL },
 	{ "ksocklnd", "keepalive_idle", T_INT, h_ksock, KS_KA_IDLE, NULL },
 	{ "ksocklnd", "keepalive_count", T_INT, h_ksock, KS_KA_COUNT, NULL },
 	{ "ksocklnd", "keepalive_intvl", T_INT, h_ksock, KS_KA_INTVL, NULL },
 	{ "ksocklnd", "enable_csum", T_INT, h_ksock, KS_CSUM, NULL },
-	{ "ksocklnd", "inject_csum_error", T_INT, h_fixed_bool, 0, "ulnet injects no checksum errors" },
-	{ "ksocklnd", "enable_irq_affinity", T_INT, h_noop, 0, "removed from the kernel's ksocklnd" },
+	{ "ksocklnd", "inject_csum_error", T_INT, mo_h_fixed_bool, 0, "ulnet injects no checksum errors" },
+	{ "ksocklnd", "enable_irq_affinity", T_INT, mo_h_noop, 0, "removed from the kernel's ksocklnd" },
 	{ "ksocklnd", "nonblk_zcack", T_INT, h_ksock, KS_NBZC, NULL },
 	{ "ksocklnd", "zc_min_payload", T_INT, h_ksock, KS_ZC_MIN, NULL },
-	{ "ksocklnd", "zc_recv", T_INT, h_noop, 0, NOOP_KSOCK },
-	{ "ksocklnd", "zc_recv_min_nfrags", T_INT, h_noop, 0, NOOP_KSOCK },
+	{ "ksocklnd", "zc_recv", T_INT, mo_h_noop, 0, NOOP_KSOCK },
+	{ "ksocklnd", "zc_recv_min_nfrags", T_INT, mo_h_noop, 0, NOOP_KSOCK },
 	{ "ksocklnd", "conns_per_peer", T_UINT, h_ktun, KT_CPP, NULL },
 	{ "ksocklnd", "skip_mr_route_setup", T_UINT, h_skip_mr, 0, NULL },
 	{ "ksocklnd", "tos", T_INT, h_ktun, KT_TOS, NULL },
@@ -675,6 +640,7 @@ void modopts_init(struct modopts *mo)
 		mo->rtr_buffers[i] = -1;
 	mo->accept_port_bulk = -1;
 	mo->tun.tos = -1;
+	mo->o2ib_tun.tos = -1;
 }
 
 void modopts_free(struct modopts *mo)
@@ -713,12 +679,16 @@ int modopts_set(struct modopts *mo, const char *module, const char *param, const
 			 param, mod);
 		return fail(mo, -EINVAL, where, NULL, NULL, reason);
 	}
-	if (strcmp(mod, "lnet") != 0 && strcmp(mod, "ksocklnd") != 0)
-		return fail(mo, -EOPNOTSUPP, where, mod, name,
-			    "not supported by ulnet: ulnetd takes the options of lnet and ksocklnd only");
+	if (strcmp(mod, "lnet") != 0 && strcmp(mod, "ksocklnd") != 0 && strcmp(mod, "ko2iblnd") != 0)
+		return fail(mo, -EOPNOTSUPP, where, mod, name, "not supported by ulnet: ulnetd takes "
+			    "the options of lnet, ksocklnd and ko2iblnd only");
 	for (size_t i = 0; i < NPARAMS && !p; i++)
 		if (strcmp(params[i].module, mod) == 0 && strcmp(params[i].name, name) == 0)
 			p = &params[i];
+	for (size_t i = 0; i < modopts_o2ib_nparams && !p; i++)
+		if (strcmp(modopts_o2ib_params[i].module, mod) == 0 &&
+		    strcmp(modopts_o2ib_params[i].name, name) == 0)
+			p = &modopts_o2ib_params[i];
 	if (!p) {
 		snprintf(reason, sizeof(reason), "not supported by ulnet: no such parameter of the "
 			 "2.17 %s module", mod);
@@ -763,7 +733,7 @@ int modopts_set_arg(struct modopts *mo, const char *arg)
 		char reason[200];
 
 		snprintf(reason, sizeof(reason), "'%.64s': expected MODULE.PARAM=VALUE "
-			 "(lnet.PARAM or ksocklnd.PARAM)", arg);
+			 "(lnet.PARAM, ksocklnd.PARAM or ko2iblnd.PARAM)", arg);
 		return fail(mo, -EINVAL, where, NULL, NULL, reason);
 	}
 	size_t ml = (size_t)(dot - arg);
@@ -1048,6 +1018,10 @@ int modopts_finish(struct modopts *mo)
 			 mo->sock.min_reconnectms > 0 ? mo->sock.min_reconnectms : 1000);
 		return fail(mo, -EINVAL, mo->reconnect_where, "ksocklnd", "max_reconnectms", reason);
 	}
+	int rc = modopts_o2ib_finish(mo);
+
+	if (rc < 0)
+		return rc;
 	/* the kernel's lnet_get_networks(): not both (networks="" is) */
 	if (mo->ip2nets && mo->networks_set && mo->networks_named) {
 		snprintf(reason, sizeof(reason), "networks= is set too (%.200s): specify either "

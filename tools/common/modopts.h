@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * modopts.h - the kernel's module parameters of lnet and ksocklnd, for
- * ulnetd: `--module-option MODULE.PARAM=VALUE` and `--module-options FILE`
- * (modprobe.d syntax: `options lnet networks="tcp0(eth0)" ...`).
+ * modopts.h - the kernel's module parameters of lnet, ksocklnd and
+ * ko2iblnd, for ulnetd: `--module-option MODULE.PARAM=VALUE` and
+ * `--module-options FILE` (modprobe.d syntax: `options lnet
+ * networks="tcp0(eth0)" ...`).
  *
  * A site that configured kernel LNet in /etc/modprobe.d keeps its file.
  * Every parameter either takes effect or is refused: -EOPNOTSUPP for one
@@ -10,7 +11,8 @@
  * value, each with a message naming where it came from (FILE:LINE, or the
  * command line), the module and the parameter. A parameter that is a no-op
  * in the 2.17 kernel too (deprecated, or read by nothing) is accepted with
- * a warning that says it is ignored. docs/tools.md lists them all.
+ * a warning that says it is ignored. docs/tools.md lists them all
+ * (docs/o2iblnd.md those of ko2iblnd).
  *
  * Two steps, as the kernel's: "module load" parses and checks everything
  * (modopts_set*, no instance needed) and stores it (modopts_load); "lnet
@@ -20,9 +22,9 @@
  * forwarding=.
  *
  * modopts.c holds the parameter table, the values and the modprobe.d
- * syntax; modopts_nets.c the networks= and routes= strings (and the NIs
- * of ip2nets=, whose matching is ctl_ip2nets.c's);
- * modopts_apply.c what is done with them on a ctl_ctx.
+ * syntax; modopts_o2ib.c ko2iblnd's table; modopts_nets.c the networks=
+ * and routes= strings (and the NIs of ip2nets=, whose matching is
+ * ctl_ip2nets.c's); modopts_apply.c what is done with them on a ctl_ctx.
  */
 #ifndef ULNET_TOOLS_MODOPTS_H
 #define ULNET_TOOLS_MODOPTS_H
@@ -117,6 +119,17 @@ struct modopts {
 	int lnet_peer_buffer_credits;
 	char credits_where[MODOPT_WHERE_MAX];
 	char reconnect_where[MODOPT_WHERE_MAX];
+
+	/* defaults of every o2ib NI: the ko2iblnd parameters in ulnet's
+	 * encoding (0: not given, tos -1; modopts_o2ib.c), lnet's
+	 * peer_buffer_credits after ko2iblnd's */
+	struct ulnet_ni_tunables o2ib_tun;
+	struct ulnet_o2ib_tunables o2ib;
+	/* ipif_name: the interface of an o2ib net of networks= that names
+	 * none ("": not given, the first interface up) */
+	char o2ib_ipif[16];
+	char o2ib_credits_where[MODOPT_WHERE_MAX];
+	char o2ib_ntx_where[MODOPT_WHERE_MAX];
 };
 
 /* A refusal's reason, printf-style into buf; returns rc (modopts*.c). */
@@ -145,8 +158,8 @@ int modopts_set(struct modopts *mo, const char *module, const char *param, const
 int modopts_set_arg(struct modopts *mo, const char *arg);
 /* modprobe.d text: `options MODULE P=V P2="quoted value"` lines, `#`
  * comment lines, blank lines, `\` continuations; other directives and
- * modules other than lnet and ksocklnd are refused. `name` names the
- * text in messages. */
+ * modules other than lnet, ksocklnd and ko2iblnd are refused. `name`
+ * names the text in messages. */
 int modopts_parse_text(struct modopts *mo, const char *name, const char *text, size_t len);
 /* Read (at most MODOPT_FILE_MAX bytes) and parse a file. */
 int modopts_parse_file(struct modopts *mo, const char *path);

@@ -10,9 +10,9 @@
  *          [--module-option MODULE.PARAM=VALUE]... [--module-options FILE]...
  *          [--metrics ADDR:PORT]
  *
- * Module options (the kernel's lnet and ksocklnd parameters, modopts.h)
- * come first, as at module load, then --config, then the control socket
- * serves.
+ * Module options (the kernel's lnet, ksocklnd and ko2iblnd parameters,
+ * modopts.h) come first, as at module load, then --config, then the
+ * control socket serves.
  *
  * Runs in the foreground by default (systemd Type=simple); --daemon forks.
  * The main thread polls the control socket and a signal pipe; each
@@ -380,11 +380,12 @@ static void usage(FILE *f)
 		"                       (these four take precedence over lnet.accept_port,\n"
 		"                       lnet.accept, lnet.accept_backlog and lnet.accept_port_bulk)\n"
 		"  --module-option MODULE.PARAM=VALUE\n"
-		"                       a module parameter of lnet or ksocklnd, as in\n"
+		"                       a module parameter of lnet, ksocklnd or ko2iblnd, as in\n"
 		"                       /etc/modprobe.d (lnet.networks=\"tcp0(eth0)\",\n"
 		"                       lnet.routes=..., lnet.forwarding=enabled,\n"
-		"                       ksocklnd.peer_credits=16...); repeatable. One ulnet\n"
-		"                       cannot honour is refused: the daemon does not start\n"
+		"                       ksocklnd.peer_credits=16, ko2iblnd.cksum=1...);\n"
+		"                       repeatable. One ulnet cannot honour is refused: the\n"
+		"                       daemon does not start\n"
 		"  --module-options FILE\n"
 		"                       module parameters in modprobe.d syntax ('options lnet\n"
 		"                       P=V ...' lines); repeatable, in order with the above.\n"
