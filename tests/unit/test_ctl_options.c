@@ -53,7 +53,9 @@
  * "@listen HOST PORT" (a socket that never accepts), "@connect HOST PORT",
  * "@fault drop|delay" (every field of the rules the node keeps, as
  * ulnet_fault_list() gives them), "@modparams" + YAML (the --config text of
- * lnet configure --all), "@accept_port N" (ulnetd --accept-port). An
+ * lnet configure --all), "@accept_port N" (ulnetd --accept-port), "@o2ib"
+ * (a stand-in for the o2ib LND, tests/support/fake_o2ib.h: o2ib NIs come
+ * up without RDMA, and show the tunables the real LND resolves). An
  * import line is "import [OPTS] FILE" then, after a newline, the file.
  */
 #include <setjmp.h>
@@ -76,6 +78,7 @@
 #include "ctl_cmds_int.h"
 #include "ctl_import_int.h"
 #include "ctl_test.h"
+#include "fake_o2ib.h"
 #include "ulnet/fault.h"
 
 enum kind { EFFECT, OUTPUT, REFUSED, ALWAYS, NOOP, CHECKED, STATE, ELSEWHERE, NKINDS };
@@ -367,6 +370,8 @@ static int run_line(struct side *s, const char *line_in)
 			rc = ctl_ctx_set_modparams(&f->ctx, "modparams.yaml", blob, strlen(blob)) < 0;
 		} else if (strcmp(argv[0], "@accept_port") == 0 && argc == 2) {
 			f->ctx.accept_port = (uint16_t)atoi(argv[1]);
+		} else if (strcmp(argv[0], "@o2ib") == 0 && argc == 1) {
+			fake_o2ib_install(f->ctx.ln);
 		} else {
 			fail_msg("%s: unknown test line '%s'", s->at, line_in);
 		}
@@ -455,6 +460,17 @@ static int run_side(const struct probe *pr, const char *line, int port, int port
 	{ "yaml net/local NI(s)/" sec "/" key, EFFECT, NULL, \
 	  IMP NI_DOC("    " sec ": {}\n"), IMP NI_DOC("    " sec ":\n      " key ": " value "\n"), \
 	  L("net show -v"), want }
+/* an o2ib NI's "lnd tunables" (the o2ib LND a stand-in: "@o2ib") */
+#define O2IB_DOC(extra) "net:\n- net type: o2ib\n  local NI(s):\n  - nid: 10.21.0.3@o2ib\n" extra
+#define TUNO(key, value, want) \
+	{ "yaml net/local NI(s)/lnd tunables/" key, EFFECT, L("@o2ib"), \
+	  IMP O2IB_DOC("    lnd tunables: {}\n"), \
+	  IMP O2IB_DOC("    lnd tunables:\n      " key ": " value "\n"), L("net show -v"), want }
+/* only the kernel's default (ulnet has no FMR pool) */
+#define TUNOC(key, value, other) \
+	{ "yaml net/local NI(s)/lnd tunables/" key, CHECKED, L("@o2ib"), \
+	  IMP O2IB_DOC("    lnd tunables:\n      " key ": " value "\n"), \
+	  IMP O2IB_DOC("    lnd tunables:\n      " key ": " other "\n"), NULL, NULL }
 #define RTUN(sec, key, value, want) \
 	{ "yaml ip2nets/" sec "/" key, EFFECT, NULL, \
 	  IMP RULE_LO("  " sec ": {}\n"), IMP RULE_LO("  " sec ":\n    " key ": " value "\n"), \
@@ -867,6 +883,13 @@ static const struct probe probes[] = {
 	TUN("lnd tunables", "conns_per_peer", "4", "conns_per_peer: 4"),
 	TUN("lnd tunables", "tos", "9", "tos: 9"),
 	TUN("lnd tunables", "timeout", "44", " timeout: 44"),
+	TUNO("peercredits_hiw", "6", "peercredits_hiw: 6"),
+	TUNO("map_on_demand", "32", "map_on_demand: 32"),
+	TUNO("concurrent_sends", "13", "concurrent_sends: 13"),
+	TUNOC("fmr_pool_size", "512", "1024"),
+	TUNOC("fmr_flush_trigger", "384", "100"),
+	TUNOC("fmr_cache", "1", "2"),
+	TUNO("ntx", "1024", "ntx: 1024"),
 
 	/* --- peer: ----------------------------------------------------------- */
 	{ "yaml peer/primary nid", EFFECT, L(NI2), IMP "peer:\n- Multi-Rail: true\n",

@@ -157,9 +157,10 @@ int ctl_ni_conf_addr(const char *nidstr, const char *netstr, const char *ifstr,
  * networks=): acceptor settings, and for tcp NIs the ksocklnd module
  * parameters where the NI sets nothing itself. */
 void ctl_ni_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf);
-/* An o2ib NI's conf sets an LND tunable the o2ib LND does not implement
- * (conns_per_peer other than 1, tos, a timeout other than 50): -EOPNOTSUPP
- * with the message naming it; else 0. Called before the defaults. */
+/* An o2ib NI's conf sets an LND tunable the o2ib LND cannot take
+ * (kib_tunables_setup(): conns_per_peer other than 1: -EOPNOTSUPP; a value
+ * out of range: -EINVAL), with the message naming it; else 0. Called
+ * before the defaults. */
 int ctl_o2ib_tunables_check(const struct ulnet_ni_conf *conf, char *msg, size_t len);
 /* IPv4 address (host order) of interface `name` (net add --if); 0 or
  * -ENETDOWN. */

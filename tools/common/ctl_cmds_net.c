@@ -8,6 +8,7 @@
 #include "ctl_cmds_int.h"
 #include "ctl_ip2nets.h"
 #include "ctl_mrroute.h"
+#include "lnd/o2iblnd/o2ib_policy.h"
 #include "modopts.h"
 
 #include <arpa/inet.h>
@@ -271,34 +272,37 @@ void ctl_ni_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf)
 
 int ctl_o2ib_tunables_check(const struct ulnet_ni_conf *conf, char *msg, size_t len)
 {
-	const char *what = NULL;
+	struct kib_tunables t;
+	const char *what;
+	int rc;
 
 	if (conf->nid.type != ULNET_LND_O2IB)
 		return 0;
-	/* accepted when they say what the LND does anyway (an export of a
-	 * kernel's configuration has them) */
-	if (conf->tun.conns_per_peer > 1)
-		what = "conns_per_peer";
-	else if (conf->tun.tos != -1 && conf->tun.tos != 0)
-		what = "tos";
-	else if (conf->sock.sock_timeout != 0 && conf->sock.sock_timeout != 50)
-		what = "timeout";
-	if (!what)
-		return 0;
-	snprintf(msg, len, "o2ib LND tunable '%s' is not supported by ulnet yet", what);
-	return -EOPNOTSUPP;
+	/* the LND's own resolution (the global lnd_timeout does not matter
+	 * to what is refused): said here, naming the tunable, rather than
+	 * as the NI's failure to start */
+	rc = kib_tunables_setup(&t, conf, 0, &what);
+	if (rc == -EOPNOTSUPP)
+		snprintf(msg, len, "o2ib LND tunable '%s' is not supported by ulnet: only %s", what,
+			 strcmp(what, "conns_per_peer") == 0 ? "1 (one connection per peer)"
+							      : "the default");
+	else if (rc < 0)
+		snprintf(msg, len, "o2ib LND tunable '%s': value out of range (docs/o2iblnd.md)",
+			 what);
+	return rc;
 }
 
 static int net_add_conf(struct ctl_ctx *ctx, struct ulnet_ni_conf *conf, struct ctl_reply *rp)
 {
 	char why[160];
+	int rc = ctl_o2ib_tunables_check(conf, why, sizeof(why));
 
-	if (ctl_o2ib_tunables_check(conf, why, sizeof(why)) < 0) {
-		y_nl_error(&rp->err, "add", "net", -EOPNOTSUPP, why);
+	if (rc < 0) {
+		y_nl_error(&rp->err, "add", "net", rc, why);
 		return -EINVAL;
 	}
 	ctl_ni_conf_defaults(ctx, conf);
-	int rc = ulnet_ni_add(ctx->ln, conf);
+	rc = ulnet_ni_add(ctx->ln, conf);
 
 	if (rc < 0) {
 		/* The kernel's extack text for every failure of NI add. */

@@ -7,6 +7,7 @@
  */
 #include "ctl_cmds_int.h"
 #include "ctl_import_int.h"
+#include "lnd/o2iblnd/o2ib_policy.h"
 #include "core/nidlist.h"
 
 #include <errno.h>
@@ -212,6 +213,44 @@ bool imp_keys_check(struct imp *im, yaml_node_t *m, enum imp_sec s)
 	return true;
 }
 
+/* An o2ib-only key of "lnd tunables" on an NI of net type `o2ib`: into
+ * the conf, or refused (fmr_*: only the kernel's defaults, 0 being
+ * lnetctl's "not given"). */
+static bool imp_o2ib_key(struct imp *im, yaml_node_t *kn, int i, long v, bool o2ib,
+			 struct ulnet_ni_conf *conf, const char *what)
+{
+	const char *k = yscalar(kn);
+	long def = i == IK_LND_FMR_POOL_SIZE ? KIB_FMR_POOL_SIZE
+		   : i == IK_LND_FMR_FLUSH_TRIGGER ? KIB_FMR_FLUSH_TRIGGER : KIB_FMR_CACHE;
+
+	if (!o2ib) {
+		imp_error(im, kn, -EOPNOTSUPP, "'%s' in 'lnd tunables' of %s is not supported by "
+			  "ulnet: an o2ib LND tunable, and this is not an o2ib NI", k ? k : "?", what);
+		return false;
+	}
+	switch (i) {
+	case IK_LND_PEERCREDITS_HIW:
+		conf->o2ib.peercredits_hiw = (int)v;
+		return true;
+	case IK_LND_MAP_ON_DEMAND:
+		conf->o2ib.map_on_demand = (int)v;
+		return true;
+	case IK_LND_CONCURRENT_SENDS:
+		conf->o2ib.concurrent_sends = (int)v;
+		return true;
+	case IK_LND_NTX:
+		conf->o2ib.ntx = (int)v;
+		return true;
+	default:
+		if (v == 0 || v == def)
+			return true;
+		imp_error(im, kn, -EOPNOTSUPP, "'%s: %ld' in 'lnd tunables' of %s is not supported "
+			  "by ulnet: it has no FMR pool (only %ld, the kernel's default)",
+			  k ? k : "?", v, what, def);
+		return false;
+	}
+}
+
 bool imp_ni_tunables(struct imp *im, yaml_node_t *m, enum imp_sec s, struct ulnet_ni_conf *conf,
 		     const char *what)
 {
@@ -222,12 +261,15 @@ bool imp_ni_tunables(struct imp *im, yaml_node_t *m, enum imp_sec s, struct ulne
 		[IK_TUN_PEER_BUFFER_CREDITS] = offsetof(struct ulnet_ni_conf, tun.peer_buffer_credits),
 		[IK_TUN_CREDITS] = offsetof(struct ulnet_ni_conf, tun.credits),
 	};
-	static const size_t lnd_off[IK_LND_COUNT] = {
+	static const size_t lnd_off[IK_LND_TIMEOUT + 1] = {
 		[IK_LND_CONNS_PER_PEER] = offsetof(struct ulnet_ni_conf, tun.conns_per_peer),
 		[IK_LND_TOS] = offsetof(struct ulnet_ni_conf, tun.tos),
 		[IK_LND_TIMEOUT] = offsetof(struct ulnet_ni_conf, sock.sock_timeout),
 	};
 	bool lnd = s == IMPS_NI_LND_TUN || s == IMPS_IP2NETS_LND_TUN;
+	/* an NI's conf has its NID here; an ip2nets rule's configures tcp
+	 * NIs only */
+	bool o2ib = s == IMPS_NI_LND_TUN && conf->nid.type == ULNET_LND_O2IB;
 	const size_t *off = lnd ? lnd_off : tun_off;
 	const char *section = lnd ? "lnd tunables" : "tunables";
 
@@ -252,7 +294,14 @@ bool imp_ni_tunables(struct imp *im, yaml_node_t *m, enum imp_sec s, struct ulne
 			imp_bad_value(im, vn, k);
 			return false;
 		}
-		*(int *)(void *)((char *)conf + off[i]) = (int)v;
+		if (lnd && i > IK_LND_TIMEOUT) {
+			if (!imp_o2ib_key(im, kn, i, v, o2ib, conf, what))
+				return false;
+		} else if (lnd && i == IK_LND_TIMEOUT && o2ib) {
+			conf->o2ib.timeout = (int)v;    /* the o2ib LND's own */
+		} else {
+			*(int *)(void *)((char *)conf + off[i]) = (int)v;
+		}
 	}
 	return true;
 }
@@ -291,8 +340,9 @@ static void imp_net_ni(struct imp *im, const char *type, yaml_node_t *ni, const 
 		return;
 	char why[160];
 
-	if (ctl_o2ib_tunables_check(&conf, why, sizeof(why)) < 0) {
-		imp_error(im, ni, -EOPNOTSUPP, "%s", why);
+	rc = ctl_o2ib_tunables_check(&conf, why, sizeof(why));
+	if (rc < 0) {
+		imp_error(im, ni, rc, "%s", why);
 		return;
 	}
 	ctl_ni_conf_defaults(im->ctx, &conf);

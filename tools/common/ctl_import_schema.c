@@ -63,7 +63,23 @@ static const struct imp_key tun_keys[IK_TUN_COUNT] = {
 static const struct imp_key lnd_tun_keys[IK_LND_COUNT] = {
 	K(IK_LND_CONNS_PER_PEER, "conns_per_peer", IMPK_APPLY),
 	K(IK_LND_TOS, "tos", IMPK_APPLY),
-	/* net show -v prints it: the socklnd timeout */
+	/* net show -v prints it: the LND's timeout (socklnd's, o2iblnd's) */
+	K(IK_LND_TIMEOUT, "timeout", IMPK_APPLY),
+	/* o2ib NIs only (refused on others): the o2ib LND's, or for fmr_*
+	 * (ulnet has no FMR pool) only the kernel's defaults */
+	K(IK_LND_PEERCREDITS_HIW, "peercredits_hiw", IMPK_APPLY),
+	K(IK_LND_MAP_ON_DEMAND, "map_on_demand", IMPK_APPLY),
+	K(IK_LND_CONCURRENT_SENDS, "concurrent_sends", IMPK_APPLY),
+	K(IK_LND_FMR_POOL_SIZE, "fmr_pool_size", IMPK_CHECKED),
+	K(IK_LND_FMR_FLUSH_TRIGGER, "fmr_flush_trigger", IMPK_CHECKED),
+	K(IK_LND_FMR_CACHE, "fmr_cache", IMPK_CHECKED),
+	K(IK_LND_NTX, "ntx", IMPK_APPLY),
+};
+
+/* An ip2nets rule configures tcp NIs only: socklnd's keys. */
+static const struct imp_key ip2n_lnd_tun_keys[IK_LND_TIMEOUT + 1] = {
+	K(IK_LND_CONNS_PER_PEER, "conns_per_peer", IMPK_APPLY),
+	K(IK_LND_TOS, "tos", IMPK_APPLY),
 	K(IK_LND_TIMEOUT, "timeout", IMPK_APPLY),
 };
 
@@ -207,7 +223,7 @@ const struct imp_section imp_schema[IMPS_COUNT] = {
 	[IMPS_NUMA] = SEC("numa", numa_keys),
 	[IMPS_IP2NETS] = SEC("ip2nets", ip2nets_keys),
 	[IMPS_IP2NETS_TUN] = SEC("ip2nets/tunables", tun_keys),
-	[IMPS_IP2NETS_LND_TUN] = SEC("ip2nets/lnd tunables", lnd_tun_keys),
+	[IMPS_IP2NETS_LND_TUN] = SEC("ip2nets/lnd tunables", ip2n_lnd_tun_keys),
 	[IMPS_UDSP] = SEC("udsp", udsp_keys),
 	[IMPS_UDSP_ACTION] = SEC("udsp/action", udsp_action_keys),
 	[IMPS_PING] = SEC("ping", ping_keys),
