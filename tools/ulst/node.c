@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * node.c - the ulnet node of a ulst command: global options (--nid,
- * --accept-port, --accept, -v) and bringing the node up and down.
+ * --accept-port, --accept, --o2ib-service, --o2ib-cksum, -v) and bringing
+ * the node up and down.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +21,10 @@ const char ulst_global_help[] =
 	"                          LNet's transaction_timeout, 3..3600 s: an ACK or\n"
 	"                          REPLY that does not come in S ends its operation\n"
 	"                          (default 150, the kernel's)\n"
+	"  --o2ib-service PORT     an o2ib NID's rdma_cm port, the same on every node\n"
+	"                          (ko2iblnd's service; default 987)\n"
+	"  --o2ib-cksum            an o2ib NID checksums every message it sends\n"
+	"                          (ko2iblnd's cksum=1)\n"
 	"  -v, --verbose           ulnet log at INFO (twice: DEBUG) on stderr\n";
 
 void ulst_global_init(struct ulst_global *g)
@@ -54,6 +59,14 @@ int ulst_global_option(struct ulst_global *g, const char *cmd, int opt, const ch
 		if (ulst_parse_ulong(cmd, "--transaction-timeout", arg, 3, 3600, &v))
 			return -1;
 		g->tx_timeout = (unsigned)v;
+		return 1;
+	case ULST_OPT_O2IB_SERVICE:
+		if (ulst_parse_ulong(cmd, "--o2ib-service", arg, 1, 65535, &v))
+			return -1;
+		g->o2ib_service = (unsigned)v;
+		return 1;
+	case ULST_OPT_O2IB_CKSUM:
+		g->o2ib_cksum = true;
 		return 1;
 	case 'v':
 		g->verbose++;
@@ -117,6 +130,8 @@ int ulst_node_start(const struct ulst_global *g, const char *cmd, struct ulst_no
 	c.nid = n->nid;
 	c.accept_port = (uint16_t)g->port;
 	c.tun.tos = -1;
+	c.o2ib.service = (int)g->o2ib_service;
+	c.o2ib.cksum = g->o2ib_cksum ? 1 : 0;
 	snprintf(c.accept, sizeof(c.accept), "%s", g->accept);
 	rc = ulnet_ni_add(n->ln, &c);
 	if (rc) {

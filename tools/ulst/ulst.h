@@ -59,12 +59,18 @@ struct ulst_global {
 	char accept[8];            /* --accept: "secure" (default), "all", "none" */
 	int verbose;               /* -v: ulnet log level */
 	unsigned tx_timeout;       /* --transaction-timeout, 0: the default */
+	unsigned o2ib_service;     /* --o2ib-service, 0: ko2iblnd's default (987) */
+	bool o2ib_cksum;           /* --o2ib-cksum: ko2iblnd's cksum=1 */
 };
 
 struct ulst_node {
 	ulnet_t *ln;
 	ulnet_nid_t nid;
 };
+
+/* Long-only global options (values no short option takes). */
+#define ULST_OPT_O2IB_SERVICE 0x1001
+#define ULST_OPT_O2IB_CKSUM 0x1002
 
 /* The global options, accepted before and after the command word. */
 #define ULST_GLOBAL_SHORTOPTS "n:p:a:T:v"
@@ -73,7 +79,9 @@ struct ulst_node {
 	{ "accept-port", required_argument, NULL, 'p' },                \
 	{ "accept", required_argument, NULL, 'a' },                     \
 	{ "transaction-timeout", required_argument, NULL, 'T' },        \
-	{ "verbose", no_argument, NULL, 'v' }
+	{ "verbose", no_argument, NULL, 'v' },                          \
+	{ "o2ib-service", required_argument, NULL, ULST_OPT_O2IB_SERVICE }, \
+	{ "o2ib-cksum", no_argument, NULL, ULST_OPT_O2IB_CKSUM }
 
 void ulst_global_init(struct ulst_global *g);
 /* Handle global option `opt` (getopt's return); 1 if it was one, 0 if not,

@@ -205,8 +205,15 @@ void kib_conn_established(struct kib_conn *c)
 	if (peer->conn && peer->conn != c)
 		kib_close_conn(peer->conn, -ESTALE, "replaced by a newer connection");
 	peer->conn = c;
-	lnet_ni_log(net->ni, ULNET_LOG_INFO, "o2iblnd: %s: established (%s, queue depth %d)",
-		    c->name, c->active ? "active" : "passive", c->queue_depth);
+	/* which side checksums (and in which char form) says at once why a
+	 * peer would drop our messages as "Bad checksum" */
+	lnet_ni_log(net->ni, ULNET_LOG_INFO, "o2iblnd: %s: established (%s, queue depth %d, "
+		    "checksums: ours %s, the peer's %s)", c->name, c->active ? "active" : "passive",
+		    c->queue_depth,
+		    !net->tun.cksum ? "off" : c->cksum_form == KIB_CKSUM_UNSIGNED ? "on (unsigned char)"
+										 : "on (signed char)",
+		    !c->peer_cksum ? "off" : c->cksum_form == KIB_CKSUM_UNSIGNED ? "on (unsigned char)"
+										 : "on (signed char)");
 	while (!kib_list_empty(&peer->tx_queue)) {
 		struct kib_tx *tx = kib_container(peer->tx_queue.next, struct kib_tx, link);
 
@@ -417,6 +424,7 @@ static void kib_passive_connect(struct kib_net *net, struct rdma_cm_id *cmid, co
 	c->credits = c->queue_depth;
 	c->reserved = c->queue_depth;
 	c->cksum_form = req.cksum_unsigned ? KIB_CKSUM_UNSIGNED : KIB_CKSUM_SIGNED;
+	c->peer_cksum = req.cksum != 0;
 	rc = kib_conn_setup_qp(c);
 	if (rc < 0) {
 		rej.why = KIB_REJECT_NO_RESOURCES;
@@ -469,6 +477,7 @@ static void kib_active_established(struct kib_conn *c, const uint8_t *priv, size
 	c->queue_depth = ack.cp.queue_depth;
 	c->max_frags = ack.cp.max_frags;
 	c->cksum_form = ack.cksum_unsigned ? KIB_CKSUM_UNSIGNED : KIB_CKSUM_SIGNED;
+	c->peer_cksum = ack.cksum != 0;
 	kib_conn_established(c);
 }
 

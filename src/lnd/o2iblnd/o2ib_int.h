@@ -141,6 +141,7 @@ struct kib_conn {
 	struct kib_list active_txs; /* posted */
 	struct kib_list early_rxs;
 	enum kib_cksum_form cksum_form;
+	bool peer_cksum;            /* its CONNREQ/CONNACK had a checksum */
 	char name[ULNET_NIDSTR_SIZE + 24]; /* "NID conn#N" */
 	unsigned id;
 };
