@@ -26,6 +26,7 @@
 #include "lnd/o2iblnd/o2ib_wire.h"
 
 static struct rdma_event_channel *ch;
+static int service = 987;     /* the node's ko2iblnd service port */
 
 static int wait_event(struct rdma_cm_event *out, uint8_t *priv, size_t *plen, int secs)
 {
@@ -84,7 +85,7 @@ static int try_connect(struct conn *c, const char *me, const char *peer, const u
 	src.sin_family = dst.sin_family = AF_INET;
 	inet_aton(me, &src.sin_addr);
 	inet_aton(peer, &dst.sin_addr);
-	dst.sin_port = htons(987);
+	dst.sin_port = htons(service);
 	if (rdma_create_id(ch, &c->id, NULL, RDMA_PS_TCP) ||
 	    rdma_resolve_addr(c->id, (struct sockaddr *)&src, (struct sockaddr *)&dst, 5000))
 		return -errno;
@@ -161,10 +162,12 @@ int main(int argc, char **argv)
 	struct conn c;
 	int fails = 0, rc;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: prog_o2ib_hostile MY_IP PEER_IP\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: prog_o2ib_hostile MY_IP PEER_IP [SERVICE_PORT]\n");
 		return 2;
 	}
+	if (argc == 4)
+		service = atoi(argv[3]);
 	ch = rdma_create_event_channel();
 	if (!ch) {
 		perror("rdma_create_event_channel");

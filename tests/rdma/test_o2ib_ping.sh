@@ -6,6 +6,11 @@
 # 0 B, 1 B, 1 KiB and 3 KiB (IMMEDIATE messages), 4 KiB, 64 KiB and 1 MiB
 # (RDMA: PUT_REQ/PUT_ACK/PUT_DONE, GET_REQ/GET_DONE) with the payload
 # checked, and 4 PUTs of one buffer registered once.
+# Every node runs with ko2iblnd module options (ulnetd --module-option, ulst
+# --o2ib-service/--o2ib-cksum): checksums on (each side sees the other's
+# CONNREQ/CONNACK carry one, and every message is checked: the brw above
+# pass only if they match), service port 18515 (not 987), timeout 20,
+# keepalive 30, ntx 1024; net show -v prints them.
 # Also: net show -v prints the o2ib lnd tunables; an unimplemented o2ib
 # tunable (conns_per_peer 2) is refused naming it; a hostile peer
 # (prog_o2ib_hostile: garbage CONNREQ, queue depth too large, a malformed
@@ -27,11 +32,17 @@ B=$(rig_ip 2)
 # LNet ping both ways, discovery; then, ulnetd stopped (one o2ib listener
 # per address: the service port), ulst serve / brw PUT and GET of IMMEDIATE
 # sizes with the payload checked (--check full).
+SVC=18515
+MO="--module-option ko2iblnd.cksum=1 --module-option ko2iblnd.service=$SVC
+--module-option ko2iblnd.timeout=20 --module-option ko2iblnd.keepalive=30
+--module-option ko2iblnd.ntx=1024"
+MO=${MO//$'\n'/ }
+O2="--o2ib-service $SVC --o2ib-cksum"
 common='. /lib/ulrig.sh
 set -eu
 ibv_devices | grep -q rxe0
 D=/tmp/ulo2ib; mkdir -p $D
-ulnetd --ctl $D/ctl.sock >/host/ulnetd-$ULRIG_ID.log 2>&1 &
+ulnetd --ctl $D/ctl.sock --log-level info '"$MO"' >/host/ulnetd-$ULRIG_ID.log 2>&1 &
 UPID=$!
 for i in $(seq 100); do [ -S $D/ctl.sock ] && break; sleep 0.1; done
 C="ulnetctl --ctl $D/ctl.sock"
@@ -48,7 +59,7 @@ ulrig_mark pinged-1
 ulrig_wait_file pinged-2 120
 kill \$UPID; wait \$UPID # exits 0 on SIGTERM (a sanitizer report would not)
 ulrig_mark ulnetd-down-1
-timeout 200 ulst --nid $A@o2ib serve --duration 190 >/host/serve.log 2>&1 &
+timeout 200 ulst -v $O2 --nid $A@o2ib serve --duration 190 >/host/serve.log 2>&1 &
 SPID=\$!
 sleep 2
 ulrig_mark serving
@@ -70,7 +81,7 @@ cat /tmp/cpp.out
 grep -q "conns_per_peer" /tmp/cpp.out
 # a misbehaving peer: garbage and bad CONNREQs rejected, a malformed
 # message closes its connection; the node stays up
-prog_o2ib_hostile $B $A
+prog_o2ib_hostile $B $A $SVC
 ulrig_retry 5 1 \$C ping $A@o2ib
 echo "ping after hostile: ok"
 ulrig_mark pinged-2
@@ -81,18 +92,22 @@ ulrig_wait_file serving 60
 for sz in 0 1 1k 3k 4k 64k 1m; do
 	for op in write read; do
 		echo "brw \$op size \$sz"
-		ulrig_retry 3 1 timeout 60 ulst --nid $B@o2ib brw \$op $A@o2ib --size \$sz --count 20 --concurrency 4 --check full --timeout 30
+		ulrig_retry 3 1 timeout 60 ulst $O2 --nid $B@o2ib brw \$op $A@o2ib --size \$sz --count 20 --concurrency 4 --check full --timeout 30
 	done
 done
 # the payloads that do not fit a message went by RDMA, and a buffer reused
 # by 4 PUTs was registered once (DEBUG lines of the LND)
-ulst -vv --nid $B@o2ib brw write $A@o2ib --size 64k --count 4 --concurrency 1 --check full --timeout 30 >/tmp/rdma.log 2>&1
-ulst -vv --nid $B@o2ib brw read $A@o2ib --size 64k --count 4 --concurrency 1 --check full --timeout 30 >>/tmp/rdma.log 2>&1
+ulst -vv $O2 --nid $B@o2ib brw write $A@o2ib --size 64k --count 4 --concurrency 1 --check full --timeout 30 >/tmp/rdma.log 2>&1
+ulst -vv $O2 --nid $B@o2ib brw read $A@o2ib --size 64k --count 4 --concurrency 1 --check full --timeout 30 >>/tmp/rdma.log 2>&1
 grep -h "o2iblnd" /tmp/rdma.log | head -20
 echo "PUT_ACKs handled: \$(grep -c "PUT_ACK: writing 65536 bytes" /tmp/rdma.log)"
 echo "registrations: \$(grep -c "o2iblnd: registered" /tmp/rdma.log)"
 [ "\$(grep -c "PUT_ACK: writing 65536 bytes" /tmp/rdma.log)" = 4 ]
 [ "\$(grep -c "o2iblnd: registered" /tmp/rdma.log)" -le 3 ]
+# the ulst nodes: on port $SVC, both checksumming (signed char: this kernel
+# and ulnet agree on the form the other side's checksums were in)
+grep -q "listening on $B:$SVC" /tmp/rdma.log
+grep -q "checksums: ours on (signed char), the peer's on (signed char)" /tmp/rdma.log
 ulrig_mark brw-done
 EOF
 
@@ -111,6 +126,17 @@ for i in 1 2; do
 		{ echo "FAIL: guest $i: net show has no o2ib NID"; FAILS=$((FAILS + 1)); }
 	grep -q "peercredits_hiw: 4" "$(rig_log "$i")" 2>/dev/null ||
 		{ echo "FAIL: guest $i: net show -v has no o2ib lnd tunables"; FAILS=$((FAILS + 1)); }
+	# the module options took effect: net show -v, the listener, checksums
+	for want in "ntx: 1024" " timeout: 20"; do
+		grep -q "$want" "$(rig_log "$i")" 2>/dev/null ||
+			{ echo "FAIL: guest $i: net show -v lacks '$want'"; FAILS=$((FAILS + 1)); }
+	done
+	grep -q "listening on 10.210.0.1$i:$SVC" "$RIG_SHARE/ulnetd-$i.log" 2>/dev/null ||
+		{ echo "FAIL: guest $i: ulnetd not listening on port $SVC"; FAILS=$((FAILS + 1)); }
+	grep -q "keepalive 30 s, checksums on" "$RIG_SHARE/ulnetd-$i.log" 2>/dev/null ||
+		{ echo "FAIL: guest $i: ulnetd's NI has not keepalive 30, checksums on"; FAILS=$((FAILS + 1)); }
+	grep -q "checksums: ours on (signed char), the peer's on" "$RIG_SHARE/ulnetd-$i.log" 2>/dev/null ||
+		{ echo "FAIL: guest $i: no connection with checksums both ways"; FAILS=$((FAILS + 1)); }
 done
 grep -q "primary nid: $A@o2ib" "$(rig_log 2)" 2>/dev/null ||
 	{ echo "FAIL: guest 2's ping/discover of $A@o2ib shows no primary nid"; FAILS=$((FAILS + 1)); }
