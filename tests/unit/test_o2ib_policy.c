@@ -155,6 +155,9 @@ static void test_tunables_conf(void **state)
 	o->timeout = -2;
 	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), -EINVAL);
 	assert_string_equal(what, "timeout");
+	o->timeout = 86401;     /* would overflow rdma_cm's timeout in ms */
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), -EINVAL);
+	assert_string_equal(what, "timeout");
 }
 
 /* kib_msg_finish(): with cksum on, the message carries the kernel's

@@ -50,8 +50,8 @@ static int h_ko2ib(struct mo_call *c)
 		return 0;
 	case KO_TIMEOUT:
 		/* 0: the global lnd_timeout, as the kernel's kiblnd_timeout() */
-		if (n < 0 || n > 86400)
-			return why(c, -EINVAL, "%lld is out of range (0..86400)", n);
+		if (n < 0 || n > KIB_TIMEOUT_MAX)
+			return why(c, -EINVAL, "%lld is out of range (0..%d)", n, KIB_TIMEOUT_MAX);
 		o->timeout = n == 0 ? -1 : (int)n;
 		return 0;
 	case KO_CPP:

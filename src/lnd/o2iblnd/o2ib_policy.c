@@ -76,9 +76,11 @@ int kib_tunables_setup(struct kib_tunables *t, const struct ulnet_ni_conf *conf,
 	if (conf->tun.conns_per_peer > 1)
 		BAD("conns_per_peer", -EOPNOTSUPP);  /* one connection per peer for now */
 	t->conns_per_peer = 1;
+	/* a day at most: it is also rdma_cm's resolution timeout, in ms */
 	if (o->timeout == -1)
-		t->timeout = lnd_timeout > 0 ? lnd_timeout : KIB_TIMEOUT_DEFAULT;
-	else if (o->timeout < 0)
+		t->timeout = lnd_timeout > 0 && lnd_timeout <= KIB_TIMEOUT_MAX ? lnd_timeout
+									   : KIB_TIMEOUT_DEFAULT;
+	else if (o->timeout < 0 || o->timeout > KIB_TIMEOUT_MAX)
 		BAD("timeout", -EINVAL);
 	else
 		t->timeout = o->timeout ? o->timeout : KIB_TIMEOUT_DEFAULT;

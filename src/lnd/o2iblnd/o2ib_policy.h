@@ -50,6 +50,7 @@ struct kib_tunables {
 #define KIB_FMR_FLUSH_TRIGGER	384
 #define KIB_FMR_CACHE		1
 #define KIB_RETRY_MAX		7	/* IB's retry counts are 3 bits */
+#define KIB_TIMEOUT_MAX		86400	/* s */
 
 /* Fill `t` from an NI's conf (its peer credits, conns_per_peer and tos,
  * and its o2ib tunables; 0 fields take the kernel's defaults); `lnd_timeout`
