@@ -27,6 +27,7 @@
 #include "ctl_cmds.h"
 #include "ctl_cmds_int.h"
 #include "ctl_test.h"
+#include "fake_o2ib.h"
 #include "lnd/o2iblnd/o2ib_policy.h"
 #include "modopts.h"
 
@@ -143,7 +144,7 @@ static void test_o2ib_effect(void **state)
 				   "peer_timeout=90 peer_buffer_credits=16 conns_per_peer=1 "
 				   "map_on_demand=1 fmr_pool_size=512 fmr_flush_trigger=384 fmr_cache=1 "
 				   "ib_mtu=0 nscheds=0 dev_failover=0 wrq_sge=2 use_fastreg_gaps=0 "
-				   "require_privileged_port=0 use_privileged_port=0 ipif_name=ib1\n"), 0);
+				   "require_privileged_port=0 use_privileged_port=0\n"), 0);
 	assert_int_equal(modopts_finish(&mo), 0);
 	assert_int_equal(ctl_ctx_init(&ctx, NULL, false), 0);
 	assert_int_equal(modopts_load(&ctx, &mo), 0);
@@ -187,7 +188,6 @@ static void test_o2ib_effect(void **state)
 	assert_int_equal(conf.o2ib.keepalive, 7);
 	assert_int_equal(conf.o2ib.timeout, 9);
 	ctl_ctx_fini(&ctx);
-	assert_string_equal(mo.o2ib_ipif, "ib1");
 	modopts_free(&mo);
 
 	/* timeout=0 and keepalive=0 as the kernel: the global lnd_timeout, never */
@@ -224,11 +224,11 @@ static void test_o2ib_refusals(void **state)
 		snprintf(arg, sizeof(arg), "ko2iblnd.%s=zz", o2ib_all[i]);
 		int rc = modopts_set_arg(&mo, arg);
 
-		/* known: a string parameter takes it, a number refuses it as
-		 * a value, never as an unknown parameter */
+		/* known: a number refuses it as a value (ipif_name, a string,
+		 * as a parameter ulnet has no use for), never as unknown */
 		if (strstr(mo.err, "no such parameter"))
 			fail_msg("%s: %s", arg, mo.err);
-		assert_true(rc == 0 || rc == -EINVAL);
+		assert_int_equal(rc, strcmp(o2ib_all[i], "ipif_name") ? -EINVAL : -EOPNOTSUPP);
 		modopts_free(&mo);
 	}
 	arg_fails("ko2iblnd.conns_per_peer=2", -EOPNOTSUPP,
@@ -254,7 +254,7 @@ static void test_o2ib_refusals(void **state)
 	arg_fails("ko2iblnd.ntx=2052", -EINVAL, "above fmr_pool_size");
 	arg_fails("ko2iblnd.tos=256", -EINVAL, "ko2iblnd.tos: 256 is out of range (-1..255)");
 	arg_fails("ko2iblnd.credits=0", -EINVAL, "must be at least 1");
-	arg_fails("ko2iblnd.ipif_name=", -EINVAL, "not an interface name");
+	arg_fails("ko2iblnd.ipif_name=ib0", -EOPNOTSUPP, "networks takes tcp nets only");
 	arg_fails("ko2iblnd.keepalive=x", -EINVAL, "is not a 32-bit integer");
 	/* between parameters: peer_credits above credits */
 	mo_new(&mo);
@@ -924,6 +924,62 @@ static void test_on_a_node(void **state)
 	free(n);
 }
 
+/* ko2iblnd's parameters on a node: an o2ib NI added later (net add)
+ * takes them, and net show -v prints them (the o2ib LND a stand-in: no
+ * RDMA here); a tcp NI does not. */
+static void test_o2ib_on_a_node(void **state)
+{
+	(void)state;
+	struct ulnet_opts o;
+	struct modopts mo;
+	struct ctl_ctx ctx;
+	struct ctl_reply rp;
+
+	mo_new(&mo);
+	assert_int_equal(text(&mo, "options ko2iblnd cksum=1 service=18515 timeout=20 "
+				   "keepalive=0 ntx=1024 peer_credits=16 concurrent_sends=20 "
+				   "peer_credits_hiw=10 tos=32 retry_count=7\n"), 0);
+	assert_int_equal(modopts_finish(&mo), 0);
+	memset(&o, 0, sizeof(o));
+	o.flags = ULNET_OPT_MANUAL_PROGRESS;
+	o.log = capture;
+	o.log_level = ULNET_LOG_WARN;
+	assert_int_equal(ctl_ctx_init(&ctx, &o, true), 0);
+	ctx.skip_mr_route_setup = true;
+	fake_o2ib_install(ctx.ln);
+	fake_o2ib_started = 0;
+	ctl_reply_init(&rp);
+	assert_int_equal(modopts_load(&ctx, &mo), 0);
+	ctl_run_expect(&ctx, &rp, "net add --nid 127.0.0.1@o2ib --if lo", 0, "");
+	assert_int_equal(fake_o2ib_started, 1);
+	assert_int_equal(fake_o2ib_seen.o2ib.cksum, 1);
+	assert_int_equal(fake_o2ib_seen.o2ib.service, 18515);
+	assert_int_equal(fake_o2ib_seen.o2ib.keepalive, -1);
+	assert_int_equal(fake_o2ib_seen.o2ib.retry_count, 7);
+	assert_int_equal(fake_o2ib_seen.tun.peer_credits, 16);
+	ctl_run_expect(&ctx, &rp, "net show -v --net o2ib", 0, NULL);
+	ctl_has(&rp.out, "peer_credits: 16", "net show o2ib");
+	ctl_has(&rp.out, "peercredits_hiw: 10", "net show o2ib");
+	ctl_has(&rp.out, "concurrent_sends: 20", "net show o2ib");
+	ctl_has(&rp.out, "ntx: 1024", "net show o2ib");
+	ctl_has(&rp.out, " timeout: 20", "net show o2ib");
+	ctl_has(&rp.out, "tos: 32", "net show o2ib");
+	/* the NI's own setting wins */
+	ctl_run_expect(&ctx, &rp, "net add --nid 127.0.0.2@o2ib1 --peer-credits 8 --tos 4", 0, "");
+	assert_int_equal(fake_o2ib_started, 2);
+	assert_int_equal(fake_o2ib_seen.tun.peer_credits, 8);
+	assert_int_equal(fake_o2ib_seen.tun.tos, 4);
+	assert_int_equal(fake_o2ib_seen.o2ib.ntx, 1024);
+	/* not a tcp NI's */
+	ctl_run_expect(&ctx, &rp, "net add --nid 127.0.0.3@tcp7 --accept none", 0, "");
+	ctl_run_expect(&ctx, &rp, "net show -v --net tcp7", 0, NULL);
+	ctl_has(&rp.out, "peer_credits: 8", "net show tcp7");
+	ctl_has(&rp.out, "tos: -1", "net show tcp7");
+	ctl_reply_free(&rp);
+	ctl_ctx_fini(&ctx);
+	modopts_free(&mo);
+}
+
 /* A gateway that is one of our NIDs makes a router (forwarding= unset);
  * forwarding=disabled does not forward even then. */
 static void test_router_by_route(void **state)
@@ -1082,6 +1138,7 @@ int main(void)
 		cmocka_unit_test(test_accept_port_bulk),
 		cmocka_unit_test(test_o2ib_effect),
 		cmocka_unit_test(test_o2ib_refusals),
+		cmocka_unit_test(test_o2ib_on_a_node),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

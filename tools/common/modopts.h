@@ -125,9 +125,6 @@ struct modopts {
 	 * peer_buffer_credits after ko2iblnd's */
 	struct ulnet_ni_tunables o2ib_tun;
 	struct ulnet_o2ib_tunables o2ib;
-	/* ipif_name: the interface of an o2ib net of networks= that names
-	 * none ("": not given, the first interface up) */
-	char o2ib_ipif[16];
 	char o2ib_credits_where[MODOPT_WHERE_MAX];
 	char o2ib_ntx_where[MODOPT_WHERE_MAX];
 };

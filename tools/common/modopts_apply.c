@@ -84,7 +84,6 @@ static int configure_nis(struct ctl_ctx *ctx, const struct modopt_ni *nis, int n
 
 	for (int i = 0; i < nnis; i++) {
 		const struct modopt_ni *m = &nis[i];
-		const char *iface = m->iface;
 		struct ulnet_ni_conf conf;
 		uint32_t ip = 0;
 		int rc;
@@ -93,17 +92,12 @@ static int configure_nis(struct ctl_ctx *ctx, const struct modopt_ni *nis, int n
 		conf.tun.tos = -1;
 		if (ulnet_net_format(m->net, netname, sizeof(netname)) < 0)
 			snprintf(netname, sizeof(netname), "?");
-		/* an o2ib net without interface: ko2iblnd's ipif_name, as
-		 * the kernel's kiblnd_startup() takes it */
-		if (!iface[0] && ulnet_net_type(m->net) == ULNET_LND_O2IB && ctx->modopts &&
-		    ctx->modopts->o2ib_ipif[0])
-			iface = ctx->modopts->o2ib_ipif;
-		if (iface[0]) {
-			rc = ctl_ip_of_iface(iface, &ip);
+		if (m->iface[0]) {
+			rc = ctl_ip_of_iface(m->iface, &ip);
 			if (rc < 0)
 				return fail(err, len, rc, "%s: lnet.%s: %s(%s): no IPv4 address on "
-					    "interface %s", where, param, netname, iface, iface);
-			snprintf(conf.iface, sizeof(conf.iface), "%s", iface);
+					    "interface %s", where, param, netname, m->iface, m->iface);
+			snprintf(conf.iface, sizeof(conf.iface), "%s", m->iface);
 		} else {
 			rc = ctl_first_iface(conf.iface, sizeof(conf.iface), &ip);
 			if (rc < 0)

@@ -18,7 +18,7 @@
 #include "lnd/o2iblnd/o2ib_policy.h"
 
 enum { KO_SERVICE, KO_CKSUM, KO_TIMEOUT, KO_CPP, KO_NTX, KO_CREDITS, KO_PEER_CREDITS,
-       KO_HIW, KO_PBC, KO_PEER_TIMEOUT, KO_IPIF, KO_RETRY, KO_RNR_RETRY, KO_KEEPALIVE,
+       KO_HIW, KO_PBC, KO_PEER_TIMEOUT, KO_RETRY, KO_RNR_RETRY, KO_KEEPALIVE,
        KO_IB_MTU, KO_SENDS, KO_MOD, KO_TOS };
 
 /* IB's retry counts are 3 bits: 0 is ulnet's -1 ("none"), 1..7. */
@@ -109,11 +109,6 @@ static int h_ko2ib(struct mo_call *c)
 				   "ulnet's peer_timeout is at least 1", n);
 		t->peer_timeout = (int)n;
 		return 0;
-	case KO_IPIF:
-		if (!*c->v || strlen(c->v) >= sizeof(mo->o2ib_ipif))
-			return why(c, -EINVAL, "'%.64s' is not an interface name", c->v);
-		snprintf(mo->o2ib_ipif, sizeof(mo->o2ib_ipif), "%s", c->v);
-		return 0;
 	case KO_RETRY:
 		return ko_retry(c, &o->retry_count);
 	case KO_RNR_RETRY:
@@ -166,7 +161,9 @@ const struct mo_param modopts_o2ib_params[] = {
 	{ "ko2iblnd", "peer_credits_hiw", T_INT, h_ko2ib, KO_HIW, NULL },
 	{ "ko2iblnd", "peer_buffer_credits", T_INT, h_ko2ib, KO_PBC, NULL },
 	{ "ko2iblnd", "peer_timeout", T_INT, h_ko2ib, KO_PEER_TIMEOUT, NULL },
-	{ "ko2iblnd", "ipif_name", T_STR, h_ko2ib, KO_IPIF, NULL },
+	/* the kernel's interface of an o2ib net named without one in
+	 * networks=, which takes tcp nets only in ulnet */
+	{ "ko2iblnd", "ipif_name", T_STR, mo_h_unsup, 0, "ulnet's lnet.networks takes tcp nets only (an o2ib NI: net add or import, naming its interface)" },
 	{ "ko2iblnd", "retry_count", T_INT, h_ko2ib, KO_RETRY, NULL },
 	{ "ko2iblnd", "rnr_retry_count", T_INT, h_ko2ib, KO_RNR_RETRY, NULL },
 	{ "ko2iblnd", "keepalive", T_INT, h_ko2ib, KO_KEEPALIVE, NULL },
