@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test_o2ib_kernel.sh - ulnet's o2ib LND against the kernel's ko2iblnd, live,
+# between two soft-RoCE guests (docs/rdma-rig.md, docs/o2iblnd.md):
+#   guest 1: kernel LNet (libcfs, lnet, ko2iblnd, lnet_selftest built from
+#            lustre-release for the guest kernel, and its lnetctl and lst),
+#            an o2ib NI on eth0;
+#   guest 2: ulnetd --selftest with an o2ib NI on eth0.
+# ulnet pings and discovers the kernel node (ulnet connects actively); the
+# kernel's lnetctl pings and discovers the ulnet node; then the kernel's lst
+# runs brw write and read of 4 KiB (IMMEDIATE) and 1 MiB (RDMA: PUT_REQ /
+# PUT_ACK / PUT_DONE, GET_REQ / GET_DONE) with check=full, kernel client to
+# ulnet server and ulnet client to kernel server, and no node reports an
+# error.
+# The kernel modules come from ULNET_KERNEL_LNET (a directory made by
+# tests/rdma/kernel-lnet-build.sh, default RIG_CACHE/kernel-lnet-<kver>):
+# without it the test skips (77) saying how to make it. Lustre is GPL and
+# not part of ulnet; the build script only drives its own build.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+T0=$(date +%s.%N)
+cache=${RIG_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/ulnet-rig}
+# before the rig starts: skip at once where no kernel LNet was ever built
+if [[ -z ${ULNET_KERNEL_LNET:-} ]] && ! compgen -G "$cache/kernel-lnet-*/lnet.ko" >/dev/null; then
+	echo "SKIP: no kernel LNet built for the guest kernel (ULNET_KERNEL_LNET, or"
+	echo "      $cache/kernel-lnet-KVER): tests/rdma/kernel-lnet-build.sh LUSTRE_SRC"
+	exit 77
+fi
+RIG_NEEDS_O2IB=1
+# shellcheck source-path=SCRIPTDIR source=rig-test-start.sh
+. "$HERE/rig-test-start.sh"
+
+KVER=$(cat "$RIG_DIR/kver")
+KL=${ULNET_KERNEL_LNET:-$RIG_CACHE/kernel-lnet-$KVER}
+for f in libcfs.ko lnet.ko ko2iblnd.ko lnet_selftest.ko lnetctl lst; do
+	if [[ ! -f $KL/$f ]]; then
+		echo "SKIP: no kernel LNet for the guest kernel $KVER in $KL (no $f):"
+		echo "      tests/rdma/kernel-lnet-build.sh LUSTRE_SRC"
+		exit 77
+	fi
+done
+if ! modinfo -F vermagic "$KL/lnet.ko" 2>/dev/null | grep -q "^$KVER "; then
+	echo "SKIP: $KL was built for another kernel than the guests' $KVER"
+	exit 77
+fi
+cp -r "$KL" "$RIG_SHARE/klnet"
+
+A=$(rig_ip 1)   # the kernel node
+B=$(rig_ip 2)   # the ulnet node
+cat >"$RIG_SHARE/guest-1.sh" <<EOF
+. /lib/ulrig.sh
+set -eu
+K=/host/klnet
+export LD_LIBRARY_PATH=\$K/lib
+# a failure here must not leave guest 2 waiting for kernel-up
+trap '[ -e /host/kernel-up ] || ulrig_mark kernel-up' EXIT
+# the guest kernel's own modules LNet needs beyond the rig's (sunrpc)
+for m in \$K/kmod/*.ko; do insmod \$m; done
+insmod \$K/libcfs.ko
+insmod \$K/lnet.ko 'networks=o2ib0(eth0)'
+insmod \$K/ko2iblnd.ko
+# loading lnet_selftest brings LNet up (its start-up calls LNetNIInit)
+insmod \$K/lnet_selftest.ko
+\$K/lnetctl net show -v
+ulrig_mark kernel-up
+ulrig_wait_file ulnet-pinged 180
+\$K/lnetctl ping $B@o2ib
+\$K/lnetctl discover $B@o2ib
+\$K/lnetctl peer show -v --nid $B@o2ib
+export LST_SESSION=\$\$
+L=\$K/lst
+\$L new_session --timeout 120 ulnet-o2ib
+\$L add_group k $A@o2ib
+\$L add_group u $B@o2ib
+# one brw test at a time: its errors are its own. lst show_error prints
+# "Total N error nodes in GROUP" for each group.
+lst_case() { # NAME FROM TO OP SIZE CONCURRENCY
+	\$L add_batch \$1
+	\$L add_test --batch \$1 --concurrency \$6 --from \$2 --to \$3 brw \$4 check=full size=\$5
+	\$L run \$1
+	sleep \${LST_SECS:-6}
+	\$L stop \$1
+	\$L show_error \$2 \$3 2>&1 | sed "s/^/lst case \$1: /"
+}
+lst_case kw4k k u write 4k 1
+lst_case kr4k k u read 4k 1
+lst_case kw1m k u write 1M 1
+lst_case kr1m k u read 1M 1
+lst_case uw4k u k write 4k 1
+lst_case ur4k u k read 4k 1
+lst_case uw1m u k write 1M 1
+lst_case ur1m u k read 1M 1
+lst_case kw1m8 k u write 1M 8
+lst_case uw1m8 u k write 1M 8
+# everything at once, both ways: the two nodes' credits and buffers under load
+\$L add_batch all
+for sz in 4k 1M; do
+	for op in write read; do
+		\$L add_test --batch all --concurrency 4 --from k --to u brw \$op check=full size=\$sz
+		\$L add_test --batch all --concurrency 4 --from u --to k brw \$op check=full size=\$sz
+	done
+done
+\$L run all
+sleep 15
+\$L stop all
+\$L show_error k u 2>&1 | sed "s/^/lst case all: /"
+\$L end_session
+ulrig_mark lst-done
+\$K/lnetctl stats show
+ulrig_wait_file ulnet-done 120
+EOF
+cat >"$RIG_SHARE/guest-2.sh" <<EOF
+. /lib/ulrig.sh
+set -eu
+D=/tmp/ulo2ib; mkdir -p \$D
+ulnetd --selftest --log-level ${ULNETD_LOG:-info} --ctl \$D/ctl.sock >/host/ulnetd-\$ULRIG_ID.log 2>&1 &
+UPID=\$!
+for i in \$(seq 100); do [ -S \$D/ctl.sock ] && break; sleep 0.1; done
+C="ulnetctl --ctl \$D/ctl.sock"
+\$C net add --net o2ib --if eth0
+ulrig_wait_file kernel-up 180
+ulrig_retry 10 1 \$C ping $A@o2ib
+\$C discover $A@o2ib
+ulrig_mark ulnet-pinged
+ulrig_wait_file lst-done 240
+\$C peer show -v --nid $A@o2ib
+\$C stats show
+ulrig_mark ulnet-done
+kill \$UPID; wait \$UPID # exits 0 on SIGTERM (a sanitizer report would not)
+EOF
+
+T1=$(date +%s.%N)
+rig_up 2 || { echo "FAIL: rig_up"; exit 1; }
+FAILS=0
+if ! rig_wait; then
+	echo "FAIL: guests did not power off in time"
+	FAILS=$((FAILS + 1))
+fi
+T2=$(date +%s.%N)
+rig_failed_guests 2
+FAILS=$((FAILS + RIG_FAILED))
+L1=$(rig_log 1)
+L2=$(rig_log 2)
+grep -q "primary nid: $A@o2ib" "$L2" 2>/dev/null ||
+	{ echo "FAIL: ulnet's ping/discover of the kernel node shows no primary nid"; FAILS=$((FAILS + 1)); }
+grep -q "primary nid: $B@o2ib" "$L1" 2>/dev/null ||
+	{ echo "FAIL: the kernel's ping/discover of the ulnet node shows no primary nid"; FAILS=$((FAILS + 1)); }
+# the kernel's own counts: bulk went both ways (at least 16 MiB each)
+for k in send_length recv_length; do
+	v=$(awk -v k="$k:" '$1 == k { print $2; exit }' "$L1")
+	[[ ${v:-0} -ge 16777216 ]] ||
+		{ echo "FAIL: the kernel's $k is ${v:-missing}, under 16 MiB"; FAILS=$((FAILS + 1)); }
+	echo "kernel $k: ${v:-missing}"
+done
+cases=$(grep -c "^lst case [a-z0-9]*: Total 0 error nodes in" "$L1" || true)
+[[ $cases == 22 ]] || {
+	echo "FAIL: $cases of 22 lst show_error lines say 0 error nodes:"
+	grep "^lst case" "$L1" | sed 's/^/  /'
+	FAILS=$((FAILS + 1))
+}
+echo "kernel node (guest 1):"
+grep -E "nid|ping|errors|RPC|brw|lst|insmod|LNet" "$L1" 2>/dev/null | head -60 | sed 's/^/  /' || true  # head may close the pipe early
+echo "kernel console (guest 1), LNet lines:"
+grep -E "LNet|o2ib|Lustre" "$(rig_console 1)" 2>/dev/null | head -30 | sed 's/^/  /' || true  # head may close the pipe early
+echo "ulnet node (guest 2):"
+grep -E "primary nid|o2iblnd|selftest|error" "$L2" "$RIG_SHARE/ulnetd-2.log" 2>/dev/null | head -40 | sed 's/^/  /' || true  # head may close the pipe early
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+echo "guests' run:     $(secs "$T1" "$T2")s (start to both powered off)"
+echo "whole test:      $(secs "$T0" "$(date +%s.%N)")s"
+if [[ $FAILS != 0 ]]; then
+	echo "FAIL: $FAILS"
+	exit 1
+fi
+echo "PASS"
