@@ -173,15 +173,12 @@ int ctl_ni_conf_addr(const char *nidstr, const char *netstr, const char *ifstr,
 	return 0;
 }
 
-/* The ko2iblnd module parameters for what an o2ib NI does not set itself
- * (as the kernel's kiblnd_tunables_setup() fills what is unset from them). */
-static void o2ib_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf)
+/* An LND's module parameters (dt) for the NI tunables an NI does not set
+ * itself: 0 (tos -1) is "not set" on both sides, as the kernel's NI
+ * tunables left -1 take the module's. */
+static void ni_tun_defaults(const struct ctl_ctx *ctx, const struct ulnet_ni_tunables *dt,
+			    struct ulnet_ni_tunables *t)
 {
-	const struct ulnet_ni_tunables *dt = &ctx->lnd_o2ib_tun;
-	const struct ulnet_o2ib_tunables *d = &ctx->lnd_o2ib;
-	struct ulnet_ni_tunables *t = &conf->tun;
-	struct ulnet_o2ib_tunables *o = &conf->o2ib;
-
 	if (!t->peer_timeout)
 		t->peer_timeout = dt->peer_timeout;
 	if (!t->peer_credits)
@@ -192,9 +189,20 @@ static void o2ib_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *
 		t->conns_per_peer = dt->conns_per_peer;
 	if (t->tos == -1)
 		t->tos = dt->tos;
+	/* router credits of a peer: the NI's, the LND module's, then lnet's */
 	if (!t->peer_buffer_credits)
 		t->peer_buffer_credits = dt->peer_buffer_credits ? dt->peer_buffer_credits
 								 : ctx->peer_buffer_credits;
+}
+
+/* The ko2iblnd module parameters for what an o2ib NI does not set itself
+ * (as the kernel's kiblnd_tunables_setup() fills what is unset from them). */
+static void o2ib_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf)
+{
+	const struct ulnet_o2ib_tunables *d = &ctx->lnd_o2ib;
+	struct ulnet_o2ib_tunables *o = &conf->o2ib;
+
+	ni_tun_defaults(ctx, &ctx->lnd_o2ib_tun, &conf->tun);
 #define ODEF(f) do { if (!o->f) o->f = d->f; } while (0)
 	ODEF(service);
 	ODEF(cksum);
@@ -232,25 +240,10 @@ void ctl_ni_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf)
 	/* The ksocklnd module parameters (ulnetd --module-option) for what
 	 * the NI does not set itself, as the kernel's tunables of an NI
 	 * left -1 take the module's. 0 (tos -1) is "not set" on both sides. */
-	const struct ulnet_ni_tunables *dt = &ctx->lnd_tun;
 	const struct ulnet_sock_tunables *ds = &ctx->lnd_sock;
-	struct ulnet_ni_tunables *t = &conf->tun;
 	struct ulnet_sock_tunables *s = &conf->sock;
 
-	if (!t->peer_timeout)
-		t->peer_timeout = dt->peer_timeout;
-	if (!t->peer_credits)
-		t->peer_credits = dt->peer_credits;
-	if (!t->credits)
-		t->credits = dt->credits;
-	if (!t->conns_per_peer)
-		t->conns_per_peer = dt->conns_per_peer;
-	if (t->tos == -1)
-		t->tos = dt->tos;
-	/* router credits of a peer: the NI's, ksocklnd's, then lnet's */
-	if (!t->peer_buffer_credits)
-		t->peer_buffer_credits = dt->peer_buffer_credits ? dt->peer_buffer_credits
-								 : ctx->peer_buffer_credits;
+	ni_tun_defaults(ctx, &ctx->lnd_tun, &conf->tun);
 #define SDEF(f) do { if (!s->f) s->f = ds->f; } while (0)
 	SDEF(sock_timeout);
 	SDEF(keepalive);
