@@ -200,6 +200,16 @@ expect 2 "--accept-port '0': expected a whole number from 1 to 65535" -- --nid "
 expect 2 "--accept-port '70000'" -- --nid "$CL1" --accept-port 70000 ping "$SRV"
 expect 2 "--transaction-timeout '2': expected a whole number from 3 to 3600" -- "${N[@]}" --transaction-timeout 2 ping "$SRV"
 expect 2 "--accept 'maybe': expected secure, all or none" -- --nid "$CL1" --accept maybe ping "$SRV"
+expect 2 "--peer-credits '0': expected a whole number from 1 to 255" -- "${N[@]}" --peer-credits 0 ping "$SRV"
+expect 2 "--routes 'o2ib': in 'o2ib': 'o2ib': a route needs a net and a gateway" -- "${N[@]}" --routes o2ib ping "$SRV"
+expect 2 "--routes 'o2ib 1.2.3@tcp':" -- "${N[@]}" --routes "o2ib 1.2.3@tcp" ping "$SRV"
+expect 2 "--routes '': no route in it" -- "${N[@]}" --routes "" ping "$SRV"
+expect 2 "--routes 'o2ib 10.0.0.3@o2ib1': route to o2ib through 10.0.0.3@o2ib1: the gateway is not on this node's net" -- \
+    "${N[@]}" --routes "o2ib 10.0.0.3@o2ib1" ping "$SRV"
+expect 2 "option --routes needs an argument" -- "${N[@]}" ping "$SRV" --routes
+# a good route (through the target: nothing goes to o2ib here) and peer_credits
+# leave the node as it was: the target answers
+expect 0 "1/1 replies" -- "${N[@]}" --routes "o2ib $SRV; o2ib1 2 $SRV:1" --peer-credits 2 ping "$SRV" --count 1
 expect 2 "option --nid needs an argument" -- ping "$SRV" --nid
 expect 2 "NID[,NID...] is required" -- "${N[@]}" ping
 expect 2 "without empty entries" -- "${N[@]}" ping "$SRV,,$CL2"

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * node.c - the ulnet node of a ulst command: global options (--nid,
- * --accept-port, --accept, --o2ib-service, --o2ib-cksum, -v) and bringing
- * the node up and down.
+ * --accept-port, --accept, --transaction-timeout, --peer-credits, --routes,
+ * --o2ib-service, --o2ib-cksum, -v) and bringing the node up and down.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/lnd.h"
+#include "modopts.h"
+#include "ulnet/routing.h"
 #include "ulst.h"
 
 const char ulst_global_help[] =
@@ -21,6 +24,13 @@ const char ulst_global_help[] =
 	"                          LNet's transaction_timeout, 3..3600 s: an ACK or\n"
 	"                          REPLY that does not come in S ends its operation\n"
 	"                          (default 150, the kernel's)\n"
+	"      --peer-credits N    the NI's peer_credits, 1..255 (default 8): messages\n"
+	"                          in flight to a peer; on o2ib, the queue depth of\n"
+	"                          the node's connections\n"
+	"      --routes ROUTES     routes to remote nets, in the syntax of the lnet\n"
+	"                          module's routes= parameter: \"NET [HOPS] GATEWAY_NID\n"
+	"                          [...][; ...]\", e.g. \"o2ib 10.0.0.3@tcp\"; each\n"
+	"                          gateway on the node's net\n"
 	"  --o2ib-service PORT     an o2ib NID's rdma_cm port, the same on every node\n"
 	"                          (ko2iblnd's service; default 987)\n"
 	"  --o2ib-cksum            an o2ib NID checksums every message it sends\n"
@@ -60,6 +70,28 @@ int ulst_global_option(struct ulst_global *g, const char *cmd, int opt, const ch
 			return -1;
 		g->tx_timeout = (unsigned)v;
 		return 1;
+	case ULST_OPT_PEER_CREDITS:
+		if (ulst_parse_ulong(cmd, "--peer-credits", arg, 1, 255, &v))
+			return -1;
+		g->peer_credits = (unsigned)v;
+		return 1;
+	case ULST_OPT_ROUTES: {
+		struct modopt_route *r = NULL;
+		char why[256] = "";
+		int n = 0;
+
+		/* checked here, added once the NI is up (ulst_node_start) */
+		if (modopts_parse_routes(arg, &r, &n, why, sizeof(why)) < 0 || n == 0) {
+			ulst_arg_error(cmd, "--routes '%s': %s", arg,
+				       n == 0 && !why[0] ? "no route in it (expected \"NET GATEWAY_NID[; ...]\")"
+							 : why);
+			free(r);
+			return -1;
+		}
+		free(r);
+		g->routes = arg;
+		return 1;
+	}
 	case ULST_OPT_O2IB_SERVICE:
 		if (ulst_parse_ulong(cmd, "--o2ib-service", arg, 1, 65535, &v))
 			return -1;
@@ -82,6 +114,42 @@ static void ulst_log(void *arg, enum ulnet_log_level lvl, const char *msg)
 
 	(void)arg;
 	fprintf(stderr, "ulst: ulnet %s: %s\n", names[lvl & 3], msg);
+}
+
+/* The routes of --routes (already checked by ulst_global_option): each
+ * added, or an error naming it; ULST_EXIT_USAGE when one cannot be. */
+static int add_routes(const struct ulst_global *g, const char *cmd, struct ulst_node *n)
+{
+	struct modopt_route *r = NULL;
+	char why[256] = "", nb[ULNET_NIDSTR_SIZE], net[ULNET_NETSTR_SIZE];
+	int cnt = 0, rc = ULST_EXIT_OK;
+
+	if (!g->routes)
+		return ULST_EXIT_OK;
+	if (modopts_parse_routes(g->routes, &r, &cnt, why, sizeof(why)) < 0) {
+		ulst_arg_error(cmd, "--routes '%s': %s", g->routes, why);
+		return ULST_EXIT_USAGE;
+	}
+	for (int i = 0; i < cnt; i++) {
+		struct ulnet_route_conf rc_ = {
+			.net = r[i].net, .gateway = r[i].gw, .hops = r[i].hops, .priority = r[i].priority,
+		};
+		int e = ulnet_route_add(n->ln, &rc_);
+
+		if (e == 0)
+			continue;
+		ulnet_nid_str(&r[i].gw, nb);
+		if (ulnet_net_format(r[i].net, net, sizeof(net)) < 0)
+			snprintf(net, sizeof(net), "?");
+		ulst_arg_error(cmd, "--routes '%s': route to %s through %s: %s", g->routes, net, nb,
+			       e == -EHOSTUNREACH ? "the gateway is not on this node's net"
+			       : e == -EEXIST ? "the net is this node's, or the route is there twice"
+					      : ulnet_strerror(e));
+		rc = ULST_EXIT_USAGE;
+		break;
+	}
+	free(r);
+	return rc;
 }
 
 int ulst_node_start(const struct ulst_global *g, const char *cmd, struct ulst_node *n)
@@ -130,6 +198,7 @@ int ulst_node_start(const struct ulst_global *g, const char *cmd, struct ulst_no
 	c.nid = n->nid;
 	c.accept_port = (uint16_t)g->port;
 	c.tun.tos = -1;
+	c.tun.peer_credits = (int)g->peer_credits;
 	c.o2ib.service = (int)g->o2ib_service;
 	c.o2ib.cksum = g->o2ib_cksum ? 1 : 0;
 	snprintf(c.accept, sizeof(c.accept), "%s", g->accept);
@@ -154,7 +223,10 @@ int ulst_node_start(const struct ulst_global *g, const char *cmd, struct ulst_no
 		ulst_node_stop(n);
 		return ULST_EXIT_FAIL;
 	}
-	return ULST_EXIT_OK;
+	rc = add_routes(g, cmd, n);
+	if (rc)
+		ulst_node_stop(n);
+	return rc;
 }
 
 void ulst_node_stop(struct ulst_node *n)

@@ -59,6 +59,8 @@ struct ulst_global {
 	char accept[8];            /* --accept: "secure" (default), "all", "none" */
 	int verbose;               /* -v: ulnet log level */
 	unsigned tx_timeout;       /* --transaction-timeout, 0: the default */
+	unsigned peer_credits;     /* --peer-credits, 0: the default (8) */
+	const char *routes;        /* --routes, in the lnet routes= syntax */
 	unsigned o2ib_service;     /* --o2ib-service, 0: ko2iblnd's default (987) */
 	bool o2ib_cksum;           /* --o2ib-cksum: ko2iblnd's cksum=1 */
 };
@@ -71,6 +73,8 @@ struct ulst_node {
 /* Long-only global options (values no short option takes). */
 #define ULST_OPT_O2IB_SERVICE 0x1001
 #define ULST_OPT_O2IB_CKSUM 0x1002
+#define ULST_OPT_ROUTES 0x1003
+#define ULST_OPT_PEER_CREDITS 0x1004
 
 /* The global options, accepted before and after the command word. */
 #define ULST_GLOBAL_SHORTOPTS "n:p:a:T:v"
@@ -79,6 +83,8 @@ struct ulst_node {
 	{ "accept-port", required_argument, NULL, 'p' },                \
 	{ "accept", required_argument, NULL, 'a' },                     \
 	{ "transaction-timeout", required_argument, NULL, 'T' },        \
+	{ "peer-credits", required_argument, NULL, ULST_OPT_PEER_CREDITS }, \
+	{ "routes", required_argument, NULL, ULST_OPT_ROUTES },         \
 	{ "verbose", no_argument, NULL, 'v' },                          \
 	{ "o2ib-service", required_argument, NULL, ULST_OPT_O2IB_SERVICE }, \
 	{ "o2ib-cksum", no_argument, NULL, ULST_OPT_O2IB_CKSUM }
@@ -89,7 +95,7 @@ void ulst_global_init(struct ulst_global *g);
 int ulst_global_option(struct ulst_global *g, const char *cmd, int opt, const char *arg);
 extern const char ulst_global_help[];
 
-/* Start the node (instance, tcp LND, NI); prints the error and returns an
+/* Start the node (instance, LND, NI, the routes of --routes); prints the error and returns an
  * exit code (0 on success). */
 int ulst_node_start(const struct ulst_global *g, const char *cmd, struct ulst_node *n);
 void ulst_node_stop(struct ulst_node *n);
