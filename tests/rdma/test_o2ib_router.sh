@@ -6,7 +6,16 @@
 # (on the same eth0) with routing on; A routes o2ib through R's tcp NID, B
 # routes tcp through R's o2ib NID. LNet ping (GET/REPLY) and discovery
 # (ping, then push: a PUT/ACK) go A -> B and B -> A through R; R counts them
-# as routed traffic and both routes are up.
+# as routed traffic and both routes are up. Then bulk, between ulst nodes
+# with their routes (ulst --routes) on a second address of A's and B's
+# eth0 (A2@tcp, B2@o2ib; A's and B's ulnetd go on pinging R, which would
+# otherwise report its NIs down, as no ulst node pings it every 2 s): B2
+# serves, A2 runs brw write|read --check full of 0 B, 4 KiB, 64 KiB and
+# 1 MiB to B2 through R; then A2 serves and B2 runs the same to A2. On the o2ib
+# hop the 64 KiB and 1 MiB payloads go by RDMA to and from R's router
+# buffers: R's LND wrote 1 MiB into B2's buffers (A2's PUTs, A2's REPLYs
+# to B2's GETs) and B2's LND into R's (its PUTs, its REPLYs to A2's GETs), which
+# their DEBUG logs show; R counts the routed bytes.
 # R's start-up phase (alive_router_check_interval + router_ping_timeout)
 # is shortened to 4 s with ulnetd's module options.
 # Skips (77) as a user, without the rig's packages or kernel, or when the
@@ -22,18 +31,53 @@ RIG_NEEDS_O2IB=1
 A=$(rig_ip 1)
 R=$(rig_ip 2)
 B=$(rig_ip 3)
+A2=10.210.0.21   # the ulst nodes' addresses
+B2=10.210.0.23
 # shellcheck disable=SC2016 # expanded in the guest
 common='. /lib/ulrig.sh
 set -eu
 D=/tmp/ul; mkdir -p $D
 ulnetd --ctl $D/ctl.sock --module-option lnet.alive_router_check_interval=2 \
-	--module-option lnet.router_ping_timeout=2 >/host/ulnetd-$ULRIG_ID.log 2>&1 &
+	--module-option lnet.router_ping_timeout=2 $ULNETD_ARGS >/host/ulnetd-$ULRIG_ID.log 2>&1 &
 UPID=$!
 for i in $(seq 100); do [ -S $D/ctl.sock ] && break; sleep 0.1; done
 C="ulnetctl --ctl $D/ctl.sock"
 '
+# bulk through R (brw NID ROUTES TARGET): every size, PUT then GET, the
+# data checked (full), at DEBUG (the LND's RDMA lines); a client that starts
+# before its route is up fails at once and is tried again (3 tries, each
+# failure shown: a wrong byte fails the test whatever the retries did)
+# shellcheck disable=SC2016 # expanded in the guest
+bulk='brw() {
+	for sz in 0 4k 64k 1m; do
+		for op in write read; do
+			echo "brw $op size $sz"
+			t=0
+			until timeout 100 ulst -vv --nid $1 --routes "$2" brw $op $3 --size $sz \
+				--count 8 --concurrency 4 --check full --timeout 90 >/tmp/brw.log 2>&1; do
+				cat /tmp/brw.log >>/host/brw-$ULRIG_ID.log
+				grep -v "ulnet debug" /tmp/brw.log | tail -n 20
+				t=$((t + 1))
+				[ $t -lt 3 ] || return 1
+				echo "brw $op size $sz: try $((t + 1))"
+				sleep 2
+			done
+			grep "^ulst brw" /tmp/brw.log
+			cat /tmp/brw.log >>/host/brw-$ULRIG_ID.log
+		done
+	done
+}
+serve() { # NID ROUTES: a ulst serve node in the background (SPID), at DEBUG
+	timeout 250 ulst -vv --nid $1 --routes "$2" serve --duration 240 >/host/serve-$ULRIG_ID.log 2>&1 &
+	SPID=$!
+	for i in $(seq 100); do grep -q "ready on portal" /host/serve-$ULRIG_ID.log 2>/dev/null && break; sleep 0.1; done
+	grep "ready on portal" /host/serve-$ULRIG_ID.log
+}
+'
 cat >"$RIG_SHARE/guest-1.sh" <<EOF
+ULNETD_ARGS=
 $common
+$bulk
 \$C net add --net tcp --if eth0
 \$C route add --net o2ib --gateway $R@tcp
 ulrig_wait_file router-up 120
@@ -42,9 +86,21 @@ ulrig_retry 30 2 \$C ping $B@o2ib
 \$C route show -v
 ulrig_mark a-done
 ulrig_wait_file b-done 120
+# bulk A2 -> B2 through R, then B2 -> A2
+ip addr add $A2/24 dev eth0
+ulrig_wait_file b-serving 120
+brw $A2@tcp "o2ib $R@tcp" $B2@o2ib
+ulrig_mark a-brw-done
+ulrig_wait_file b-serve-down 120
+serve $A2@tcp "o2ib $R@tcp"
+ulrig_mark a-serving
+ulrig_wait_file b-brw-done 240
+kill \$SPID; wait \$SPID
+tail -n 3 /host/serve-1.log
 kill \$UPID; wait \$UPID
 EOF
 cat >"$RIG_SHARE/guest-2.sh" <<EOF
+ULNETD_ARGS="--log-level debug"
 $common
 \$C net add --net tcp --if eth0
 \$C net add --net o2ib --if eth0
@@ -55,10 +111,16 @@ ulrig_mark router-up
 ulrig_wait_file a-done 150
 ulrig_wait_file b-done 150
 \$C stats show
+ulrig_mark pings-counted
+ulrig_wait_file a-brw-done 240
+ulrig_wait_file b-brw-done 240
+\$C stats show
 kill \$UPID; wait \$UPID
 EOF
 cat >"$RIG_SHARE/guest-3.sh" <<EOF
+ULNETD_ARGS=
 $common
+$bulk
 \$C net add --net o2ib --if eth0
 \$C route add --net tcp --gateway $R@o2ib
 ulrig_wait_file router-up 120
@@ -67,6 +129,17 @@ ulrig_retry 30 2 \$C ping $A@tcp
 \$C route show -v
 ulrig_mark b-done
 ulrig_wait_file a-done 150
+ulrig_wait_file pings-counted 60
+ip addr add $B2/24 dev eth0
+serve $B2@o2ib "tcp $R@o2ib"
+ulrig_mark b-serving
+ulrig_wait_file a-brw-done 240
+kill \$SPID; wait \$SPID
+tail -n 3 /host/serve-3.log
+ulrig_mark b-serve-down
+ulrig_wait_file a-serving 120
+brw $B2@o2ib "tcp $R@o2ib" $A2@tcp
+ulrig_mark b-brw-done
 kill \$UPID; wait \$UPID
 EOF
 
@@ -97,12 +170,39 @@ if [[ -z $routed || $routed -lt 8 ]]; then
 	sed 's/^/  | /' "$(rig_log 2)" 2>/dev/null | tail -n 60
 	FAILS=$((FAILS + 1))
 fi
+# the bulk: R forwarded the payloads (8 PUTs and 8 GETs of each size each
+# way: at least the 32 MiB of the 1 MiB ones), and the 1 MiB ones went by
+# RDMA between R's router buffers and B: R wrote 16 (A's PUTs to B, A's
+# REPLYs to B's GETs), B 16 (its PUTs to A, its REPLYs to A's GETs)
+bytes=$(awk '$1 == "route_length:" { v = $2 } END { print v }' "$(rig_log 2)" 2>/dev/null || true)
+if [[ -z $bytes || $bytes -lt $((32 * 1048576)) ]]; then
+	echo "FAIL: R forwarded ${bytes:-no} payload bytes (at least 32 MiB expected)"
+	FAILS=$((FAILS + 1))
+fi
+wr_r=$(grep -c "PUT_ACK: writing 1048576 bytes" "$RIG_SHARE/ulnetd-2.log" 2>/dev/null || true)
+wr_b=$(cat "$RIG_SHARE/brw-3.log" "$RIG_SHARE/serve-3.log" 2>/dev/null | grep -c "PUT_ACK: writing 1048576 bytes" || true)
+if [[ ${wr_r:-0} -lt 16 || ${wr_b:-0} -lt 16 ]]; then
+	echo "FAIL: RDMA writes of 1 MiB: R ${wr_r:-0}, B ${wr_b:-0} (16 each at least expected)"
+	FAILS=$((FAILS + 1))
+fi
+for i in 1 3; do
+	n=$(grep -c "^ulst brw .* done in" "$(rig_log "$i")" 2>/dev/null || true)
+	[[ ${n:-0} == 8 ]] ||
+		{ echo "FAIL: guest $i: ${n:-0} of 8 brw runs completed"; FAILS=$((FAILS + 1)); }
+done
+if grep -h "wrong data" "$RIG_SHARE"/brw-*.log "$RIG_SHARE"/serve-*.log 2>/dev/null | head -5 | grep .; then
+	echo "FAIL: wrong data (above), even if a later try passed"
+	FAILS=$((FAILS + 1))
+fi
 if grep -l "Sanitizer" "$RIG_SHARE"/*.log 2>/dev/null; then
 	echo "FAIL: a sanitizer report (above: the logs that have one)"
 	FAILS=$((FAILS + 1))
 fi
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
-echo "R: route_count ${routed:-?}, $(awk '$1 == "route_length:" { print "route_length " $2; exit }' "$(rig_log 2)" 2>/dev/null)"
+echo "R: route_count ${routed:-?} after the pings; route_length ${bytes:-?} after the bulk; 1 MiB RDMA writes: R ${wr_r:-?}, B ${wr_b:-?}"
+echo "A -> B, then B -> A:"
+grep -h "^ulst brw .* done in" "$(rig_log 1)" "$(rig_log 3)" 2>/dev/null | sed 's/^/  /'
+grep -h "try [0-9]" "$(rig_log 1)" "$(rig_log 3)" 2>/dev/null | sed 's/^/  retried: /' || true
 echo "guests' run:     $(secs "$T1" "$T2")s (start to all powered off)"
 echo "whole test:      $(secs "$T0" "$(date +%s.%N)")s"
 if [[ $FAILS != 0 ]]; then
