@@ -133,6 +133,8 @@ struct kib_conn {
 	int queue_depth, max_frags;
 	uint64_t incarnation;       /* the peer's */
 	int credits, outstanding, reserved, nsends_posted, noops_posted;
+	int credit_stalls;          /* times a message waited for a credit */
+	bool credit_stalled;        /* one waits now (logged once) */
 	int comms_error;
 	uint64_t last_send, closing_since;
 	struct kib_list tx_queue;   /* needs a credit */

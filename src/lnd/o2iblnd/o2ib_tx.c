@@ -255,8 +255,24 @@ void kib_check_sends(struct kib_conn *c)
 		} else {
 			break;
 		}
-		if (kib_post_tx(c, tx, credit) != 0)
+		if (kib_post_tx(c, tx, credit) != 0) {
+			/* out of credits (not only of concurrent sends):
+			 * said once until a credit lets a message go */
+			if (credit && c->credits == 0 && !c->credit_stalled &&
+			    c->state == KIB_CONN_ESTABLISHED) {
+				c->credit_stalled = true;
+				c->credit_stalls++;
+				if (lnet_ni_log_enabled(net->ni, ULNET_LOG_DEBUG))
+					lnet_ni_log(net->ni, ULNET_LOG_DEBUG,
+						    "o2iblnd: %s: out of credits (queue depth %d): "
+						    "%s waits (%d times so far)", c->name,
+						    c->queue_depth, kib_msg_type_str(tx->m.type),
+						    c->credit_stalls);
+			}
 			break;
+		}
+		if (credit)
+			c->credit_stalled = false;
 	}
 }
 
