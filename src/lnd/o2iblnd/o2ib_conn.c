@@ -286,10 +286,18 @@ void kib_destroy_conn(struct kib_conn *c)
 
 	if (c->state == KIB_CONN_DEAD)
 		return;
-	if (c->state < KIB_CONN_CLOSING)
+	if (c->state < KIB_CONN_CLOSING) {
+		/* a connection still connecting is destroyed (and may be
+		 * freed) by kib_close_conn() itself: a reference keeps it
+		 * readable here */
+		c->refs++;
 		kib_close_conn(c, -ECONNABORTED, "destroyed");
-	if (c->state == KIB_CONN_DEAD)
-		return;         /* kib_close_conn() did it */
+		if (c->state == KIB_CONN_DEAD) {
+			kib_conn_decref(c);
+			return;
+		}
+		c->refs--;
+	}
 	c->state = KIB_CONN_DEAD;
 	if (c->cq) {
 		ul_io_stop(net->loop, &c->cq_io);
@@ -537,6 +545,10 @@ static void kib_cm_event(struct kib_net *net, struct rdma_cm_event *ev, const ui
 	if (id == net->listener || !id->context || id->context == net)
 		return;
 	c = id->context;
+	/* closing a connection that is still connecting frees it: the
+	 * handlers below may go on using it (DISCONNECTED destroys it
+	 * after closing it) */
+	c->refs++;
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (c->state != KIB_CONN_ACTIVE_CONNECT)
@@ -588,6 +600,7 @@ static void kib_cm_event(struct kib_net *net, struct rdma_cm_event *ev, const ui
 	default:
 		break;
 	}
+	kib_conn_decref(c);
 }
 
 int kib_cm_handle_events(struct kib_net *net)

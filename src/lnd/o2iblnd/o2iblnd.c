@@ -323,9 +323,13 @@ static void kib_shutdown_now(struct kib_net *net)
 	while (!kib_list_empty(&net->conns)) {
 		struct kib_conn *c = kib_container(net->conns.next, struct kib_conn, link);
 
+		/* closing one that is still connecting destroys and frees
+		 * it: held until destroyed */
+		c->refs++;
 		if (c->state < KIB_CONN_CLOSING)
 			kib_close_conn(c, -ESHUTDOWN, "NI shutting down");
 		kib_destroy_conn(c);
+		kib_conn_decref(c);
 	}
 	/* messages not handed to LNet yet: dropped with their connection */
 	while (net->parse) {
