@@ -26,6 +26,7 @@ static struct kib_conn *kib_conn_alloc(struct kib_peer *peer, bool active, int v
 		return NULL;
 	c->net = net;
 	c->peer = peer;
+	peer->nconns++;
 	c->active = active;
 	c->version = version;
 	c->queue_depth = peer->queue_depth;
@@ -329,6 +330,7 @@ void kib_destroy_conn(struct kib_conn *c)
 	kib_list_del(&c->link);
 	if (peer->conn == c)
 		peer->conn = NULL;
+	peer->nconns--;
 	if (c->reconnect && !net->shutdown && !kib_list_empty(&peer->tx_queue) && !peer->conn &&
 	    !peer->connecting && !peer->accepting)
 		kib_connect_peer(peer);

@@ -156,6 +156,7 @@ struct kib_peer {
 	struct kib_conn *conn;      /* established or establishing */
 	struct kib_list tx_queue;   /* waiting for a connection */
 	int connecting, accepting, reconnecting, races;
+	int nconns;                 /* connections not destroyed yet (c->peer) */
 	int version;                /* 0 unknown */
 	uint64_t incarnation;
 	int queue_depth, max_frags;

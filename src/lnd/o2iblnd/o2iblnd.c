@@ -111,10 +111,12 @@ struct kib_peer *kib_peer_create(struct kib_net *net, ulnet_nid4_t nid4)
 }
 
 /* A peer with nothing going on is forgotten (it keeps its incarnation
- * while a connection or an attempt exists, as the kernel's peer does). */
+ * while a connection or an attempt exists, as the kernel's peer does); a
+ * connection being closed still points to it until it is destroyed. */
 void kib_peer_maybe_free(struct kib_peer *peer)
 {
-	if (peer->conn || peer->connecting || peer->accepting || !kib_list_empty(&peer->tx_queue))
+	if (peer->conn || peer->connecting || peer->accepting || peer->nconns > 0 ||
+	    !kib_list_empty(&peer->tx_queue))
 		return;
 	kib_list_del(&peer->link);
 	free(peer);
