@@ -93,6 +93,15 @@ void kib_tx_fail_list(struct kib_net *net, struct kib_list *q, int status)
 		kib_list_del(&tx->link);
 		tx->queued = false;
 		tx->status = status;
+		tx->waiting = false;
+		/* queued again while a send of it is still posted (a PUT_REQ
+		 * whose PUT_ACK came before its own send completion, now the
+		 * PUT_DONE): it ends with that completion, or when the QP
+		 * goes (as kiblnd_abort_txs leaves it to kiblnd_tx_complete) */
+		if (tx->sending > 0 && tx->conn) {
+			kib_list_add_tail(&tx->link, &tx->conn->active_txs);
+			continue;
+		}
 		kib_tx_done(net, tx);
 	}
 }
