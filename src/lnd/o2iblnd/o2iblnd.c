@@ -47,7 +47,6 @@ again:
 		net->fin = tx->fin_next;
 		if (!net->fin)
 			net->fin_tail = &net->fin;
-	net->parse_tail = &net->parse;
 		m0 = tx->lntmsg[0];
 		m1 = tx->lntmsg[1];
 		st = tx->status;
