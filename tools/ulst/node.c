@@ -2,7 +2,8 @@
 /*
  * node.c - the ulnet node of a ulst command: global options (--nid,
  * --accept-port, --accept, --transaction-timeout, --peer-credits, --routes,
- * --o2ib-service, --o2ib-cksum, -v) and bringing the node up and down.
+ * --o2ib-service, --o2ib-cksum, --o2ib-timeout, -v) and bringing the node
+ * up and down.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,6 +36,9 @@ const char ulst_global_help[] =
 	"                          (ko2iblnd's service; default 987)\n"
 	"  --o2ib-cksum            an o2ib NID checksums every message it sends\n"
 	"                          (ko2iblnd's cksum=1)\n"
+	"  --o2ib-timeout S        an o2ib NID's tx timeout, 1..3600 s: a message not\n"
+	"                          done (sent and answered) in S fails and closes its\n"
+	"                          connection (ko2iblnd's timeout; default 50)\n"
 	"  -v, --verbose           ulnet log at INFO (twice: DEBUG) on stderr\n";
 
 void ulst_global_init(struct ulst_global *g)
@@ -99,6 +103,11 @@ int ulst_global_option(struct ulst_global *g, const char *cmd, int opt, const ch
 		return 1;
 	case ULST_OPT_O2IB_CKSUM:
 		g->o2ib_cksum = true;
+		return 1;
+	case ULST_OPT_O2IB_TIMEOUT:
+		if (ulst_parse_ulong(cmd, "--o2ib-timeout", arg, 1, 3600, &v))
+			return -1;
+		g->o2ib_timeout = (unsigned)v;
 		return 1;
 	case 'v':
 		g->verbose++;
@@ -201,6 +210,7 @@ int ulst_node_start(const struct ulst_global *g, const char *cmd, struct ulst_no
 	c.tun.peer_credits = (int)g->peer_credits;
 	c.o2ib.service = (int)g->o2ib_service;
 	c.o2ib.cksum = g->o2ib_cksum ? 1 : 0;
+	c.o2ib.timeout = (int)g->o2ib_timeout;
 	snprintf(c.accept, sizeof(c.accept), "%s", g->accept);
 	rc = ulnet_ni_add(n->ln, &c);
 	if (rc) {

@@ -63,6 +63,7 @@ struct ulst_global {
 	const char *routes;        /* --routes, in the lnet routes= syntax */
 	unsigned o2ib_service;     /* --o2ib-service, 0: ko2iblnd's default (987) */
 	bool o2ib_cksum;           /* --o2ib-cksum: ko2iblnd's cksum=1 */
+	unsigned o2ib_timeout;     /* --o2ib-timeout, 0: ko2iblnd's default (50 s) */
 };
 
 struct ulst_node {
@@ -75,6 +76,7 @@ struct ulst_node {
 #define ULST_OPT_O2IB_CKSUM 0x1002
 #define ULST_OPT_ROUTES 0x1003
 #define ULST_OPT_PEER_CREDITS 0x1004
+#define ULST_OPT_O2IB_TIMEOUT 0x1005
 
 /* The global options, accepted before and after the command word. */
 #define ULST_GLOBAL_SHORTOPTS "n:p:a:T:v"
@@ -87,7 +89,8 @@ struct ulst_node {
 	{ "routes", required_argument, NULL, ULST_OPT_ROUTES },         \
 	{ "verbose", no_argument, NULL, 'v' },                          \
 	{ "o2ib-service", required_argument, NULL, ULST_OPT_O2IB_SERVICE }, \
-	{ "o2ib-cksum", no_argument, NULL, ULST_OPT_O2IB_CKSUM }
+	{ "o2ib-cksum", no_argument, NULL, ULST_OPT_O2IB_CKSUM },       \
+	{ "o2ib-timeout", required_argument, NULL, ULST_OPT_O2IB_TIMEOUT }
 
 void ulst_global_init(struct ulst_global *g);
 /* Handle global option `opt` (getopt's return); 1 if it was one, 0 if not,
