@@ -13,9 +13,10 @@
 #     and A's sends fail at the RC transport's retry limit, or its LND
 #     times them out, whichever comes first.
 # Each time every operation of both streams must end (with an error) within
-# the LND's tx timeout (O2IB_TIMEOUT, ko2iblnd's timeout, 50 s by default)
-# and a slack, counted from the death (LNet's transaction timeout, for an
-# ACK or REPLY that does not come, is 20 s): brw ends once its operations in
+# the LND's tx timeout (O2IB_TIMEOUT: every node runs with ulst
+# --o2ib-timeout 10, ko2iblnd's timeout; LNet's transaction timeout, for an
+# ACK or REPLY that does not come, is the same) and a slack, counted from
+# the death: brw ends once its operations in
 # flight have; brw's own time limit would say so and fails the test. After
 # each death A's address moves 1 MiB PUTs and GETs to and from a third
 # node, C, with the data checked. B is resumed after each, and every guest
@@ -30,14 +31,15 @@ RIG_NEEDS_O2IB=1
 # shellcheck source-path=SCRIPTDIR source=rig-test-start.sh
 . "$HERE/rig-test-start.sh"
 
-# the LND's tx timeout the nodes run with (ko2iblnd's default), and the
-# slack on top of it: the 1 s tick, the connection's teardown, the last
-# operations issued as B died, TCG (ASan builds included); LNet's
-# transaction timeout (an ACK or REPLY that does not come) is shorter
-O2IB_TIMEOUT=50
-SLACK=20
+# the LND's tx timeout the nodes run with (ulst --o2ib-timeout; ko2iblnd's
+# default is 50 s), and the slack on top of it: the 1 s tick, the
+# connection's teardown (2 s), the last operations issued as B died, TCG
+# (ASan builds included); LNet's transaction timeout (an ACK or REPLY that
+# does not come) is the same
+O2IB_TIMEOUT=10
+SLACK=15
 LIMIT=$((O2IB_TIMEOUT + SLACK))
-TX_TIMEOUT=20
+TX_TIMEOUT=$O2IB_TIMEOUT
 
 A=$(rig_ip 1)
 B=$(rig_ip 2)
@@ -46,7 +48,7 @@ A2=10.210.0.21   # A's second address: the GET stream's node
 
 # shellcheck disable=SC2016 # expanded in the guest
 serve_fn='serve() { # NID LOG: a ulst serve node in the background (SPID)
-	ulst --nid $1 serve --duration 500 >$2 2>&1 &
+	ulst --nid $1 --o2ib-timeout '"$O2IB_TIMEOUT"' serve --duration 500 >$2 2>&1 &
 	SPID=$!
 	for i in $(seq 100); do grep -q "ready on portal" $2 2>/dev/null && break; sleep 0.1; done
 	grep "ready on portal" $2
@@ -64,10 +66,10 @@ ip addr add $A2/24 dev eth0
 # 8 in flight each, far more operations than the phase lasts; an ACK or
 # REPLY that does not come ends its operation after TX_TIMEOUT (-T)
 streams() {
-	timeout 300 ulst --nid $A@o2ib -T $TX_TIMEOUT brw write $B@o2ib --size 1m \\
+	timeout 300 ulst --nid $A@o2ib -T $TX_TIMEOUT --o2ib-timeout $O2IB_TIMEOUT brw write $B@o2ib --size 1m \\
 		--count 1000000 --concurrency 8 --check full --timeout 280 >/host/w-\$1.log 2>&1 &
 	WP=\$!
-	timeout 300 ulst --nid $A2@o2ib -T $TX_TIMEOUT brw read $B@o2ib --size 1m \\
+	timeout 300 ulst --nid $A2@o2ib -T $TX_TIMEOUT --o2ib-timeout $O2IB_TIMEOUT brw read $B@o2ib --size 1m \\
 		--count 1000000 --concurrency 8 --check full --timeout 280 >/host/r-\$1.log 2>&1 &
 	RP=\$!
 	# both running (their first line), then 3 s of traffic
@@ -99,7 +101,7 @@ ended() {
 # C: 1 MiB PUTs and GETs from A's address, checked
 to_c() {
 	for op in write read; do
-		timeout 100 ulst --nid $A@o2ib brw \$op $C@o2ib --size 1m --count 8 --concurrency 4 \\
+		timeout 100 ulst --nid $A@o2ib --o2ib-timeout $O2IB_TIMEOUT brw \$op $C@o2ib --size 1m --count 8 --concurrency 4 \\
 			--check full --timeout 90 >/tmp/c.log 2>&1 || { tail -n 20 /tmp/c.log; return 1; }
 		echo "\$1: to C: \$(grep "^ulst brw .* done in" /tmp/c.log)"
 	done
