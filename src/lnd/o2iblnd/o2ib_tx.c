@@ -215,6 +215,11 @@ static int kib_post_tx(struct kib_conn *c, struct kib_tx *tx, bool credit)
 		kib_close_conn(c, -EIO, "cannot post a send");
 		return -EIO;
 	}
+	if (tx->m.type == KIB_MSG_NOOP && lnet_ni_log_enabled(net->ni, ULNET_LOG_DEBUG))
+		lnet_ni_log(net->ni, ULNET_LOG_DEBUG,
+			    "o2iblnd: %s: NOOP posted (%d credits returned, idle %llu ms)", c->name,
+			    c->outstanding,
+			    (unsigned long long)((kib_now(net) - c->last_send) / 1000000ULL));
 	c->outstanding = 0;
 	if (credit)
 		c->credits--;
