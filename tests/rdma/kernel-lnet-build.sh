@@ -78,7 +78,9 @@ LD_LIBRARY_PATH=$OUT.new/lib ldd "$OUT.new/lnetctl" "$OUT.new/lst" |
 # lnet.ko needs sunrpc, which the rig image does not carry
 mkdir "$W/kernel"
 dpkg-deb -x "$deb" "$W/kernel"
-for m in $(modinfo -F depends lnet.ko ko2iblnd.ko | tr ',' '\n' | sort -u); do
+deps=$(modinfo -F depends "$OUT.new/lnet.ko" "$OUT.new/ko2iblnd.ko") ||
+	{ say "modinfo cannot read the modules built"; exit 1; }
+for m in $(echo "$deps" | tr ',' '\n' | sort -u); do
 	case $m in libcfs | lnet | ib_core | rdma_cm | '') continue ;; esac
 	f=$(find "$W/kernel/lib/modules/$KVER" -name "$m.ko*" | head -n1)
 	[[ -n $f ]] || { say "module $m (a dependency of lnet) not in $deb"; exit 1; }

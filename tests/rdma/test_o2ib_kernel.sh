@@ -91,8 +91,8 @@ lst_case uw4k u k write 4k 1
 lst_case ur4k u k read 4k 1
 lst_case uw1m u k write 1M 1
 lst_case ur1m u k read 1M 1
-lst_case kw1m8 k u write 1M 8
-lst_case uw1m8 u k write 1M 8
+lst_case kw1m4 k u write 1M 4
+lst_case ur1m4 u k read 1M 4
 # everything at once, both ways: the two nodes' credits and buffers under load
 \$L add_batch all
 for sz in 4k 1M; do
