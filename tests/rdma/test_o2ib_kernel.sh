@@ -6,8 +6,10 @@
 #            lustre-release for the guest kernel, and its lnetctl and lst),
 #            an o2ib NI on eth0;
 #   guest 2: ulnetd --selftest with an o2ib NI on eth0.
-# ulnet pings and discovers the kernel node (ulnet connects actively); the
-# kernel's lnetctl pings and discovers the ulnet node; then the kernel's lst
+# the kernel's lnetctl pings and discovers the ulnet node (the kernel
+# connects, ulnet accepts); ulnetd restarts (a new incarnation, which the
+# kernel's connection does not know) and pings and discovers the kernel node
+# (ulnet connects); then the kernel's lst
 # runs brw write and read of 4 KiB (IMMEDIATE) and 1 MiB (RDMA: PUT_REQ /
 # PUT_ACK / PUT_DONE, GET_REQ / GET_DONE) with check=full, kernel client to
 # ulnet server and ulnet client to kernel server, and no node reports an
@@ -64,9 +66,13 @@ insmod \$K/ko2iblnd.ko
 insmod \$K/lnet_selftest.ko
 \$K/lnetctl net show -v
 ulrig_mark kernel-up
-ulrig_wait_file ulnet-pinged 180
-\$K/lnetctl ping $B@o2ib
+# the kernel connects first (ulnet accepts), then ulnet restarted connects
+# to a kernel that still has the old connection
+ulrig_wait_file ulnet-up 180
+ulrig_retry 10 1 \$K/lnetctl ping $B@o2ib
 \$K/lnetctl discover $B@o2ib
+ulrig_mark kernel-pinged
+ulrig_wait_file ulnet-pinged 180
 \$K/lnetctl peer show -v --nid $B@o2ib
 export LST_SESSION=\$\$
 L=\$K/lst
@@ -120,6 +126,16 @@ for i in \$(seq 100); do [ -S \$D/ctl.sock ] && break; sleep 0.1; done
 C="ulnetctl --ctl \$D/ctl.sock"
 \$C net add --net o2ib --if eth0
 ulrig_wait_file kernel-up 180
+ulrig_mark ulnet-up
+ulrig_wait_file kernel-pinged 180
+\$C peer show -v --nid $A@o2ib
+# a new incarnation: the kernel still holds the first one's connection
+kill \$UPID; wait \$UPID
+rm -f \$D/ctl.sock
+ulnetd --selftest --log-level ${ULNETD_LOG:-info} --ctl \$D/ctl.sock >>/host/ulnetd-\$ULRIG_ID.log 2>&1 &
+UPID=\$!
+for i in \$(seq 100); do [ -S \$D/ctl.sock ] && break; sleep 0.1; done
+\$C net add --net o2ib --if eth0
 ulrig_retry 10 1 \$C ping $A@o2ib
 \$C discover $A@o2ib
 ulrig_mark ulnet-pinged
