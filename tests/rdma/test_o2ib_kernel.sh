@@ -6,6 +6,7 @@
 #            lustre-release for the guest kernel, and its lnetctl and lst),
 #            an o2ib NI on eth0;
 #   guest 2: ulnetd --selftest with an o2ib NI on eth0.
+# KIB_OPTS="cksum=1 ..." runs both LNDs with those ko2iblnd parameters.
 # the kernel's lnetctl pings and discovers the ulnet node (the kernel
 # connects, ulnet accepts); ulnetd restarts (a new incarnation, which the
 # kernel's connection does not know) and pings and discovers the kernel node
@@ -61,7 +62,7 @@ trap '[ -e /host/kernel-up ] || ulrig_mark kernel-up' EXIT
 for m in \$K/kmod/*.ko; do insmod \$m; done
 insmod \$K/libcfs.ko
 insmod \$K/lnet.ko 'networks=o2ib0(eth0)'
-insmod \$K/ko2iblnd.ko
+insmod \$K/ko2iblnd.ko ${KIB_OPTS:-}
 # loading lnet_selftest brings LNet up (its start-up calls LNetNIInit)
 insmod \$K/lnet_selftest.ko
 \$K/lnetctl net show -v
@@ -120,7 +121,7 @@ cat >"$RIG_SHARE/guest-2.sh" <<EOF
 . /lib/ulrig.sh
 set -eu
 D=/tmp/ulo2ib; mkdir -p \$D
-ulnetd --selftest --log-level ${ULNETD_LOG:-info} --ctl \$D/ctl.sock >/host/ulnetd-\$ULRIG_ID.log 2>&1 &
+ulnetd --selftest --log-level ${ULNETD_LOG:-info} ${KIB_OPTS:+$(for o in $KIB_OPTS; do printf -- '--module-option ko2iblnd.%s ' "$o"; done)} --ctl \$D/ctl.sock >/host/ulnetd-\$ULRIG_ID.log 2>&1 &
 UPID=\$!
 for i in \$(seq 100); do [ -S \$D/ctl.sock ] && break; sleep 0.1; done
 C="ulnetctl --ctl \$D/ctl.sock"
@@ -132,7 +133,7 @@ ulrig_wait_file kernel-pinged 180
 # a new incarnation: the kernel still holds the first one's connection
 kill \$UPID; wait \$UPID
 rm -f \$D/ctl.sock
-ulnetd --selftest --log-level ${ULNETD_LOG:-info} --ctl \$D/ctl.sock >>/host/ulnetd-\$ULRIG_ID.log 2>&1 &
+ulnetd --selftest --log-level ${ULNETD_LOG:-info} ${KIB_OPTS:+$(for o in $KIB_OPTS; do printf -- '--module-option ko2iblnd.%s ' "$o"; done)} --ctl \$D/ctl.sock >>/host/ulnetd-\$ULRIG_ID.log 2>&1 &
 UPID=\$!
 for i in \$(seq 100); do [ -S \$D/ctl.sock ] && break; sleep 0.1; done
 \$C net add --net o2ib --if eth0
