@@ -381,6 +381,56 @@ static void test_reconnect(void **state)
 	assert_false(kib_reconnect_check(&rej, true, true, false, false, &qd, &mf, &why));
 }
 
+/* A REJECTED event is taken by its CM reason first (kiblnd_rejected): the
+ * CM's own stale-connection rejection reconnects, no listener is
+ * unreachable, and only then is the private data a kib_rej. */
+static void test_cm_rejection(void **state)
+{
+	struct kib_rej rej, sent = { .version = KIB_MSG_VERSION, .why = KIB_REJECT_CONN_RACE,
+				     .incarnation = 77 };
+	uint8_t buf[KIB_REJ_SIZE];
+	ssize_t n = kib_rej_encode(&sent, false, buf, sizeof(buf));
+	const char *why = NULL;
+	int err = 0, qd = 8, mf = KIB_MAX_RDMA_FRAGS;
+
+	(void)state;
+	assert_true(n > 0);
+	/* stale, from the CM: no private data, yet a reconnect (incarnation 0) */
+	assert_int_equal(kib_cm_rejection(KIB_CM_REJ_STALE_CONN, NULL, 0, &rej, &err, &why), 1);
+	assert_int_equal(rej.why, KIB_REJECT_CONN_STALE);
+	assert_int_equal(rej.incarnation, 0);
+	assert_true(kib_reconnect_check(&rej, true, true, false, false, &qd, &mf, &why));
+	/* the same reason wins over private data that would decode */
+	assert_int_equal(kib_cm_rejection(KIB_CM_REJ_STALE_CONN, buf, (size_t)n, &rej, &err, &why), 1);
+	assert_int_equal(rej.why, KIB_REJECT_CONN_STALE);
+	/* no listener: unreachable, not refused */
+	assert_int_equal(kib_cm_rejection(KIB_CM_REJ_INVALID_SERVICE_ID, NULL, 0, &rej, &err, &why), 0);
+	assert_int_equal(err, -EHOSTUNREACH);
+	/* the peer LND's rejection */
+	assert_int_equal(kib_cm_rejection(KIB_CM_REJ_CONSUMER_DEFINED, buf, (size_t)n, &rej, &err, &why), 1);
+	assert_int_equal(rej.why, KIB_REJECT_CONN_RACE);
+	assert_int_equal(rej.incarnation, 77);
+	/* consumer-defined without a kib_rej */
+	assert_int_equal(kib_cm_rejection(KIB_CM_REJ_CONSUMER_DEFINED, NULL, 0, &rej, &err, &why), 0);
+	assert_int_equal(err, -ECONNREFUSED);
+}
+
+/* Connect requests time out after max(5 s, timeout / 4), as the kernel's
+ * kiblnd_connreq_timeout_ms(), not after the whole tx timeout. */
+static void test_connreq_timeout(void **state)
+{
+	struct kib_tunables t;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	t.timeout = 50;
+	assert_int_equal(kib_connreq_timeout_ms(&t), 12500);
+	t.timeout = 10;
+	assert_int_equal(kib_connreq_timeout_ms(&t), KIB_RESOLVE_TIMEOUT_MS);
+	t.timeout = 86400;
+	assert_int_equal(kib_connreq_timeout_ms(&t), 21600000);
+}
+
 static void test_credits(void **state)
 {
 	struct kib_tunables t;
@@ -437,6 +487,8 @@ int main(void)
 		cmocka_unit_test(test_connack),
 		cmocka_unit_test(test_reconnect),
 		cmocka_unit_test(test_credits),
+		cmocka_unit_test(test_cm_rejection),
+		cmocka_unit_test(test_connreq_timeout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -121,7 +121,7 @@ int kib_connect_peer(struct kib_peer *peer)
 	dst.sin_addr.s_addr = htonl(ulnet_nid_ipv4(&peer->nid));
 	dst.sin_port = htons((uint16_t)net->tun.service);
 	if (rdma_resolve_addr(c->cmid, (struct sockaddr *)&src, (struct sockaddr *)&dst,
-			      net->tun.timeout * 1000) != 0) {
+			      KIB_RESOLVE_TIMEOUT_MS) != 0) {
 		kib_close_conn(c, -errno ? -errno : -EHOSTUNREACH, "cannot resolve address");
 		return -EHOSTUNREACH;
 	}
@@ -340,12 +340,19 @@ void kib_destroy_conn(struct kib_conn *c)
 	kib_conn_decref(c);
 }
 
-static void kib_reject(struct kib_net *net, struct rdma_cm_id *cmid, const struct kib_rej *rej)
+/* Every rejection carries a kib_rej, so that the peer's LND logs (and acts
+ * on) the reason, not a consumer-defined error without one. */
+static void kib_reject_send(struct rdma_cm_id *cmid, const struct kib_rej *rej)
 {
 	uint8_t buf[KIB_REJ_SIZE];
 	ssize_t n = kib_rej_encode(rej, false, buf, sizeof(buf));
 
 	rdma_reject(cmid, buf, n > 0 ? (uint8_t)n : 0);
+}
+
+static void kib_reject(struct kib_net *net, struct rdma_cm_id *cmid, const struct kib_rej *rej)
+{
+	kib_reject_send(cmid, rej);
 	rdma_destroy_id(cmid);
 	(void)net;
 }
@@ -438,7 +445,7 @@ static void kib_passive_connect(struct kib_net *net, struct rdma_cm_id *cmid, co
 	rc = kib_conn_setup_qp(c);
 	if (rc < 0) {
 		rej.why = KIB_REJECT_NO_RESOURCES;
-		rdma_reject(cmid, NULL, 0);
+		kib_reject_send(cmid, &rej);    /* the connection owns cmid */
 		kib_close_conn(c, rc, "cannot set up the QP");
 		return;
 	}
@@ -496,9 +503,8 @@ static void kib_rejected(struct kib_conn *c, int status, const uint8_t *priv, si
 	struct kib_peer *peer = c->peer;
 	struct kib_rej rej;
 	const char *why = "rejected";
-	int qd = peer->queue_depth, mf = peer->max_frags;
-	bool has = len >= KIB_REJ_MIN_SIZE && kib_rej_decode(priv, len, &rej) >= 0 &&
-		   rej.magic == KIB_MSG_MAGIC;
+	int qd = peer->queue_depth, mf = peer->max_frags, err;
+	bool has = kib_cm_rejection(status, priv, len, &rej, &err, &why) == 1;
 
 	if (has && (rej.why == KIB_REJECT_CONN_RACE || rej.why == KIB_REJECT_CONN_STALE ||
 		    rej.why == KIB_REJECT_CONN_UNCOMPAT || rej.why == KIB_REJECT_MSG_QUEUE_SIZE ||
@@ -527,11 +533,9 @@ static void kib_rejected(struct kib_conn *c, int status, const uint8_t *priv, si
 		      : rej.why == KIB_REJECT_EARLY	 ? "peer not ready"
 		      : rej.why == KIB_REJECT_FATAL	 ? "fatal error at the peer"
 							 : "unknown reason";
-	else
-		why = "no o2ib listener (or not a kib rejection)";
 	lnet_ni_log(c->net->ni, ULNET_LOG_ERROR, "o2iblnd: %s: connection rejected: %s (status %d)",
 		    c->name, why, status);
-	kib_close_conn(c, -ECONNREFUSED, why);
+	kib_close_conn(c, has ? -ECONNREFUSED : err, why);
 }
 
 static void kib_cm_event(struct kib_net *net, struct rdma_cm_event *ev, const uint8_t *priv,
@@ -566,7 +570,7 @@ static void kib_cm_event(struct kib_net *net, struct rdma_cm_event *ev, const ui
 				break;
 			}
 		}
-		if (rdma_resolve_route(id, net->tun.timeout * 1000) != 0)
+		if (rdma_resolve_route(id, KIB_RESOLVE_TIMEOUT_MS) != 0)
 			kib_close_conn(c, -EHOSTUNREACH, "cannot resolve route");
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
@@ -623,10 +627,10 @@ int kib_cm_handle_events(struct kib_net *net)
 		}
 		rdma_ack_cm_event(ev);
 		kib_lock(net);
-		if (!net->shutdown)
+		/* going down, a connect request is still judged: the NI is
+		 * not ready, which rejects it REJECT_EARLY as the kernel's */
+		if (!net->shutdown || copy.event == RDMA_CM_EVENT_CONNECT_REQUEST)
 			kib_cm_event(net, &copy, priv, plen);
-		else if (copy.event == RDMA_CM_EVENT_CONNECT_REQUEST)
-			rdma_reject(copy.id, NULL, 0), rdma_destroy_id(copy.id);
 		kib_unlock(net);
 		n++;
 	}

@@ -262,6 +262,41 @@ int kib_connack_check(const uint8_t *priv, size_t len, int version, int queue_de
 	return 0;
 }
 
+int kib_connreq_timeout_ms(const struct kib_tunables *t)
+{
+	long long ms = (long long)t->timeout * 1000 / 4;
+
+	return ms > KIB_RESOLVE_TIMEOUT_MS ? (int)ms : KIB_RESOLVE_TIMEOUT_MS;
+}
+
+int kib_cm_rejection(int status, const uint8_t *priv, size_t len, struct kib_rej *rej,
+		     int *err, const char **why)
+{
+	*err = -ECONNREFUSED;
+	switch (status) {
+	case KIB_CM_REJ_STALE_CONN:
+		/* no private data of the peer's: a stale rejection of
+		 * unknown incarnation, so the next CONNREQ carries 0 */
+		memset(rej, 0, sizeof(*rej));
+		rej->magic = KIB_MSG_MAGIC;
+		rej->version = KIB_MSG_VERSION;
+		rej->why = KIB_REJECT_CONN_STALE;
+		*why = "stale connection (the CM's)";
+		return 1;
+	case KIB_CM_REJ_INVALID_SERVICE_ID:
+		*err = -EHOSTUNREACH;
+		*why = "no listener at the service port";
+		return 0;
+	default:
+		break;
+	}
+	if (len >= KIB_REJ_MIN_SIZE && kib_rej_decode(priv, len, rej) >= 0 &&
+	    rej->magic == KIB_MSG_MAGIC)
+		return 1;
+	*why = "no o2ib listener (or not a kib rejection)";
+	return 0;
+}
+
 bool kib_reconnect_check(const struct kib_rej *rej, bool has_rej, bool txs_waiting,
 			 bool version_changed, bool accepting, int *queue_depth, int *max_frags,
 			 const char **why)

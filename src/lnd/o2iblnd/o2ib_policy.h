@@ -57,6 +57,12 @@ struct kib_tunables {
  * is the global lnd_timeout, for an o2ib timeout of -1. Returns 0, -EINVAL
  * for a value out of range or -EOPNOTSUPP for one ulnet cannot honour,
  * with `*what` naming the tunable. */
+/* Address and route resolution time out after 5 s, and a connect request
+ * after the larger of 5 s and a quarter of the LND's timeout (the kernel's
+ * RDMA_RESOLVE_TIMEOUT and kiblnd_connreq_timeout_ms()). */
+#define KIB_RESOLVE_TIMEOUT_MS 5000
+int kib_connreq_timeout_ms(const struct kib_tunables *t);
+
 int kib_tunables_setup(struct kib_tunables *t, const struct ulnet_ni_conf *conf, int lnd_timeout,
 		       const char **what);
 /* The values of `t` as a ulnet_ni_info shows them. */
@@ -102,6 +108,22 @@ enum kib_accept_verdict kib_connreq_check(const uint8_t *priv, size_t len,
 int kib_connack_check(const uint8_t *priv, size_t len, int version, int queue_depth,
 		      int max_frags, ulnet_nid4_t my_nid, uint64_t my_incarnation,
 		      struct kib_msg *ack, const char **why);
+
+/* The IB CM's reasons of a REJECTED event (its status) that the kernel's
+ * kiblnd_rejected() tells apart. */
+#define KIB_CM_REJ_INVALID_SERVICE_ID 8   /* nobody listens at the service */
+#define KIB_CM_REJ_STALE_CONN 10          /* the CM's own: a stale QP/connection */
+#define KIB_CM_REJ_CONSUMER_DEFINED 28    /* the peer's LND: a kib_rej follows */
+
+/* How a REJECTED event with CM reason `status` and `len` bytes of private
+ * data is taken (kiblnd_rejected): the CM's stale-connection rejection is a
+ * CONN_STALE without parameters (`rej` filled in: reconnect, incarnation
+ * unknown); no listener is -EHOSTUNREACH; otherwise the private data is
+ * decoded as the peer LND's kib_rej. Returns 1 when `rej` holds a
+ * rejection to act on, 0 when there is none (the caller fails the
+ * connection with *err), never both. */
+int kib_cm_rejection(int status, const uint8_t *priv, size_t len, struct kib_rej *rej,
+		     int *err, const char **why);
 
 /* The kernel's nidhash() of a nid4: who wins a connection race (the higher). */
 uint32_t kib_nid4_hash(ulnet_nid4_t nid);

@@ -169,7 +169,7 @@ static void kib_tick_cb(struct ul_timer *t)
 			kib_destroy_conn(c);
 		} else if ((c->state == KIB_CONN_ACTIVE_CONNECT ||
 			    c->state == KIB_CONN_PASSIVE_WAIT) &&
-			   now - c->last_send > (uint64_t)net->tun.timeout * KIB_NS) {
+			   now - c->last_send > (uint64_t)kib_connreq_timeout_ms(&net->tun) * 1000000ULL) {
 			kib_close_conn(c, -ETIMEDOUT, "connection not established in time");
 		}
 	}
