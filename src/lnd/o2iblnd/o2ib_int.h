@@ -69,6 +69,7 @@ struct kib_conn;
 struct kib_mr {
 	struct kib_list link;       /* net->mrs, most recently used first */
 	uintptr_t lo, hi;           /* page-aligned range */
+	int access;                 /* ibv_access_flags it was registered with */
 	struct ibv_mr *mr;
 	int inuse;                  /* txs holding it */
 };

@@ -15,15 +15,23 @@
 #define KIB_PAGE	4096UL
 #define KIB_MR_CACHE_MAX 256
 
-/* Locked: a registration covering [addr, addr+len), held by tx. */
-static struct kib_mr *kib_mr_get(struct kib_net *net, struct kib_tx *tx, uintptr_t addr, size_t len)
+/* Registration rights: a sink the peer writes into; a source we only read
+ * (RDMA write from it). A source is never remote-writable, and read-only
+ * memory can be a source (pinning for write would fail on it). */
+#define KIB_ACCESS_SINK (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+#define KIB_ACCESS_SOURCE 0
+
+/* Locked: a registration covering [addr, addr+len) with at least the rights
+ * `access`, held by tx. */
+static struct kib_mr *kib_mr_get(struct kib_net *net, struct kib_tx *tx, uintptr_t addr, size_t len,
+				 int access)
 {
 	struct kib_mr *m = NULL;
 
 	for (struct kib_list *l = net->mrs.next; l != &net->mrs; l = l->next) {
 		struct kib_mr *e = kib_container(l, struct kib_mr, link);
 
-		if (e->lo <= addr && addr + len <= e->hi) {
+		if (e->lo <= addr && addr + len <= e->hi && (e->access & access) == access) {
 			m = e;
 			break;
 		}
@@ -38,8 +46,8 @@ static struct kib_mr *kib_mr_get(struct kib_net *net, struct kib_tx *tx, uintptr
 			return NULL;
 		m->lo = lo;
 		m->hi = hi;
-		m->mr = ibv_reg_mr(net->pd, (void *)lo, hi - lo,
-				   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		m->access = access;
+		m->mr = ibv_reg_mr(net->pd, (void *)lo, hi - lo, access);
 		if (!m->mr) {
 			free(m);
 			return NULL;
@@ -47,9 +55,9 @@ static struct kib_mr *kib_mr_get(struct kib_net *net, struct kib_tx *tx, uintptr
 		net->nmrs++;
 		if (lnet_ni_log_enabled(net->ni, ULNET_LOG_DEBUG))
 			lnet_ni_log(net->ni, ULNET_LOG_DEBUG,
-				    "o2iblnd: registered %#lx..%#lx (%lu bytes), %d cached",
+				    "o2iblnd: registered %#lx..%#lx (%lu bytes, %s), %d cached",
 				    (unsigned long)lo, (unsigned long)hi, (unsigned long)(hi - lo),
-				    net->nmrs);
+				    access == KIB_ACCESS_SOURCE ? "source" : "sink", net->nmrs);
 		/* evict the least recently used idle registrations */
 		for (struct kib_list *l = net->mrs.prev, *p; l != &net->mrs &&
 		     net->nmrs > KIB_MR_CACHE_MAX; l = p) {
@@ -143,7 +151,7 @@ int kib_setup_rd(struct kib_net *net, struct kib_tx *tx, const struct iovec *iov
 	tx->rd_nfrags = n;
 	tx->rd_key = 0;
 	if (n) {
-		m = kib_mr_get(net, tx, lo, hi - lo);
+		m = kib_mr_get(net, tx, lo, hi - lo, KIB_ACCESS_SINK);
 		if (!m)
 			return -EFAULT;
 		tx->rd_key = m->mr->rkey;
@@ -187,7 +195,7 @@ int kib_post_rdma(struct kib_conn *c, struct kib_tx *tx)
 		n = sl < dl ? sl : dl;
 		if (n > resid)
 			n = resid;
-		m = kib_mr_get(net, tx, sa, n);
+		m = kib_mr_get(net, tx, sa, n, KIB_ACCESS_SOURCE);
 		if (!m)
 			return -EFAULT;
 		memset(&wrs[nw], 0, sizeof(wrs[nw]));
