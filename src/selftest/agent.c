@@ -4,10 +4,19 @@
  *
  * Request buffers: each RPC slot owns one 160-byte request buffer, posted as
  * an ME (match bits = service id) + MD (threshold 1, unlinked on use) on
- * portal 51 (framework) or 50 (tests). Both portals are lazy, as in the
- * kernel: a request that finds no buffer waits until a slot is free again,
- * so the slots bound the work in flight and nothing is allocated per RPC
- * (brw bulk buffers are allocated on a slot's first use and kept).
+ * portal 51 (framework) or 50 (tests). Slots come in chunks allocated
+ * whole: the framework's at start (FW_NBUF per service), a test service's
+ * when a server test is added (as many as the kernel's sfw_test_buffers()).
+ * A chunk of a session's tests is retired when the session ends: its
+ * posted buffers are unlinked, and it is freed once none of its slots is in
+ * use (srpc_service_remove_buffers()). Both portals are lazy, as in the
+ * kernel: a request that finds no buffer waits until one is posted again.
+ *
+ * brw bulk buffers are not tied to slots: they come from a pool bounded by
+ * the concurrency of the session's brw server tests (BULK_MIN..BULK_MAX),
+ * allocated on demand and kept until the session ends. A brw request that
+ * finds the pool empty waits in the agent (bwait), its request already
+ * received, until a bulk buffer comes back.
  *
  * An RPC: the PUT event hands the slot its request; the slot is answered in
  * the handler (framework, ping) or after its bulk transfer (brw); the reply
@@ -37,8 +46,15 @@
 #include "util/util_bytes.h"
 
 #define SESSION_TIMEOUT_DEFAULT 100     /* s, lnet_selftest session_timeout */
-#define FW_NBUF 2                       /* request buffers per framework service */
-#define TEST_NBUF 8                     /* per test service, posted on test add */
+#define FW_NBUF 16                      /* per framework service: SFW_FRWK_WI_MIN */
+/* request buffers a server test adds to its service (sfw_test_buffers()):
+ * max(SFW_TEST_WI_MIN, min(SFW_TEST_WI_MAX, loop) + SFW_TEST_WI_EXTRA) */
+#define TEST_WI_MIN 256
+#define TEST_WI_MAX 2048
+#define TEST_WI_EXTRA 64
+#define TEST_NBUF_MAX 8192              /* per test service, all tests of a session */
+#define BULK_MIN 8                      /* brw bulk buffers: the pool's bound is the */
+#define BULK_MAX 64                     /* brw server tests' concurrency, within these */
 #define MAX_BATCHES 16
 #define MAX_TESTS 64                    /* server tests per session */
 #define STOP_WAIT_NS (5 * LNET_NSEC_PER_SEC)
@@ -53,19 +69,28 @@ static const int fw_services[] = {
 	SRPC_SERVICE_BATCH, SRPC_SERVICE_TEST, SRPC_SERVICE_QUERY_STAT,
 };
 #define N_FW_SERVICES (int)(sizeof(fw_services) / sizeof(fw_services[0]))
-#define N_SLOTS (N_FW_SERVICES * FW_NBUF + 2 * TEST_NBUF)
 
 enum tag_kind { TAG_REQ, TAG_BULK, TAG_REPLY, TAG_COUNT };
 enum slot_state { SLOT_IDLE, SLOT_POSTED, SLOT_BUSY };
 
 struct slot;
+struct chunk;
 struct tag {
 	struct slot *slot;
 	enum tag_kind kind;
 };
 
+/* A brw bulk buffer of the pool. */
+struct bulkbuf {
+	struct bulkbuf *next;           /* st->bulk_free */
+	size_t cap;
+	size_t dirty;                   /* bytes a write or a full pattern may have set */
+	uint8_t mem[];
+};
+
 struct slot {
 	struct ulnet_selftest *st;
+	struct chunk *chunk;
 	int service;
 	enum slot_state state;
 	struct tag tags[TAG_COUNT];
@@ -77,11 +102,22 @@ struct slot {
 	ulnet_process_id_t peer;
 	ulnet_nid_t self;
 	uint64_t rpyid;
-	uint8_t *bulk;                  /* brw, test add: kept between RPCs */
+	uint8_t *bulk;                  /* test add (framework): kept between RPCs */
 	size_t bulk_cap;
+	struct bulkbuf *bb;             /* brw: the pool's buffer, while in use */
+	struct slot *wait_next;         /* st->bwait */
 	int bulk_status;                /* first failure of the bulk MD's events */
 	uint32_t bulk_mlength;          /* test add: bytes the GET brought */
 	ulnet_handle_t md_inflight;     /* the reply's or bulk's MD, for the stop */
+};
+
+/* Slots allocated together: the framework's, or those of one server test. */
+struct chunk {
+	struct chunk *next;             /* st->chunks */
+	bool retired;                   /* its test is gone: not reposted, freed once idle */
+	int nlive;                      /* slots not IDLE */
+	int nslots;
+	struct slot slots[];
 };
 
 /* --- the test-client role: a test instance with is_client set ------------------ */
@@ -174,7 +210,16 @@ struct ulnet_selftest {
 	struct ul_work barrier;
 
 	struct ulnet_selftest_stats stats;
-	struct slot slots[N_SLOTS];
+	struct chunk *chunks;           /* request buffers */
+	int slot_iters;                 /* walks of the chunks under way: none freed */
+	int test_nbuf[2];               /* request buffers the session's tests added */
+	/* brw bulk pool */
+	struct bulkbuf *bulk_free;
+	int bulk_count;                 /* allocated: free or in use */
+	int bulk_limit;
+	uint32_t bulk_concur;           /* the session's brw server tests' concurrency */
+	struct slot *bwait_head, *bwait_tail;   /* brw requests waiting for a buffer */
+	bool bulk_kicking;
 	struct ulnet_selftest *next;    /* registry */
 };
 
@@ -209,6 +254,105 @@ static bool service_on(const struct ulnet_selftest *st, int service)
 	return is_framework(service) || st->test_enabled[test_index(service)];
 }
 
+/* The slot's state (lock held): its chunk counts the slots in use. */
+static void slot_set_state_locked(struct slot *s, enum slot_state state)
+{
+	if (s->state == SLOT_IDLE && state != SLOT_IDLE)
+		s->chunk->nlive++;
+	else if (s->state != SLOT_IDLE && state == SLOT_IDLE)
+		s->chunk->nlive--;
+	s->state = state;
+}
+
+static void chunk_free(struct chunk *c)
+{
+	for (int i = 0; i < c->nslots; i++)
+		free(c->slots[i].bulk);
+	free(c);
+}
+
+/* Free the retired chunks none of whose slots is in use (lock held; not
+ * while a walk of the chunks is under way: the last one out does it). A
+ * caller that idled a slot must not touch it after this. */
+static void chunks_reap_locked(struct ulnet_selftest *st)
+{
+	struct chunk **pp = &st->chunks;
+
+	if (st->slot_iters > 0)
+		return;
+	while (*pp) {
+		struct chunk *c = *pp;
+
+		if (c->retired && c->nlive == 0) {
+			*pp = c->next;
+			chunk_free(c);
+		} else {
+			pp = &c->next;
+		}
+	}
+}
+
+/* A walk of the chunks that drops the lock on the way: no chunk is freed
+ * until it ends. */
+static void slots_walk_begin(struct ulnet_selftest *st)
+{
+	pthread_mutex_lock(&st->lock);
+	st->slot_iters++;
+	pthread_mutex_unlock(&st->lock);
+}
+
+static void slots_walk_end(struct ulnet_selftest *st)
+{
+	pthread_mutex_lock(&st->lock);
+	st->slot_iters--;
+	chunks_reap_locked(st);
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* A chunk of `n` slots of `service` (all of them -1: the framework's, one
+ * service after the other), linked in (lock held; its slots are posted by
+ * post_service()). NULL: no memory. */
+static struct chunk *chunk_add_locked(struct ulnet_selftest *st, int service, int n)
+{
+	struct chunk *c = calloc(1, sizeof(*c) + (size_t)n * sizeof(struct slot));
+
+	if (!c)
+		return NULL;
+	c->nslots = n;
+	for (int i = 0; i < n; i++) {
+		struct slot *s = &c->slots[i];
+
+		s->st = st;
+		s->chunk = c;
+		s->service = service >= 0 ? service : fw_services[i / FW_NBUF];
+		for (int k = 0; k < TAG_COUNT; k++)
+			s->tags[k] = (struct tag){ s, (enum tag_kind)k };
+	}
+	c->next = st->chunks;
+	st->chunks = c;
+	return c;
+}
+
+/* The session's tests are gone: their chunks are retired, their bulk
+ * buffers freed once back (lock held). */
+static void tests_buffers_retire_locked(struct ulnet_selftest *st)
+{
+	for (struct chunk *c = st->chunks; c; c = c->next)
+		if (c->nslots > 0 && !is_framework(c->slots[0].service))
+			c->retired = true;
+	st->test_nbuf[0] = st->test_nbuf[1] = 0;
+	st->bulk_concur = 0;
+	st->bulk_limit = BULK_MIN;
+	while (st->bulk_free) {
+		struct bulkbuf *b = st->bulk_free;
+
+		st->bulk_free = b->next;
+		st->bulk_count--;
+		free(b);
+	}
+	chunks_reap_locked(st);
+}
+
 /* Post slot `s` (IDLE, the caller moved it to POSTED under the lock). On
  * failure the slot goes back to IDLE. */
 static void post_slot(struct slot *s)
@@ -236,7 +380,7 @@ static void post_slot(struct slot *s)
 		s->me = me;
 		/* unpost_service() may have passed this slot before its ME
 		 * existed: look again now that it can be unlinked */
-		on = service_on(st, s->service);
+		on = service_on(st, s->service) && !s->chunk->retired;
 		pthread_mutex_unlock(&st->lock);
 		/* may deliver a queued request (and run handler()) at once */
 		rc = ulnet_md_attach(st->ln, me, &md, ULNET_UNLINK, &mdh);
@@ -249,8 +393,9 @@ static void post_slot(struct slot *s)
 		lnet_log(st->ln, ULNET_LOG_ERROR, "selftest: cannot post a request buffer of service %d: %s",
 			 s->service, ulnet_strerror(rc));
 		pthread_mutex_lock(&st->lock);
-		s->state = SLOT_IDLE;
 		st->refs--;
+		slot_set_state_locked(s, SLOT_IDLE);
+		chunks_reap_locked(st);
 		pthread_mutex_unlock(&st->lock);
 	}
 }
@@ -262,10 +407,12 @@ static void slot_done(struct slot *s)
 	bool post;
 
 	pthread_mutex_lock(&st->lock);
-	post = service_on(st, s->service);
-	s->state = post ? SLOT_POSTED : SLOT_IDLE;
+	post = service_on(st, s->service) && !s->chunk->retired;
+	slot_set_state_locked(s, post ? SLOT_POSTED : SLOT_IDLE);
 	if (post)
 		st->refs++;
+	else
+		chunks_reap_locked(st);
 	pthread_mutex_unlock(&st->lock);
 	if (post)
 		post_slot(s);
@@ -274,22 +421,24 @@ static void slot_done(struct slot *s)
 /* Post every idle slot of `service` (after enabling it). */
 static void post_service(struct ulnet_selftest *st, int service)
 {
-	for (int i = 0; i < N_SLOTS; i++) {
-		struct slot *s = &st->slots[i];
-		bool post;
+	slots_walk_begin(st);
+	pthread_mutex_lock(&st->lock);
+	for (struct chunk *c = st->chunks; c; c = c->next) {
+		for (int i = 0; i < c->nslots; i++) {
+			struct slot *s = &c->slots[i];
 
-		if (s->service != service)
-			continue;
-		pthread_mutex_lock(&st->lock);
-		post = s->state == SLOT_IDLE && service_on(st, service);
-		if (post) {
-			s->state = SLOT_POSTED;
+			if (s->service != service || c->retired || s->state != SLOT_IDLE ||
+			    !service_on(st, service))
+				continue;
+			slot_set_state_locked(s, SLOT_POSTED);
 			st->refs++;
-		}
-		pthread_mutex_unlock(&st->lock);
-		if (post)
+			pthread_mutex_unlock(&st->lock);
 			post_slot(s);
+			pthread_mutex_lock(&st->lock);
+		}
 	}
+	pthread_mutex_unlock(&st->lock);
+	slots_walk_end(st);
 }
 
 /* Take back the posted buffers of `service` (-1: all). Their UNLINK
@@ -297,21 +446,28 @@ static void post_service(struct ulnet_selftest *st, int service)
  * which sees the service off and drops the request. */
 static void unpost_service(struct ulnet_selftest *st, int service)
 {
-	for (int i = 0; i < N_SLOTS; i++) {
-		struct slot *s = &st->slots[i];
-		ulnet_handle_t me = ULNET_HANDLE_NONE;
+	slots_walk_begin(st);
+	pthread_mutex_lock(&st->lock);
+	for (struct chunk *c = st->chunks; c; c = c->next) {
+		for (int i = 0; i < c->nslots; i++) {
+			struct slot *s = &c->slots[i];
+			ulnet_handle_t me;
 
-		if (service >= 0 && s->service != service)
-			continue;
-		pthread_mutex_lock(&st->lock);
-		/* a test service that a new session has turned on again keeps
-		 * its buffers (the agent's stop takes them all: -1) */
-		if (s->state == SLOT_POSTED && (service < 0 || !service_on(st, s->service)))
+			if (service >= 0 && s->service != service)
+				continue;
+			/* only retired chunks' buffers: those a new session's
+			 * tests added stay (the agent's stop takes them all: -1) */
+			if (s->state != SLOT_POSTED || (service >= 0 && !c->retired) ||
+			    ulnet_handle_is_none(s->me))
+				continue;
 			me = s->me;
-		pthread_mutex_unlock(&st->lock);
-		if (!ulnet_handle_is_none(me))
+			pthread_mutex_unlock(&st->lock);
 			(void)ulnet_me_unlink(st->ln, me);
+			pthread_mutex_lock(&st->lock);
+		}
 	}
+	pthread_mutex_unlock(&st->lock);
+	slots_walk_end(st);
 }
 
 /* --- the test-client role (lock rules as above) ---------------------------------- */
@@ -414,19 +570,24 @@ static void slot_set_inflight(struct slot *s, ulnet_handle_t mdh)
  * gone (the operation ended) is refused with -ENOENT, harmlessly. */
 static void slots_abort_inflight(struct ulnet_selftest *st)
 {
-	for (int i = 0; i < N_SLOTS; i++) {
-		struct slot *s = &st->slots[i];
-		ulnet_handle_t mdh = ULNET_HANDLE_NONE;
+	slots_walk_begin(st);
+	pthread_mutex_lock(&st->lock);
+	for (struct chunk *c = st->chunks; c; c = c->next) {
+		for (int i = 0; i < c->nslots; i++) {
+			struct slot *s = &c->slots[i];
+			ulnet_handle_t mdh;
 
-		pthread_mutex_lock(&st->lock);
-		if (s->state == SLOT_BUSY) {
+			if (s->state != SLOT_BUSY || ulnet_handle_is_none(s->md_inflight))
+				continue;
 			mdh = s->md_inflight;
 			s->md_inflight = ULNET_HANDLE_NONE;
-		}
-		pthread_mutex_unlock(&st->lock);
-		if (!ulnet_handle_is_none(mdh))
+			pthread_mutex_unlock(&st->lock);
 			(void)ulnet_md_unlink(st->ln, mdh);
+			pthread_mutex_lock(&st->lock);
+		}
 	}
+	pthread_mutex_unlock(&st->lock);
+	slots_walk_end(st);
 }
 
 /* A unit is over (lock held). */
@@ -1036,6 +1197,7 @@ static bool session_end_locked(struct ulnet_selftest *st)
 	}
 	st->ntests = 0;
 	st->test_enabled[0] = st->test_enabled[1] = false;
+	tests_buffers_retire_locked(st);
 	return had_tests;
 }
 
@@ -1203,7 +1365,7 @@ static int fw_add_test(struct ulnet_selftest *st, struct slot *s, int *drop, boo
 {
 	const struct srpc_test_reqst *rq = &s->msg.body.tes_reqst;
 	struct srpc_test_reply *rp = &s->reply.body.tes_reply;
-	int b;
+	int b, ti, nbuf;
 
 	rp->sid = old_sid(st);
 	if (rq->ndest > ULNET_MAX_IOV * (SRPC_PAGE_SIZE / SRPC_ID_PACKED_SIZE)) {
@@ -1246,13 +1408,28 @@ static int fw_add_test(struct ulnet_selftest *st, struct slot *s, int *drop, boo
 		rp->status = ENOMEM;
 		return -1;
 	}
+	/* the request buffers this test adds to its service (sfw_load_test) */
+	ti = test_index((int)rq->service);
+	nbuf = (int)(rq->loop < TEST_WI_MAX ? rq->loop : TEST_WI_MAX) + TEST_WI_EXTRA;
+	if (nbuf < TEST_WI_MIN)
+		nbuf = TEST_WI_MIN;
+	if (nbuf > TEST_NBUF_MAX - st->test_nbuf[ti])
+		nbuf = TEST_NBUF_MAX - st->test_nbuf[ti];
+	if (nbuf > 0 && !chunk_add_locked(st, (int)rq->service, nbuf)) {
+		rp->status = ENOMEM;
+		return -1;
+	}
+	st->test_nbuf[ti] += nbuf;
+	if (rq->service == SRPC_SERVICE_BRW) {
+		st->bulk_concur += rq->concur;
+		st->bulk_limit = st->bulk_concur < BULK_MIN ? BULK_MIN
+			       : st->bulk_concur > BULK_MAX ? BULK_MAX : (int)st->bulk_concur;
+	}
 	st->tests[st->ntests++] = (struct test_rec){
 		.bid = rq->bid, .service = rq->service, .loop = rq->loop, .concur = rq->concur, .client = NULL,
 	};
 	rp->status = 0;
-	if (st->test_enabled[test_index((int)rq->service)])
-		return -1;
-	st->test_enabled[test_index((int)rq->service)] = true;
+	st->test_enabled[ti] = true;
 	return (int)rq->service;
 }
 
@@ -1445,12 +1622,12 @@ static int slot_bulk_reserve(struct slot *s, size_t len)
  * peer's MD `bulkid` on portal 52: GET into it (`sink`) or PUT from it.
  * Its events end in handler()'s TAG_BULK. Returns 1 (started: an error
  * after the bind still ends there, through the unlink) or -errno. */
-static int slot_bulk_start(struct slot *s, size_t len, bool sink, unsigned options,
+static int slot_bulk_start(struct slot *s, uint8_t *buf, size_t len, bool sink, unsigned options,
 			   uint64_t bulkid)
 {
 	struct ulnet_selftest *st = s->st;
 	struct ulnet_md md = {
-		.start = s->bulk,
+		.start = buf,
 		.length = len,
 		.threshold = sink ? 2 : 1,         /* GET: SEND and REPLY */
 		/* a REPLY that never comes unlinks the MD after
@@ -1481,13 +1658,152 @@ static int slot_bulk_start(struct slot *s, size_t len, bool sink, unsigned optio
 	return 1;
 }
 
-/* Returns 0: reply now; 1: bulk started; -errno: drop. */
+/* --- the brw bulk pool (lock rules as above) ------------------------------------ */
+
+/* A pool buffer of at least `len` bytes (lock held): a free one, or NULL
+ * with *alloc set when the caller is to allocate it (counted already), or
+ * NULL: none to be had now. */
+static struct bulkbuf *bulk_take_locked(struct ulnet_selftest *st, size_t len, bool *alloc)
+{
+	struct bulkbuf **pp, *b;
+
+	*alloc = false;
+	for (pp = &st->bulk_free; *pp; pp = &(*pp)->next)
+		if ((*pp)->cap >= len) {
+			b = *pp;
+			*pp = b->next;
+			return b;
+		}
+	if (st->bulk_count < st->bulk_limit) {
+		st->bulk_count++;
+		*alloc = true;
+	} else if (st->bulk_free) {
+		/* too small ones only: one is replaced by a bigger one */
+		b = st->bulk_free;
+		st->bulk_free = b->next;
+		free(b);
+		*alloc = true;
+	}
+	return NULL;
+}
+
+/* Allocate the buffer bulk_take_locked() counted; on failure uncount it. */
+static struct bulkbuf *bulk_alloc(struct ulnet_selftest *st, size_t len)
+{
+	/* zeroed: bytes outside a brw pattern start as 0, as the kernel's
+	 * fresh pages */
+	struct bulkbuf *b = calloc(1, sizeof(*b) + len);
+
+	if (b) {
+		b->cap = len;
+		return b;
+	}
+	pthread_mutex_lock(&st->lock);
+	st->bulk_count--;
+	pthread_mutex_unlock(&st->lock);
+	return NULL;
+}
+
+static void brw_bulk_begin(struct slot *s);
+static void drop_request(struct slot *s, const char *why);
+
+/* Hand the free buffers to the brw requests waiting for one, in order;
+ * those of a service gone (or an agent stopping) are dropped. Buffers
+ * beyond the pool's bound, or with no brw test left, are freed. One
+ * thread at a time does it; one arriving meanwhile leaves its work to it. */
+static void bulk_kick(struct ulnet_selftest *st)
+{
+	pthread_mutex_lock(&st->lock);
+	if (st->bulk_kicking) {
+		pthread_mutex_unlock(&st->lock);
+		return;
+	}
+	st->bulk_kicking = true;
+	while (st->bwait_head) {
+		struct slot *s = st->bwait_head;
+		bool on = service_on(st, SRPC_SERVICE_BRW), alloc = false;
+		struct bulkbuf *b = NULL;
+
+		if (on) {
+			b = bulk_take_locked(st, s->msg.body.brw_reqst.len, &alloc);
+			if (!b && !alloc)
+				break;
+		}
+		st->bwait_head = s->wait_next;
+		if (!st->bwait_head)
+			st->bwait_tail = NULL;
+		s->wait_next = NULL;
+		pthread_mutex_unlock(&st->lock);
+		if (alloc)
+			b = bulk_alloc(st, s->msg.body.brw_reqst.len);
+		if (b) {
+			s->bb = b;
+			brw_bulk_begin(s);
+		} else {
+			drop_request(s, on ? "no memory for its bulk" : "service is shut down");
+		}
+		pthread_mutex_lock(&st->lock);
+	}
+	while (st->bulk_free && (st->bulk_count > st->bulk_limit || !service_on(st, SRPC_SERVICE_BRW))) {
+		struct bulkbuf *b = st->bulk_free;
+
+		st->bulk_free = b->next;
+		st->bulk_count--;
+		free(b);
+	}
+	st->bulk_kicking = false;
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* The slot's bulk buffer goes back to the pool. */
+static void bulk_release(struct slot *s)
+{
+	struct ulnet_selftest *st = s->st;
+	struct bulkbuf *b = s->bb;
+
+	if (!b)
+		return;
+	s->bb = NULL;
+	pthread_mutex_lock(&st->lock);
+	b->next = st->bulk_free;
+	st->bulk_free = b;
+	pthread_mutex_unlock(&st->lock);
+	bulk_kick(st);
+}
+
+/* Start the bulk of brw request `s`, whose buffer it holds. */
+static void brw_bulk_begin(struct slot *s)
+{
+	const struct srpc_brw_reqst *rq = &s->msg.body.brw_reqst;
+	bool sink = rq->rw == LST_BRW_WRITE;
+	char why[64];
+	int rc;
+
+	/* a read's bytes outside its pattern are 0, as in a fresh buffer */
+	if (!sink && rq->flags != LST_BRW_CHECK_FULL) {
+		memset(s->bb->mem, 0, s->bb->dirty);
+		s->bb->dirty = 0;
+	} else if (s->bb->dirty < rq->len) {
+		s->bb->dirty = rq->len;
+	}
+	brw_fill(s->bb->mem, rq->len, rq->flags, sink ? LST_BRW_POISON : LST_BRW_MAGIC);
+	rc = slot_bulk_start(s, s->bb->mem, rq->len, sink,
+			     sink && rq->flags == LST_BRW_CHECK_DISCARD ? ULNET_MD_DISCARD : 0, rq->bulkid);
+	if (rc < 0) {
+		bulk_release(s);
+		snprintf(why, sizeof(why), "request refused: %s", ulnet_strerror(rc));
+		drop_request(s, why);
+	}
+}
+
+/* Returns 0: reply now; 1: bulk started (or waits for a buffer); -errno: drop. */
 static int brw_handle(struct slot *s)
 {
 	struct ulnet_selftest *st = s->st;
 	const struct srpc_brw_reqst *rq = &s->msg.body.brw_reqst;
 	struct srpc_brw_reply *rp = &s->reply.body.brw_reply;
-	bool sink = rq->rw == LST_BRW_WRITE;
+	struct bulkbuf *b = NULL;
+	bool alloc = false;
 
 	rp->status = 0;
 	if ((rq->rw != LST_BRW_READ && rq->rw != LST_BRW_WRITE) ||
@@ -1511,15 +1827,32 @@ static int brw_handle(struct slot *s)
 		rp->status = EINVAL;
 		return 0;
 	}
-	if (slot_bulk_reserve(s, rq->len))
-		return -ENOMEM;
-	brw_fill(s->bulk, rq->len, rq->flags, sink ? LST_BRW_POISON : LST_BRW_MAGIC);
 	pthread_mutex_lock(&st->lock);
 	st->stats.brw_reqs++;
+	/* behind those waiting already, or with a buffer of the pool */
+	if (!st->bwait_head)
+		b = bulk_take_locked(st, rq->len, &alloc);
+	if (!b && !alloc) {
+		s->wait_next = NULL;
+		if (st->bwait_tail)
+			st->bwait_tail->wait_next = s;
+		else
+			st->bwait_head = s;
+		st->bwait_tail = s;
+		pthread_mutex_unlock(&st->lock);
+		return 1;            /* bulk_kick() goes on */
+	}
 	pthread_mutex_unlock(&st->lock);
-	return slot_bulk_start(s, rq->len, sink,
-			       sink && rq->flags == LST_BRW_CHECK_DISCARD ? ULNET_MD_DISCARD : 0,
-			       rq->bulkid);
+	if (alloc) {
+		b = bulk_alloc(st, rq->len);
+		if (!b) {
+			bulk_kick(st);   /* the room it took is free again */
+			return -ENOMEM;
+		}
+	}
+	s->bb = b;
+	brw_bulk_begin(s);
+	return 1;
 }
 
 /* The brw bulk is over (final event of its MD). */
@@ -1538,10 +1871,11 @@ static void brw_bulk_done(struct slot *s)
 		lnet_log(st->ln, ULNET_LOG_WARN, "selftest: brw %s bulk with %s failed: %s",
 			 rq->rw == LST_BRW_READ ? "read" : "write", pb,
 			 ulnet_strerror(s->bulk_status ? s->bulk_status : -ESHUTDOWN));
+		bulk_release(s);
 		finish_dropped(s, -EIO);
 		return;
 	}
-	if (rq->rw == LST_BRW_WRITE && brw_check(s->bulk, rq->len, rq->flags, s->msg.swapped)) {
+	if (rq->rw == LST_BRW_WRITE && brw_check(s->bb->mem, rq->len, rq->flags, s->msg.swapped)) {
 		peer_str(s, pb);
 		lnet_log(st->ln, ULNET_LOG_WARN, "selftest: brw write data from %s is corrupted", pb);
 		s->reply.body.brw_reply.status = EBADMSG;
@@ -1549,6 +1883,7 @@ static void brw_bulk_done(struct slot *s)
 		st->stats.brw_check_errors++;
 		pthread_mutex_unlock(&st->lock);
 	}
+	bulk_release(s);
 	send_reply(s);
 }
 
@@ -1563,7 +1898,7 @@ static int dest_fetch(struct slot *s)
 	if (slot_bulk_reserve(s, len))
 		return -ENOMEM;
 	memset(s->bulk, 0, len);
-	return slot_bulk_start(s, len, true, 0, rq->bulkid);
+	return slot_bulk_start(s, s->bulk, len, true, 0, rq->bulkid);
 }
 
 /* The destination list is here (or not): add the client test and reply. */
@@ -1846,8 +2181,13 @@ static void handler_body(const struct ulnet_event *ev)
 	case TAG_REQ:
 		pthread_mutex_lock(&st->lock);
 		st->refs--;
-		s->state = ev->type == ULNET_EVENT_PUT ? SLOT_BUSY : SLOT_IDLE;
 		s->me = ULNET_HANDLE_NONE;
+		if (ev->type == ULNET_EVENT_PUT) {
+			slot_set_state_locked(s, SLOT_BUSY);
+		} else {
+			slot_set_state_locked(s, SLOT_IDLE);
+			chunks_reap_locked(st);    /* s may be gone now */
+		}
 		pthread_mutex_unlock(&st->lock);
 		if (ev->type == ULNET_EVENT_PUT)
 			request_arrived(s, ev);
@@ -1917,7 +2257,7 @@ static void handler(const struct ulnet_event *ev)
 int ulnet_selftest_start(ulnet_t *ln, const struct ulnet_selftest_conf *conf, ulnet_selftest_t **out)
 {
 	struct ulnet_selftest *st, *it;
-	int n = 0, rc;
+	int rc;
 
 	if (!ln || !out || (conf && (conf->session_timeout < -1 || conf->rpc_timeout < -1)))
 		return -EINVAL;
@@ -1933,17 +2273,11 @@ int ulnet_selftest_start(ulnet_t *ln, const struct ulnet_selftest_conf *conf, ul
 	st->matchbits = (uint64_t)time(NULL) << 48;   /* as srpc_startup() */
 	ul_timer_init(&st->timer, timer_cb);
 	st->barrier.fn = barrier_cb;
-	for (int i = 0; i < N_FW_SERVICES; i++)
-		for (int b = 0; b < FW_NBUF; b++)
-			st->slots[n++].service = fw_services[i];
-	for (int b = 0; b < TEST_NBUF; b++) {
-		st->slots[n++].service = SRPC_SERVICE_BRW;
-		st->slots[n++].service = SRPC_SERVICE_PING;
-	}
-	for (int i = 0; i < N_SLOTS; i++) {
-		st->slots[i].st = st;
-		for (int k = 0; k < TAG_COUNT; k++)
-			st->slots[i].tags[k] = (struct tag){ &st->slots[i], (enum tag_kind)k };
+	st->bulk_limit = BULK_MIN;
+	if (!chunk_add_locked(st, -1, N_FW_SERVICES * FW_NBUF)) {
+		pthread_mutex_destroy(&st->lock);
+		free(st);
+		return -ENOMEM;
 	}
 
 	pthread_mutex_lock(&registry_lock);
@@ -1956,6 +2290,7 @@ int ulnet_selftest_start(ulnet_t *ln, const struct ulnet_selftest_conf *conf, ul
 	}
 	pthread_mutex_unlock(&registry_lock);
 	if (it) {
+		chunk_free(st->chunks);
 		pthread_mutex_destroy(&st->lock);
 		free(st);
 		return -EEXIST;
@@ -1972,9 +2307,10 @@ int ulnet_selftest_start(ulnet_t *ln, const struct ulnet_selftest_conf *conf, ul
 		post_service(st, fw_services[i]);
 	/* every framework buffer must be posted */
 	pthread_mutex_lock(&st->lock);
-	for (int i = 0; i < N_SLOTS; i++)
-		if (is_framework(st->slots[i].service) && st->slots[i].state == SLOT_IDLE)
-			rc = -ENOMEM;
+	for (struct chunk *c = st->chunks; c; c = c->next)
+		for (int i = 0; i < c->nslots; i++)
+			if (c->slots[i].state == SLOT_IDLE)
+				rc = -ENOMEM;
 	pthread_mutex_unlock(&st->lock);
 	if (rc) {
 		ulnet_selftest_stop(st);
@@ -2008,6 +2344,7 @@ void ulnet_selftest_stop(ulnet_selftest_t *st)
 	pthread_mutex_unlock(&st->lock);
 	client_sweep(st);
 	unpost_service(st, -1);
+	bulk_kick(st);              /* drops the brw requests waiting for a buffer */
 	/* Requests parked on the lazy portals are dropped now, not after the
 	 * wait: one may be this agent's own (a client test aimed at its own
 	 * node's 0@lo stays inside it), whose request MD stays busy, and so holds a
@@ -2041,8 +2378,18 @@ void ulnet_selftest_stop(ulnet_selftest_t *st)
 			break;
 		}
 	pthread_mutex_unlock(&registry_lock);
-	for (int i = 0; i < N_SLOTS; i++)
-		free(st->slots[i].bulk);
+	while (st->chunks) {
+		struct chunk *c = st->chunks;
+
+		st->chunks = c->next;
+		chunk_free(c);
+	}
+	while (st->bulk_free) {
+		struct bulkbuf *b = st->bulk_free;
+
+		st->bulk_free = b->next;
+		free(b);
+	}
 	while (st->ctests) {
 		struct ctest *t = st->ctests;
 

@@ -721,6 +721,87 @@ static void test_brw_bulk_fails(void **state)
 	assert_null(strstr(logs, "leaking"));
 }
 
+/* The server's bulk GETs (brw writes) are held. */
+static enum memlnd_verdict hold_srv_bulk(void *arg, const struct lnet_hdr *hdr)
+{
+	const struct env *e = arg;
+
+	return hdr->type == ULNET_MSG_GET && hdr->msg.get.ptl_index == SRPC_RDMA_PORTAL &&
+	       ulnet_nid_same(&hdr->src_nid, &e->srv_nid) ? MEMLND_HOLD : MEMLND_PASS;
+}
+
+#define N_MANY 40
+
+/* More brw requests at once than the bulk pool serves: every one is taken
+ * into a request buffer at once (none waits on the lazy portal, where it
+ * would hold the LND's receive buffer), at most the pool's bound (8 for a
+ * test of concurrency 1) start their bulk, the others wait in the agent,
+ * and all complete. When the session ends, the test's buffers go. */
+static void test_brw_many_in_flight(void **state)
+{
+	struct env *e = *state;
+	static struct bulk bks[N_MANY];
+	static struct sink reps[N_MANY];
+	struct ulnet_selftest_stats s0, s;
+	struct srpc_msg r;
+	uint8_t req[SRPC_MSG_SIZE];
+	int nrep = 0, held;
+
+	session_with_test(e, SRPC_SERVICE_BRW);
+	assert_int_equal(ulnet_selftest_stats_get(e->st, &s0), 0);
+	memlnd_set_filter(e->net, hold_srv_bulk, e);
+	for (int i = 0; i < N_MANY; i++) {
+		struct srpc_msg m;
+
+		build(&m, SRPC_MSG_BRW_REQST);
+		m.body.brw_reqst.bulkid = next_rpyid++;
+		m.body.brw_reqst.rw = LST_BRW_WRITE;
+		m.body.brw_reqst.len = 4096;
+		m.body.brw_reqst.flags = LST_BRW_CHECK_FULL;
+		assert_int_equal(srpc_msg_encode(&m, req, sizeof(req)), SRPC_MSG_SIZE);
+		post_bulk(e, req, &bks[i]);
+		memset(&reps[i], 0, sizeof(reps[i]));
+		(void)post52(e, m.body.brw_reqst.rpyid, reps[i].buf, sizeof(reps[i].buf), ULNET_MD_OP_PUT,
+			     &reps[i], sink_ev);
+		send_raw(e, SRPC_REQUEST_PORTAL, SRPC_SERVICE_BRW, req, SRPC_MSG_SIZE);
+		memlnd_pump(e->net);
+	}
+	assert_int_equal(ulnet_selftest_stats_get(e->st, &s), 0);
+	for (int i = 0; i < N_MANY; i++)
+		nrep += reps[i].n;
+	/* let everything finish before any check (a failed one would leave
+	 * the agent's stop waiting for the held GETs) */
+	memlnd_set_filter(e->net, NULL, NULL);
+	held = memlnd_release_held(e->net);
+	memlnd_pump(e->net);
+	assert_int_equal(s.rpcs_rcvd - s0.rpcs_rcvd, N_MANY);
+	assert_int_equal(s.brw_reqs - s0.brw_reqs, N_MANY);
+	assert_int_equal(nrep, 0);
+	assert_int_equal(held, 8);      /* the pool's bound */
+	for (int i = 0; i < N_MANY; i++) {
+		assert_int_equal(reps[i].n, 1);
+		assert_int_equal(srpc_msg_decode(reps[i].buf, sizeof(reps[i].buf), &r), 0);
+		assert_int_equal(r.type, SRPC_MSG_BRW_REPLY);
+		assert_int_equal(r.body.brw_reply.status, 0);
+	}
+	assert_int_equal(ulnet_selftest_stats_get(e->st, &s), 0);
+	assert_int_equal(s.rpcs_dropped, 0);
+	assert_int_equal(s.bulk_get - s0.bulk_get, N_MANY * 4096);
+	assert_string_equal(logs, "");
+
+	/* a new session: the old test's buffers are gone, a request waits */
+	assert_int_equal(mksn(e, SID2, 1, "u", &r), 0);
+	assert_int_equal(ulnet_selftest_stats_get(e->st, &s0), 0);
+	{
+		bool replied;
+
+		assert_int_equal(brw(e, LST_BRW_WRITE, 4096, LST_BRW_CHECK_NONE, false, &replied), 0xffffffffu);
+		assert_false(replied);
+	}
+	assert_int_equal(ulnet_selftest_stats_get(e->st, &s), 0);
+	assert_int_equal(s.rpcs_rcvd, s0.rpcs_rcvd);
+}
+
 static void test_bad_requests(void **state)
 {
 	struct env *e = *state;
@@ -879,6 +960,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ping_service, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_brw_service, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_brw_bulk_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_brw_many_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_timer_fires_alone, setup, teardown),
