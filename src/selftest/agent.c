@@ -1832,6 +1832,10 @@ static int brw_handle(struct slot *s)
 	/* behind those waiting already, or with a buffer of the pool */
 	if (!st->bwait_head)
 		b = bulk_take_locked(st, rq->len, &alloc);
+	if (!b && !alloc && st->stopping) {
+		pthread_mutex_unlock(&st->lock);
+		return -ESHUTDOWN;   /* the stop's bulk_kick() is past */
+	}
 	if (!b && !alloc) {
 		s->wait_next = NULL;
 		if (st->bwait_tail)
