@@ -802,6 +802,65 @@ static void test_brw_many_in_flight(void **state)
 	assert_int_equal(s.rpcs_rcvd, s0.rpcs_rcvd);
 }
 
+/* The session ends while brw requests wait in the agent for a bulk buffer
+ * and others run their bulk: all are dropped (the bulks fail), the retired buffers are freed once back (ASan: no leak, no use
+ * after free), and the next session's test gets buffers of its own. */
+static void test_brw_waiting_at_session_end(void **state)
+{
+	struct env *e = *state;
+	static struct bulk bks[N_MANY];
+	static struct sink reps[N_MANY];
+	struct ulnet_selftest_stats s0, s;
+	struct srpc_msg r;
+	uint8_t req[SRPC_MSG_SIZE];
+	int nrep = 0;
+	bool replied;
+
+	session_with_test(e, SRPC_SERVICE_BRW);
+	assert_int_equal(ulnet_selftest_stats_get(e->st, &s0), 0);
+	memlnd_set_filter(e->net, hold_srv_bulk, e);
+	for (int i = 0; i < N_MANY; i++) {
+		struct srpc_msg m;
+
+		build(&m, SRPC_MSG_BRW_REQST);
+		m.body.brw_reqst.bulkid = next_rpyid++;
+		m.body.brw_reqst.rw = LST_BRW_WRITE;
+		m.body.brw_reqst.len = 4096;
+		m.body.brw_reqst.flags = LST_BRW_CHECK_FULL;
+		assert_int_equal(srpc_msg_encode(&m, req, sizeof(req)), SRPC_MSG_SIZE);
+		post_bulk(e, req, &bks[i]);
+		memset(&reps[i], 0, sizeof(reps[i]));
+		(void)post52(e, m.body.brw_reqst.rpyid, reps[i].buf, sizeof(reps[i].buf), ULNET_MD_OP_PUT,
+			     &reps[i], sink_ev);
+		send_raw(e, SRPC_REQUEST_PORTAL, SRPC_SERVICE_BRW, req, SRPC_MSG_SIZE);
+		memlnd_pump(e->net);
+	}
+	memlnd_set_filter(e->net, NULL, NULL);
+	/* the session expires, seen by the next brw request (dropped) */
+	fake_now += 101ULL * 1000000000ULL;
+	(void)brw(e, LST_BRW_WRITE, 4096, LST_BRW_CHECK_NONE, false, &replied);
+	assert_false(replied);
+	assert_non_null(strstr(logs, "session expired"));
+	/* the bulks under way fail: their buffers come back to the waiting */
+	(void)memlnd_fail_held(e->net, -ECONNRESET);
+	memlnd_pump(e->net);
+	for (int i = 0; i < N_MANY; i++)
+		nrep += reps[i].n;
+	assert_int_equal(nrep, 0);
+	assert_int_equal(ulnet_selftest_stats_get(e->st, &s), 0);
+	assert_int_equal(s.rpcs_rcvd - s0.rpcs_rcvd, N_MANY + 1);
+	assert_int_equal(s.rpcs_dropped - s0.rpcs_dropped, N_MANY + 1);
+	/* a new session's test */
+	assert_int_equal(mksn(e, SID2, 0, "u", &r), 0);
+	assert_int_equal(add_test(e, SID2, SRPC_SERVICE_BRW, 0), 0);
+	assert_int_equal(brw(e, LST_BRW_READ, 8192, LST_BRW_CHECK_SIMPLE, false, &replied), 0);
+	assert_true(replied);
+	logs[0] = '\0';
+	ulnet_selftest_stop(e->st);
+	e->st = NULL;
+	assert_null(strstr(logs, "leaking"));
+}
+
 static void test_bad_requests(void **state)
 {
 	struct env *e = *state;
@@ -961,6 +1020,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_brw_service, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_brw_bulk_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_brw_many_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_brw_waiting_at_session_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_timer_fires_alone, setup, teardown),
