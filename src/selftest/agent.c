@@ -48,7 +48,8 @@
 #define SESSION_TIMEOUT_DEFAULT 100     /* s, lnet_selftest session_timeout */
 #define FW_NBUF 16                      /* per framework service: SFW_FRWK_WI_MIN */
 /* request buffers a server test adds to its service (sfw_test_buffers()):
- * max(SFW_TEST_WI_MIN, min(SFW_TEST_WI_MAX, loop) + SFW_TEST_WI_EXTRA) */
+ * max(SFW_TEST_WI_MIN, min(SFW_TEST_WI_MAX, loop) + SFW_TEST_WI_EXTRA), loop
+ * signed (-1: 256) */
 #define TEST_WI_MIN 256
 #define TEST_WI_MAX 2048
 #define TEST_WI_EXTRA 64
@@ -1408,9 +1409,11 @@ static int fw_add_test(struct ulnet_selftest *st, struct slot *s, int *drop, boo
 		rp->status = ENOMEM;
 		return -1;
 	}
-	/* the request buffers this test adds to its service (sfw_load_test) */
+	/* the request buffers this test adds to its service (sfw_load_test):
+	 * the kernel's loop is an int, so -1 (run until stopped) gets the
+	 * minimum */
 	ti = test_index((int)rq->service);
-	nbuf = (int)(rq->loop < TEST_WI_MAX ? rq->loop : TEST_WI_MAX) + TEST_WI_EXTRA;
+	nbuf = ((int32_t)rq->loop < TEST_WI_MAX ? (int32_t)rq->loop : TEST_WI_MAX) + TEST_WI_EXTRA;
 	if (nbuf < TEST_WI_MIN)
 		nbuf = TEST_WI_MIN;
 	if (nbuf > TEST_NBUF_MAX - st->test_nbuf[ti])
