@@ -282,3 +282,33 @@ rig_down() {
 	RIG_RUN=
 	return 0
 }
+
+# rig_secs A B: seconds from A to B (date +%s.%N), one decimal
+rig_secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+# rig_run N: boots guests 1..N and waits until all have powered off; FAILS
+# (set to 0 first) counts a wait that ran out and each failed guest. RIG_T1
+# and RIG_T2: when the guests were started and when the last powered off.
+rig_run() {
+	RIG_T1=$(rig_now)
+	rig_up "$1" || { echo "FAIL: rig_up"; exit 1; }
+	FAILS=0
+	if ! rig_wait; then
+		echo "FAIL: guests did not power off in time"
+		FAILS=$((FAILS + 1))
+	fi
+	RIG_T2=$(rig_now)
+	rig_failed_guests "$1"
+	FAILS=$((FAILS + RIG_FAILED))
+}
+
+# rig_verdict T0: the test's time since T0, then PASS, or FAIL: $FAILS and
+# exit 1
+rig_verdict() {
+	echo "whole test:      $(rig_secs "$1" "$(rig_now)")s"
+	if [[ $FAILS != 0 ]]; then
+		echo "FAIL: $FAILS"
+		exit 1
+	fi
+	echo "PASS"
+}

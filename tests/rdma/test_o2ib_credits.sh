@@ -51,16 +51,7 @@ kill \$SPID; wait \$SPID
 tail -n 2 /host/serve.log
 EOF
 
-T1=$(date +%s.%N)
-rig_up 2 || { echo "FAIL: rig_up"; exit 1; }
-FAILS=0
-if ! rig_wait; then
-	echo "FAIL: guests did not power off in time"
-	FAILS=$((FAILS + 1))
-fi
-T2=$(date +%s.%N)
-rig_failed_guests 2
-FAILS=$((FAILS + RIG_FAILED))
+rig_run 2
 n=$(grep -c "^ulst brw .*: 64 of 64 done in" "$(rig_log 1)" 2>/dev/null || true)
 [[ ${n:-0} == 4 ]] || { echo "FAIL: ${n:-0} of 4 brw runs completed 64 of 64"; FAILS=$((FAILS + 1)); }
 grep -q "SIGTERM: PUT 128 .*GET 128 .*check errors 0, errors 0" "$RIG_SHARE/serve.log" 2>/dev/null ||
@@ -83,17 +74,11 @@ if grep -l "Sanitizer" "$RIG_SHARE"/*.log 2>/dev/null; then
 	echo "FAIL: a sanitizer report (above: the logs that have one)"
 	FAILS=$((FAILS + 1))
 fi
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 echo "A -> B (B's peer_credits 2), 32 in flight:"
 grep -h "^ulst brw .* done in" "$(rig_log 1)" 2>/dev/null | sed 's/^/  /'
 echo "  A's LND, its connections to B in the 4 runs:"
 grep -h "queue depth" "$RIG_SHARE/brw.log" 2>/dev/null | grep -v "out of credits" | sed 's/.*o2iblnd: [^ ]* //' |
 	sort | uniq -c | sed 's/^ */    /'
 echo "  waits for credits logged: ${stalls:-0}; B: $(grep -h SIGTERM "$RIG_SHARE/serve.log" 2>/dev/null)"
-echo "guests' run:     $(secs "$T1" "$T2")s (start to both powered off)"
-echo "whole test:      $(secs "$T0" "$(date +%s.%N)")s"
-if [[ $FAILS != 0 ]]; then
-	echo "FAIL: $FAILS"
-	exit 1
-fi
-echo "PASS"
+echo "guests' run:     $(rig_secs "$RIG_T1" "$RIG_T2")s (start to both powered off)"
+rig_verdict "$T0"

@@ -101,7 +101,6 @@ if grep -l "Sanitizer" "$RIG_SHARE"/*.log 2>/dev/null; then
 	echo "FAIL: a sanitizer report (above: the logs that have one)"
 	FAILS=$((FAILS + 1))
 fi
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 echo "the simultaneous connects (both logs; a race shows as a rejection, reason 1):"
 grep -hE "o2iblnd: .*(connecting|accepted|established|rejected|race|replaced)" \
 	"$RIG_SHARE"/ulnetd-1.log "$RIG_SHARE"/ulnetd-2.log 2>/dev/null | sed 's/^/  /' | head -12
@@ -112,10 +111,5 @@ else
 fi
 echo "keepalive NOOPs: A ${NOOPS[1]:-?}, B ${NOOPS[2]:-?}; A's:"
 grep -h "NOOP posted" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null | sed 's/^/  /' | head -6
-echo "guests' run:     $(secs "$T1" "$T2")s (start to both powered off)"
-echo "whole test:      $(secs "$T0" "$(date +%s.%N)")s"
-if [[ $FAILS != 0 ]]; then
-	echo "FAIL: $FAILS"
-	exit 1
-fi
-echo "PASS"
+echo "guests' run:     $(rig_secs "$T1" "$T2")s (start to both powered off)"
+rig_verdict "$T0"

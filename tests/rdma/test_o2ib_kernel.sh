@@ -147,16 +147,7 @@ ulrig_mark ulnet-done
 kill \$UPID; wait \$UPID # exits 0 on SIGTERM (a sanitizer report would not)
 EOF
 
-T1=$(date +%s.%N)
-rig_up 2 || { echo "FAIL: rig_up"; exit 1; }
-FAILS=0
-if ! rig_wait; then
-	echo "FAIL: guests did not power off in time"
-	FAILS=$((FAILS + 1))
-fi
-T2=$(date +%s.%N)
-rig_failed_guests 2
-FAILS=$((FAILS + RIG_FAILED))
+rig_run 2
 L1=$(rig_log 1)
 L2=$(rig_log 2)
 grep -q "primary nid: $A@o2ib" "$L2" 2>/dev/null ||
@@ -182,11 +173,5 @@ echo "kernel console (guest 1), LNet lines:"
 grep -E "LNet|o2ib|Lustre" "$(rig_console 1)" 2>/dev/null | head -30 | sed 's/^/  /' || true  # head may close the pipe early
 echo "ulnet node (guest 2):"
 grep -E "primary nid|o2iblnd|selftest|error" "$L2" "$RIG_SHARE/ulnetd-2.log" 2>/dev/null | head -40 | sed 's/^/  /' || true  # head may close the pipe early
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
-echo "guests' run:     $(secs "$T1" "$T2")s (start to both powered off)"
-echo "whole test:      $(secs "$T0" "$(date +%s.%N)")s"
-if [[ $FAILS != 0 ]]; then
-	echo "FAIL: $FAILS"
-	exit 1
-fi
-echo "PASS"
+echo "guests' run:     $(rig_secs "$RIG_T1" "$RIG_T2")s (start to both powered off)"
+rig_verdict "$T0"

@@ -223,17 +223,11 @@ if grep -l "Sanitizer" "$RIG_SHARE"/*.log 2>/dev/null; then
 	echo "FAIL: a sanitizer report (above: the logs that have one)"
 	FAILS=$((FAILS + 1))
 fi
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 echo "A (limit $LIMIT s: the LND's timeout $O2IB_TIMEOUT + $SLACK):"
 grep -E "^(kill|stop|freeze): " "$(rig_log 1)" 2>/dev/null | sed 's/^/  /'
 for ph in kill stop freeze; do
 	echo "A's LND, $ph:"
 	cat "$RIG_SHARE/w-$ph.log" "$RIG_SHARE/r-$ph.log" 2>/dev/null | grep "o2iblnd" | head -6 | sed 's/^/  /'
 done
-echo "guests' run:     $(secs "$T1" "$T2")s (start to all powered off)"
-echo "whole test:      $(secs "$T0" "$(date +%s.%N)")s"
-if [[ $FAILS != 0 ]]; then
-	echo "FAIL: $FAILS"
-	exit 1
-fi
-echo "PASS"
+echo "guests' run:     $(rig_secs "$T1" "$T2")s (start to all powered off)"
+rig_verdict "$T0"

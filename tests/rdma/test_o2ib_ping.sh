@@ -115,16 +115,7 @@ grep -q "checksums: ours on (signed char), the peer's on (signed char)" /tmp/rdm
 ulrig_mark brw-done
 EOF
 
-T1=$(date +%s.%N)
-rig_up 2 || { echo "FAIL: rig_up"; exit 1; }
-FAILS=0
-if ! rig_wait; then
-	echo "FAIL: guests did not power off in time"
-	FAILS=$((FAILS + 1))
-fi
-T2=$(date +%s.%N)
-rig_failed_guests 2
-FAILS=$((FAILS + RIG_FAILED))
+rig_run 2
 for i in 1 2; do
 	grep -q "nid: 10.210.0.1$i@o2ib" "$(rig_log "$i")" 2>/dev/null ||
 		{ echo "FAIL: guest $i: net show has no o2ib NID"; FAILS=$((FAILS + 1)); }
@@ -154,13 +145,7 @@ if grep -l "Sanitizer" "$RIG_SHARE"/*.log 2>/dev/null; then
 fi
 echo "guest 1's ulnetd, o2iblnd lines:"
 grep -h "o2iblnd" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null | head -20 | sed 's/^/  /'
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 echo "guest 2:"
 grep -E "brw|ping|hostile|primary nid|conns_per_peer|o2iblnd|registrations|PUT_ACKs" "$(rig_log 2)" 2>/dev/null | head -80 | sed 's/^/  /'
-echo "guests' run:     $(secs "$T1" "$T2")s (start to both powered off)"
-echo "whole test:      $(secs "$T0" "$(date +%s.%N)")s"
-if [[ $FAILS != 0 ]]; then
-	echo "FAIL: $FAILS"
-	exit 1
-fi
-echo "PASS"
+echo "guests' run:     $(rig_secs "$RIG_T1" "$RIG_T2")s (start to both powered off)"
+rig_verdict "$T0"

@@ -143,16 +143,7 @@ ulrig_mark b-brw-done
 kill \$UPID; wait \$UPID
 EOF
 
-T1=$(date +%s.%N)
-rig_up 3 || { echo "FAIL: rig_up"; exit 1; }
-FAILS=0
-if ! rig_wait; then
-	echo "FAIL: guests did not power off in time"
-	FAILS=$((FAILS + 1))
-fi
-T2=$(date +%s.%N)
-rig_failed_guests 3
-FAILS=$((FAILS + RIG_FAILED))
+rig_run 3
 grep -q "primary nid: $B@o2ib" "$(rig_log 1)" 2>/dev/null ||
 	{ echo "FAIL: A (tcp) did not discover $B@o2ib through the router"; FAILS=$((FAILS + 1)); }
 grep -q "primary nid: $A@tcp" "$(rig_log 3)" 2>/dev/null ||
@@ -198,15 +189,9 @@ if grep -l "Sanitizer" "$RIG_SHARE"/*.log 2>/dev/null; then
 	echo "FAIL: a sanitizer report (above: the logs that have one)"
 	FAILS=$((FAILS + 1))
 fi
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 echo "R: route_count ${routed:-?} after the pings; route_length ${bytes:-?} after the bulk; 1 MiB RDMA writes: R ${wr_r:-?}, B ${wr_b:-?}"
 echo "A -> B, then B -> A:"
 grep -h "^ulst brw .* done in" "$(rig_log 1)" "$(rig_log 3)" 2>/dev/null | sed 's/^/  /'
 grep -h "try [0-9]" "$(rig_log 1)" "$(rig_log 3)" 2>/dev/null | sed 's/^/  retried: /' || true
-echo "guests' run:     $(secs "$T1" "$T2")s (start to all powered off)"
-echo "whole test:      $(secs "$T0" "$(date +%s.%N)")s"
-if [[ $FAILS != 0 ]]; then
-	echo "FAIL: $FAILS"
-	exit 1
-fi
-echo "PASS"
+echo "guests' run:     $(rig_secs "$RIG_T1" "$RIG_T2")s (start to all powered off)"
+rig_verdict "$T0"

@@ -88,19 +88,13 @@ done
 [[ -n $bw ]] || { echo "FAIL: ib_write_bw gave no figure"; FAILS=$((FAILS + 1)); }
 grep -q "rdma-ping-9:" "$L2" 2>/dev/null || { echo "FAIL: rping did not get its 10 pings through"; FAILS=$((FAILS + 1)); }
 
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 echo "accelerator:     $RIG_ACCEL (${RIG_ACCEL_ARGS[*]})"
 echo "kernel:          $(cat "$RIG_DIR/kver"), initramfs $(du -h "$RIG_DIR/initramfs.img" | cut -f1)"
 echo "image:           ${RIG_IMAGE_S}s (rig-image.sh)"
 echo "boot to script:  guest 1 ${RIG_BOOT_S[1]:-?}s, guest 2 ${RIG_BOOT_S[2]:-?}s"
-echo "guests' run:     $(secs "$T1" "$T2")s (start to both powered off)"
+echo "guests' run:     $(rig_secs "$T1" "$T2")s (start to both powered off)"
 echo "ibv_rc_pingpong: ${pp:-none}"
 echo "ib_write_bw:     ${bw:-none}  (bytes iterations peak[Gb/s] average[Gb/s] Mpps)"
 echo "rping:           $(grep -c "rdma-ping-" "$L2" 2>/dev/null || true) pings over rdma_cm"
 grep -h "ulnetd from the share" "$L2" 2>/dev/null || true
-echo "whole test:      $(secs "$T0" "$(date +%s.%N)")s"
-if [[ $FAILS != 0 ]]; then
-	echo "FAIL: $FAILS"
-	exit 1
-fi
-echo "PASS"
+rig_verdict "$T0"
