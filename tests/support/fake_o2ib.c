@@ -41,15 +41,7 @@ static void fake_recv(struct lnet_ni *ni, void *priv, struct lnet_msg *msg, bool
 /* as the real LND's kib_ni_info(): the values resolved from the conf */
 static void fake_ni_info(struct lnet_ni *ni, struct ulnet_ni_info *info)
 {
-	struct kib_tunables t;
-	const char *what;
-
-	if (kib_tunables_setup(&t, lnet_ni_conf(ni), lnet_ni_global_lnd_timeout(ni), &what) < 0)
-		return;
-	info->lnd_timeout = t.timeout;
-	info->tun.conns_per_peer = t.conns_per_peer;
-	info->tun.tos = t.tos;
-	kib_tunables_show(&t, &info->o2ib);
+	kib_tunables_info(lnet_ni_conf(ni), lnet_ni_global_lnd_timeout(ni), info);
 }
 
 static const struct ulnet_lnd fake_o2ib = {

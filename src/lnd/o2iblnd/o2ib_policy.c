@@ -262,6 +262,20 @@ int kib_connack_check(const uint8_t *priv, size_t len, int version, int queue_de
 	return 0;
 }
 
+void kib_tunables_info(const struct ulnet_ni_conf *conf, int lnd_timeout,
+		       struct ulnet_ni_info *info)
+{
+	struct kib_tunables t;
+	const char *what;
+
+	if (kib_tunables_setup(&t, conf, lnd_timeout, &what) < 0)
+		return;
+	info->lnd_timeout = t.timeout;
+	info->tun.conns_per_peer = t.conns_per_peer;
+	info->tun.tos = t.tos;
+	kib_tunables_show(&t, &info->o2ib);
+}
+
 int kib_connreq_timeout_ms(const struct kib_tunables *t)
 {
 	long long ms = (long long)t->timeout * 1000 / 4;

@@ -68,6 +68,12 @@ int kib_tunables_setup(struct kib_tunables *t, const struct ulnet_ni_conf *conf,
 /* The values of `t` as a ulnet_ni_info shows them. */
 void kib_tunables_show(const struct kib_tunables *t, struct ulnet_o2ib_tunables *o);
 
+/* What an o2ib NI shows (ulnet_ni_info: lnd_timeout, conns_per_peer, tos,
+ * the lnd tunables): the values resolved from its conf as startup does;
+ * nothing is filled when the conf does not resolve. */
+void kib_tunables_info(const struct ulnet_ni_conf *conf, int lnd_timeout,
+		       struct ulnet_ni_info *info);
+
 /* Set the checksum of an encoded message (nob bytes, payload in place)
  * when the NI sends checksums, as kiblnd_pack_msg(): computed over the
  * whole message with the cksum field zero, in the char form the peer

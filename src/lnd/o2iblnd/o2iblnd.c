@@ -433,15 +433,7 @@ static void kib_shutdown(struct lnet_ni *ni)
  * is safe against a concurrent shutdown). */
 static void kib_ni_info(struct lnet_ni *ni, struct ulnet_ni_info *info)
 {
-	struct kib_tunables t;
-	const char *what;
-
-	if (kib_tunables_setup(&t, lnet_ni_conf(ni), lnet_ni_global_lnd_timeout(ni), &what) < 0)
-		return;
-	info->lnd_timeout = t.timeout;
-	info->tun.conns_per_peer = t.conns_per_peer;
-	info->tun.tos = t.tos;
-	kib_tunables_show(&t, &info->o2ib);
+	kib_tunables_info(lnet_ni_conf(ni), lnet_ni_global_lnd_timeout(ni), info);
 }
 
 const struct ulnet_lnd ko2iblnd = {
