@@ -36,7 +36,7 @@ fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 for h in "$SRC"/include/ulnet/*.h; do
 	awk -v h="${h##*/}" '
 		/^(static|typedef|#)/ || /^extern[ \t]+"C"/ { next }
-		/^[A-Za-z_].*\<ulnet_[A-Za-z0-9_]+[ \t]*\(/ || /^(ULNET_API[ \t]+)?extern[ \t]/ {
+		/^[A-Za-z_](.*[^A-Za-z0-9_])?ulnet_[A-Za-z0-9_]+[ \t]*\(/ || /^(ULNET_API[ \t]+)?extern[ \t]/ {
 			if ($0 !~ /^ULNET_API[ \t]/) { printf "%s:%d: no ULNET_API: %s\n", h, NR, $0; next }
 			s = $0
 			if (s ~ /\(/) { sub(/[ \t]*\(.*/, "", s) } else { sub(/[ \t]*(\[.*|=.*|;.*)$/, "", s) }
