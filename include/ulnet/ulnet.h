@@ -177,6 +177,13 @@ struct ulnet_o2ib_tunables {
 	int retry_count;         /* RC transport retries; 5; -1: none */
 	int rnr_retry_count;     /* RNR retries; 6 (7: for ever); -1: none */
 	int map_on_demand;       /* obsolete, read by nothing (as in 2.17); shown; 1 */
+	/* module-wide in the kernel, so no lnetctl "lnd tunables" key: set
+	 * through ulnetd's ko2iblnd module options */
+	int use_privileged_port; /* 1: connect from a port below 1024 (falling
+				  * back to any port without the privilege); 1;
+				  * -1: any port */
+	int require_privileged_port; /* 1: refuse a connection request from a
+				      * port of 1024 or above; off (-1 or 0) */
 };
 
 struct ulnet_ni_conf {

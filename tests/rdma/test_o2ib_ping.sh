@@ -16,6 +16,11 @@
 # (prog_o2ib_hostile: garbage CONNREQ, queue depth too large, a malformed
 # message on a connection) is rejected / disconnected and logged, and the
 # node still answers pings.
+# Privileged ports: guest 2 runs with require_privileged_port=1. Guest 1's
+# ulnetd connects from a port below 1024 (use_privileged_port's default)
+# and is taken; with use_privileged_port=0 it is refused (REJECT_FATAL,
+# logged by guest 2 with guest 1's NID); back at the default it is taken
+# again.
 # Skips (77) as a user, without the rig's packages or kernel, or when the
 # build has no o2ib LND.
 set -euo pipefail
@@ -42,7 +47,7 @@ common='. /lib/ulrig.sh
 set -eu
 ibv_devices | grep -q rxe0
 D=/tmp/ulo2ib; mkdir -p $D
-ulnetd --ctl $D/ctl.sock --log-level info '"$MO"' >/host/ulnetd-$ULRIG_ID.log 2>&1 &
+ulnetd --ctl $D/ctl.sock --log-level info '"$MO"' $MO_OWN >/host/ulnetd-$ULRIG_ID.log 2>&1 &
 UPID=$!
 for i in $(seq 100); do [ -S $D/ctl.sock ] && break; sleep 0.1; done
 C="ulnetctl --ctl $D/ctl.sock"
@@ -50,6 +55,7 @@ $C net add --net o2ib --if eth0
 $C net show -v
 '
 cat >"$RIG_SHARE/guest-1.sh" <<EOF
+MO_OWN=
 $common
 ulrig_mark ni-1
 ulrig_wait_file ni-2 120
@@ -58,6 +64,26 @@ ulrig_retry 10 1 \$C ping $B@o2ib
 ulrig_mark pinged-1
 ulrig_wait_file pinged-2 120
 kill \$UPID; wait \$UPID # exits 0 on SIGTERM (a sanitizer report would not)
+# guest 2 requires privileged ports: a ulnetd connecting from any port is
+# refused, one at the default (below 1024) is taken
+priv() { # NAME MODULE-OPTIONS...: a ulnetd pinging guest 2
+	n=\$1; shift
+	ulnetd --ctl \$D/\$n.sock --log-level debug $MO "\$@" >/host/ulnetd-\$n.log 2>&1 &
+	P=\$!
+	for i in \$(seq 100); do [ -S \$D/\$n.sock ] && break; sleep 0.1; done
+	ulnetctl --ctl \$D/\$n.sock net add --net o2ib --if eth0
+	r=0
+	timeout 40 ulnetctl --ctl \$D/\$n.sock ping $B@o2ib --timeout 15 >/tmp/\$n.out 2>&1 || r=\$?
+	kill \$P; wait \$P
+	echo "\$n: ping exit \$r"; cat /tmp/\$n.out
+	return \$r
+}
+if priv unpriv --module-option ko2iblnd.use_privileged_port=0; then
+	echo "FAIL: a ping from an unprivileged port was taken"; exit 1
+fi
+ulrig_retry 3 1 priv privileged
+grep "bound to port" /host/ulnetd-privileged.log | head -1
+ulrig_mark priv-done
 ulrig_mark ulnetd-down-1
 timeout 200 ulst -v $O2 --nid $A@o2ib serve --duration 190 >/host/serve.log 2>&1 &
 SPID=\$!
@@ -68,6 +94,7 @@ kill \$SPID; wait \$SPID
 cat /host/serve.log
 EOF
 cat >"$RIG_SHARE/guest-2.sh" <<EOF
+MO_OWN="--module-option ko2iblnd.require_privileged_port=1"
 $common
 ulrig_mark ni-2
 ulrig_wait_file ni-1 120
@@ -86,6 +113,7 @@ ulrig_retry 5 1 \$C ping $A@o2ib
 echo "ping after hostile: ok"
 ulrig_mark pinged-2
 ulrig_wait_file pinged-1 120
+ulrig_wait_file priv-done 150
 kill \$UPID; wait \$UPID # exits 0 on SIGTERM (a sanitizer report would not)
 ulrig_wait_file ulnetd-down-1 60
 ulrig_wait_file serving 60
@@ -137,6 +165,16 @@ grep -q "primary nid: $A@o2ib" "$(rig_log 2)" 2>/dev/null ||
 	{ echo "FAIL: guest 2's ping/discover of $A@o2ib shows no primary nid"; FAILS=$((FAILS + 1)); }
 grep -q "primary nid: $B@o2ib" "$(rig_log 1)" 2>/dev/null ||
 	{ echo "FAIL: guest 1's ping/discover of $B@o2ib shows no primary nid"; FAILS=$((FAILS + 1)); }
+# privileged ports: guest 2 refused the unprivileged ulnetd, naming it
+grep -q "rejecting connection request from $A@o2ib: the peer's source port is not privileged" \
+	"$RIG_SHARE/ulnetd-2.log" 2>/dev/null ||
+	{ echo "FAIL: guest 2 logged no refusal of an unprivileged port"; FAILS=$((FAILS + 1)); }
+grep -q "bound to port 10[0-2][0-9]" "$RIG_SHARE/ulnetd-privileged.log" 2>/dev/null ||
+	{ echo "FAIL: guest 1's ulnetd bound no privileged port"; FAILS=$((FAILS + 1)); }
+if grep -q "bound to port" "$RIG_SHARE/ulnetd-unpriv.log" 2>/dev/null; then
+	echo "FAIL: guest 1's ulnetd with use_privileged_port=0 bound a privileged port"
+	FAILS=$((FAILS + 1))
+fi
 grep -q "malformed message" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null ||
 	{ echo "FAIL: guest 1's ulnetd logged no malformed message"; FAILS=$((FAILS + 1)); }
 if grep -l "Sanitizer" "$RIG_SHARE"/*.log 2>/dev/null; then
@@ -146,6 +184,7 @@ fi
 echo "guest 1's ulnetd, o2iblnd lines:"
 grep -h "o2iblnd" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null | head -20 | sed 's/^/  /'
 echo "guest 2:"
+grep -E "ping exit|bound to port" "$(rig_log 1)" 2>/dev/null | sed 's/^/  /'
 grep -E "brw|ping|hostile|primary nid|conns_per_peer|o2iblnd|registrations|PUT_ACKs" "$(rig_log 2)" 2>/dev/null | head -80 | sed 's/^/  /'
 echo "guests' run:     $(rig_secs "$RIG_T1" "$RIG_T2")s (start to both powered off)"
 rig_verdict "$T0"

@@ -177,6 +177,8 @@ static void test_o2ib_effect(void **state)
 	assert_int_equal(t.peer_credits, 32);
 	assert_int_equal(t.peercredits_hiw, 20);
 	assert_int_equal(t.concurrent_sends, 40);
+	assert_false(t.use_priv_port);      /* use_privileged_port=0 */
+	assert_false(t.require_priv_port);
 	assert_int_equal(t.retry_count, 3);
 	assert_int_equal(t.rnr_retry_count, 0);
 	assert_int_equal(t.tos, 96);
@@ -195,6 +197,11 @@ static void test_o2ib_effect(void **state)
 	arg_ok(&mo, "ko2iblnd.timeout=0");
 	arg_ok(&mo, "ko2iblnd.keepalive=0");
 	arg_ok(&mo, "ko2iblnd.cksum=0");
+	/* the privileged ports take effect both ways */
+	arg_ok(&mo, "ko2iblnd.require_privileged_port=1");
+	assert_int_equal(mo.o2ib.require_privileged_port, 1);
+	arg_ok(&mo, "ko2iblnd.use_privileged_port=0");
+	assert_int_equal(mo.o2ib.use_privileged_port, -1);
 	assert_int_equal(mo.o2ib.timeout, -1);
 	assert_int_equal(mo.o2ib.keepalive, -1);
 	assert_int_equal(mo.o2ib.cksum, -1);
@@ -240,8 +247,6 @@ static void test_o2ib_refusals(void **state)
 	arg_fails("ko2iblnd.ib_mtu=1500", -EINVAL, "not an IB MTU");
 	arg_fails("ko2iblnd.nscheds=4", -EOPNOTSUPP, "no scheduler threads");
 	arg_fails("ko2iblnd.dev_failover=1", -EOPNOTSUPP, "HCA failover");
-	arg_fails("ko2iblnd.use_privileged_port=1", -EOPNOTSUPP, "unprivileged port");
-	arg_fails("ko2iblnd.require_privileged_port=1", -EOPNOTSUPP, "source port");
 	arg_fails("ko2iblnd.use_fastreg_gaps=1", -EOPNOTSUPP, "FMR");
 	arg_fails("ko2iblnd.wrq_sge=1", -EOPNOTSUPP, "only wrq_sge=2");
 	arg_fails("ko2iblnd.peer_timeout=0", -EOPNOTSUPP, "no peer aliveness");

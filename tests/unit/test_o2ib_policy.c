@@ -67,6 +67,9 @@ static void test_tunables(void **state)
 	assert_int_equal(t.map_on_demand, 1);
 	assert_false(t.cksum);
 	assert_int_equal(t.tos, -1);
+	/* the kernel's: connect from a privileged port, take any */
+	assert_true(t.use_priv_port);
+	assert_false(t.require_priv_port);
 	assert_int_equal(kib_rx_msgs(8), 18);
 	assert_int_equal(setup_pc(&t, 1), 0);
 	assert_int_equal(t.peercredits_hiw, 0);
@@ -97,7 +100,11 @@ static void test_tunables_conf(void **state)
 	o->retry_count = 7;
 	o->rnr_retry_count = -1;
 	o->map_on_demand = 32;
+	o->use_privileged_port = -1;
+	o->require_privileged_port = 1;
 	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), 0);
+	assert_false(t.use_priv_port);
+	assert_true(t.require_priv_port);
 	assert_int_equal(t.service, 18515);
 	assert_true(t.cksum);
 	assert_int_equal(t.timeout, 20);
@@ -114,6 +121,8 @@ static void test_tunables_conf(void **state)
 	assert_int_equal(shown.cksum, 1);
 	assert_int_equal(shown.rnr_retry_count, 0);
 	assert_int_equal(shown.concurrent_sends, 20);
+	assert_int_equal(shown.use_privileged_port, 0);
+	assert_int_equal(shown.require_privileged_port, 1);
 
 	/* the kernel's clamps: hiw in [pc/2, pc-1], sends in [pc/2, 2pc] */
 	o->peercredits_hiw = 3;
@@ -282,6 +291,21 @@ static void test_connreq(void **state)
 	n = connmsg(buf, KIB_MSG_CONNACK, NID_A, NID_B, 111, 0, 8, KIB_MAX_RDMA_FRAGS, 4096);
 	assert_int_equal(kib_connreq_check(buf, n, &c, &req, &rej, &why), KIB_REJECT);
 	assert_int_equal(rej.why, KIB_REJECT_FATAL);
+	/* require_privileged_port: a request from port 1024 or above is
+	 * refused FATAL at our version, whatever it holds; below is taken */
+	c.require_priv_port = true;
+	c.peer_port = 1024;
+	n = connmsg(buf, KIB_MSG_CONNREQ, NID_A, NID_B, 111, 0, 8, KIB_MAX_RDMA_FRAGS, 4096);
+	assert_int_equal(kib_connreq_check(buf, n, &c, &req, &rej, &why), KIB_REJECT);
+	assert_int_equal(rej.why, KIB_REJECT_FATAL);
+	assert_int_equal(rej.version, KIB_MSG_VERSION);
+	assert_non_null(strstr(why, "not privileged"));
+	assert_int_equal(req.srcnid, NID_A);   /* for the log */
+	c.peer_port = 1023;
+	assert_int_equal(kib_connreq_check(buf, n, &c, &req, &rej, &why), KIB_ACCEPT);
+	c.require_priv_port = false;
+	c.peer_port = 40000;
+	assert_int_equal(kib_connreq_check(buf, n, &c, &req, &rej, &why), KIB_ACCEPT);
 	/* NI not ready */
 	c.ready = false;
 	n = connmsg(buf, KIB_MSG_CONNREQ, NID_A, NID_B, 111, 0, 8, KIB_MAX_RDMA_FRAGS, 4096);

@@ -214,6 +214,8 @@ static void o2ib_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *
 	ODEF(retry_count);
 	ODEF(rnr_retry_count);
 	ODEF(map_on_demand);
+	ODEF(use_privileged_port);
+	ODEF(require_privileged_port);
 #undef ODEF
 }
 

@@ -19,7 +19,7 @@
 
 enum { KO_SERVICE, KO_CKSUM, KO_TIMEOUT, KO_CPP, KO_NTX, KO_CREDITS, KO_PEER_CREDITS,
        KO_HIW, KO_PBC, KO_PEER_TIMEOUT, KO_RETRY, KO_RNR_RETRY, KO_KEEPALIVE,
-       KO_IB_MTU, KO_SENDS, KO_MOD, KO_TOS };
+       KO_IB_MTU, KO_SENDS, KO_MOD, KO_TOS, KO_USE_PRIV, KO_REQ_PRIV };
 
 /* IB's retry counts are 3 bits: 0 is ulnet's -1 ("none"), 1..7. */
 static int ko_retry(struct mo_call *c, int *dst)
@@ -47,6 +47,12 @@ static int h_ko2ib(struct mo_call *c)
 		return 0;
 	case KO_CKSUM:
 		o->cksum = n ? 1 : -1;
+		return 0;
+	case KO_USE_PRIV:
+		o->use_privileged_port = n ? 1 : -1;
+		return 0;
+	case KO_REQ_PRIV:
+		o->require_privileged_port = n ? 1 : -1;
 		return 0;
 	case KO_TIMEOUT:
 		/* 0: the global lnd_timeout, as the kernel's kiblnd_timeout() */
@@ -175,8 +181,8 @@ const struct mo_param modopts_o2ib_params[] = {
 	{ "ko2iblnd", "fmr_flush_trigger", T_INT, mo_h_fixed_int, KIB_FMR_FLUSH_TRIGGER, NO_FMR },
 	{ "ko2iblnd", "fmr_cache", T_INT, mo_h_fixed_bool, KIB_FMR_CACHE, NO_FMR },
 	{ "ko2iblnd", "dev_failover", T_INT, mo_h_fixed_int, 0, "ulnet has no HCA failover for bonding" },
-	{ "ko2iblnd", "require_privileged_port", T_INT, mo_h_fixed_bool, 0, "ulnet does not check a connecting peer's source port" },
-	{ "ko2iblnd", "use_privileged_port", T_INT, mo_h_fixed_bool, 0, "ulnet connects from an unprivileged port (the kernel's default is 1)" },
+	{ "ko2iblnd", "require_privileged_port", T_INT, h_ko2ib, KO_REQ_PRIV, NULL },
+	{ "ko2iblnd", "use_privileged_port", T_INT, h_ko2ib, KO_USE_PRIV, NULL },
 	{ "ko2iblnd", "wrq_sge", T_UINT, mo_h_fixed_int, 2, "ulnet builds its RDMA writes its own way; only the default is taken" },
 	{ "ko2iblnd", "tos", T_INT, h_ko2ib, KO_TOS, NULL },
 };

@@ -96,6 +96,65 @@ static int kib_conn_setup_qp(struct kib_conn *c)
 	return 0;
 }
 
+/* The source port of the peer that asks (the CM's address of the request's
+ * id), -1 if it has none we know. */
+static int kib_peer_port(struct rdma_cm_id *cmid)
+{
+	const struct sockaddr *sa = rdma_get_peer_addr(cmid);
+
+	if (sa && sa->sa_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+	if (sa && sa->sa_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	return -1;
+}
+
+/* Starts address resolution from `src` to `dst`: with use_privileged_port,
+ * as the kernel, from the highest free port below 1024 (address reuse on,
+ * so connections may share one), so that a peer with
+ * require_privileged_port accepts us. Without the privilege (EACCES: not
+ * root, no CAP_NET_BIND_SERVICE) it says so once and uses any port, as
+ * socklnd does. Returns 0 or -1 with errno. */
+static int kib_resolve_addr(struct kib_conn *c, struct sockaddr_in *src, struct sockaddr_in *dst)
+{
+	struct kib_net *net = c->net;
+	int one = 1;
+
+	if (net->tun.use_priv_port && !net->no_priv_port) {
+		if (rdma_set_option(c->cmid, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one,
+				    sizeof(one)) != 0)
+			return -1;
+		for (int port = 1023; port > 0; port--) {
+			src->sin_port = htons((uint16_t)port);
+			if (rdma_resolve_addr(c->cmid, (struct sockaddr *)src, (struct sockaddr *)dst,
+					      KIB_RESOLVE_TIMEOUT_MS) == 0) {
+				lnet_ni_log(net->ni, ULNET_LOG_DEBUG,
+					    "o2iblnd: %s: bound to port %d", c->name, port);
+				return 0;
+			}
+			if (errno == EACCES || errno == EPERM) {
+				net->no_priv_port = true;
+				lnet_ni_log(net->ni, ULNET_LOG_WARN,
+					    "o2iblnd: %s: cannot bind a privileged port (%s): connecting "
+					    "from any port; a peer with require_privileged_port=1 refuses "
+					    "it", c->name, strerror(errno));
+				break;
+			}
+			if (errno != EADDRINUSE && errno != EADDRNOTAVAIL)
+				return -1;
+		}
+		if (!net->no_priv_port) {
+			lnet_ni_log(net->ni, ULNET_LOG_ERROR,
+				    "o2iblnd: %s: no free privileged port", c->name);
+			errno = EADDRINUSE;
+			return -1;
+		}
+	}
+	src->sin_port = 0;
+	return rdma_resolve_addr(c->cmid, (struct sockaddr *)src, (struct sockaddr *)dst,
+				 KIB_RESOLVE_TIMEOUT_MS);
+}
+
 int kib_connect_peer(struct kib_peer *peer)
 {
 	struct kib_net *net = peer->net;
@@ -120,8 +179,7 @@ int kib_connect_peer(struct kib_peer *peer)
 	dst = src;
 	dst.sin_addr.s_addr = htonl(ulnet_nid_ipv4(&peer->nid));
 	dst.sin_port = htons((uint16_t)net->tun.service);
-	if (rdma_resolve_addr(c->cmid, (struct sockaddr *)&src, (struct sockaddr *)&dst,
-			      KIB_RESOLVE_TIMEOUT_MS) != 0) {
+	if (kib_resolve_addr(c, &src, &dst) != 0) {
 		kib_close_conn(c, -errno ? -errno : -EHOSTUNREACH, "cannot resolve address");
 		return -EHOSTUNREACH;
 	}
@@ -378,6 +436,8 @@ static void kib_passive_connect(struct kib_net *net, struct rdma_cm_id *cmid, co
 	ctx.my_incarnation = net->incarnation;
 	ctx.queue_depth_max = net->tun.peer_credits;
 	ctx.ready = !net->shutdown;
+	ctx.require_priv_port = net->tun.require_priv_port;
+	ctx.peer_port = kib_peer_port(cmid);
 	/* the peer as we know it, if the request names one */
 	if (len >= KIB_CONNMSG_SIZE && kib_msg_decode(priv, len, &req) > 0) {
 		peer = kib_peer_find(net, req.srcnid);

@@ -172,6 +172,7 @@ struct kib_net {
 	ulnet_nid4_t nid4;
 	uint64_t incarnation;
 	struct kib_tunables tun;
+	bool no_priv_port;          /* binding one failed for lack of privilege */
 	uint32_t ip;                /* host order */
 	struct rdma_event_channel *cmch;
 	struct ul_io cm_io;

@@ -93,6 +93,8 @@ int kib_tunables_setup(struct kib_tunables *t, const struct ulnet_ni_conf *conf,
 	if (retry_value(o->rnr_retry_count, KIB_RNR_RETRY_DEFAULT, &t->rnr_retry_count) < 0)
 		BAD("rnr_retry_count", -EINVAL);
 	t->cksum = o->cksum > 0;
+	t->use_priv_port = o->use_privileged_port >= 0;
+	t->require_priv_port = o->require_privileged_port > 0;
 	if (conf->tun.tos < -1 || conf->tun.tos > 255)
 		BAD("tos", -EINVAL);
 	t->tos = conf->tun.tos;
@@ -114,6 +116,8 @@ void kib_tunables_show(const struct kib_tunables *t, struct ulnet_o2ib_tunables 
 	o->retry_count = t->retry_count;
 	o->rnr_retry_count = t->rnr_retry_count;
 	o->map_on_demand = t->map_on_demand;
+	o->use_privileged_port = t->use_priv_port;
+	o->require_privileged_port = t->require_priv_port;
 }
 
 void kib_msg_finish(const struct kib_tunables *t, uint8_t *buf, uint32_t nob,
@@ -160,6 +164,13 @@ enum kib_accept_verdict kib_connreq_check(const uint8_t *priv, size_t len,
 	}
 	if (kib_msg_decode(priv, len, req) < 0) {
 		*why = "cannot parse connection request";
+		return KIB_REJECT;
+	}
+	/* the kernel checks the port before anything else: the rejection is
+	 * FATAL at its own version whatever the request holds (decoded first
+	 * only so that the log can name who asked) */
+	if (ctx->require_priv_port && ctx->peer_port >= 1024) {
+		*why = "the peer's source port is not privileged (require_privileged_port)";
 		return KIB_REJECT;
 	}
 	if (!ctx->ready) {

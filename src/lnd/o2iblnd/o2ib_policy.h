@@ -44,6 +44,8 @@ struct kib_tunables {
 	int retry_count, rnr_retry_count;
 	bool cksum;             /* checksum what we send */
 	int tos;                /* -1: leave the CM's */
+	bool use_priv_port;     /* connect from a port below 1024 */
+	bool require_priv_port; /* refuse requests from ports of 1024 and above */
 };
 
 #define KIB_FMR_POOL_SIZE	512	/* the kernel's defaults of what we do not have */
@@ -87,6 +89,8 @@ struct kib_accept_ctx {
 	uint64_t my_incarnation;
 	int queue_depth_max;    /* the NI's peer credits */
 	bool ready;             /* the NI is up (else REJECT_EARLY) */
+	bool require_priv_port; /* refuse a request from a port >= 1024 (FATAL) */
+	int peer_port;          /* the request's source port (the CM's) */
 	/* the peer as known, if it is */
 	bool peer_known;
 	bool peer_connecting;   /* an active connect of ours is in progress */
