@@ -326,6 +326,25 @@ ULNET_API int ulnet_md_bind(ulnet_t *ln, const struct ulnet_md *md, enum ulnet_u
 		  ulnet_handle_t *mdh);
 
 /*
+ * Promise that [addr, addr+len) stays mapped (not freed, unmapped or
+ * remapped) until ulnet_mem_deregister(). An LND that registers memory with
+ * its device (o2ib) may then keep a registration of it from one MD to the
+ * next, as for a pool of buffers reused by many transfers. Without the
+ * promise a registration lasts only while an MD covers the memory, since
+ * memory the application frees and maps again at the same address has
+ * other pages (docs/o2iblnd.md). Errors: -EINVAL (NULL, 0 bytes, wraps),
+ * -EEXIST (this region is registered), -ENOMEM.
+ */
+ULNET_API int ulnet_mem_register(ulnet_t *ln, const void *addr, size_t len);
+
+/*
+ * End that promise for a region given to ulnet_mem_register() (the same
+ * addr and len): the LNDs drop their registrations of it (those of
+ * transfers in flight when these end). Errors: -EINVAL, -ENOENT.
+ */
+ULNET_API int ulnet_mem_deregister(ulnet_t *ln, const void *addr, size_t len);
+
+/*
  * Unlink an MD. Idle: an UNLINK event now. Busy: the last completion event
  * has unlinked=true. Errors: -ENOENT (stale or already unlinked handle).
  */

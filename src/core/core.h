@@ -21,6 +21,7 @@
 
 #include "core/lnd.h"
 #include "core/lnet_hdr.h"
+#include "core/memreg.h"
 #include "core/ping_info.h"
 #include "util/ul_lock.h"
 #include "ulnet/routing.h"
@@ -547,6 +548,7 @@ struct ulnet {
 	struct lnet_portal ln_portals[ULNET_MAX_PORTALS];
 	struct lnet_handle_table ln_handles;
 	struct ul_list ln_md_active;
+	struct lnet_memreg ln_memreg;  /* for LNDs that keep device registrations */
 
 	/* message pool: allocated in chunks, never freed before destroy */
 	struct ul_list ln_msg_free;

@@ -239,6 +239,7 @@ int ulnet_create(const struct ulnet_opts *opts, ulnet_t **out)
 	ul_list_init(&ln->ln_nis);
 	ln->ln_ni_gen = 1;   /* the net cache (gen 0) starts stale */
 	ul_list_init(&ln->ln_md_active);
+	lnet_memreg_init(&ln->ln_memreg);
 	ul_list_init(&ln->ln_msg_free);
 	ul_list_init(&ln->ln_rspt_list);
 	ul_timer_init(&ln->ln_rspt_timer, lnet_rspt_timer_cb);
@@ -414,6 +415,7 @@ void ulnet_destroy(ulnet_t *ln)
 		ul_loop_destroy(ln->ln_loop);
 	free(ln->ln_ping_buf);
 	free(ln->ln_push_buf);
+	lnet_memreg_fini(&ln->ln_memreg);
 	pthread_mutex_destroy(&ln->ln_api_lock);
 	free(ln);
 }

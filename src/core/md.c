@@ -94,6 +94,8 @@ void lnet_md_free_locked(ulnet_t *ln, struct lnet_libmd *md)
 	if (md->md_rspt_active)
 		lnet_rspt_detach_locked(ln, md);
 	ul_list_del(&md->md_list);
+	/* the memory is the application's again, to free or remap */
+	lnet_memreg_md_released(ln, md->md_iov, md->md_niov);
 	free(md);
 }
 

@@ -336,6 +336,8 @@ static struct chunk *chunk_add_locked(struct ulnet_selftest *st, int service, in
 
 /* The session's tests are gone: their chunks are retired, their bulk
  * buffers freed once back (lock held). */
+static void bulk_free(struct ulnet_selftest *st, struct bulkbuf *b);
+
 static void tests_buffers_retire_locked(struct ulnet_selftest *st)
 {
 	for (struct chunk *c = st->chunks; c; c = c->next)
@@ -349,7 +351,7 @@ static void tests_buffers_retire_locked(struct ulnet_selftest *st)
 
 		st->bulk_free = b->next;
 		st->bulk_count--;
-		free(b);
+		bulk_free(st, b);
 	}
 	chunks_reap_locked(st);
 }
@@ -479,6 +481,8 @@ static bool session_check_expiry_locked(struct ulnet_selftest *st, uint64_t now)
 
 static void ctest_free(struct ctest *t)
 {
+	if (t->bulk_mem)
+		ulnet_mem_deregister(t->st->ln, t->bulk_mem, (size_t)t->nunits * t->len);
 	free(t->bulk_mem);
 	free(t);
 }
@@ -1127,6 +1131,9 @@ static struct ctest *ctest_create(struct ulnet_selftest *st, const struct srpc_m
 			*status = ENOMEM;
 			return NULL;
 		}
+		/* reused by every RPC of the test: registered with an RDMA
+		 * device once (failing, only each RPC's MD is) */
+		(void)ulnet_mem_register(st->ln, t->bulk_mem, (size_t)nunits * len);
 	}
 	t->st = st;
 	t->bid = rq->bid;
@@ -1663,6 +1670,14 @@ static int slot_bulk_start(struct slot *s, uint8_t *buf, size_t len, bool sink, 
 
 /* --- the brw bulk pool (lock rules as above) ------------------------------------ */
 
+/* A pool buffer goes: its promise to stay mapped ends first. */
+static void bulk_free(struct ulnet_selftest *st, struct bulkbuf *b)
+{
+	if (b->cap)
+		ulnet_mem_deregister(st->ln, b->mem, b->cap);
+	free(b);
+}
+
 /* A pool buffer of at least `len` bytes (lock held): a free one, or NULL
  * with *alloc set when the caller is to allocate it (counted already), or
  * NULL: none to be had now. */
@@ -1684,7 +1699,7 @@ static struct bulkbuf *bulk_take_locked(struct ulnet_selftest *st, size_t len, b
 		/* too small ones only: one is replaced by a bigger one */
 		b = st->bulk_free;
 		st->bulk_free = b->next;
-		free(b);
+		bulk_free(st, b);
 		*alloc = true;
 	}
 	return NULL;
@@ -1699,6 +1714,10 @@ static struct bulkbuf *bulk_alloc(struct ulnet_selftest *st, size_t len)
 
 	if (b) {
 		b->cap = len;
+		/* a pool buffer serves many RPCs: registered with an RDMA
+		 * device once (failing, only each RPC's MD is) */
+		if (len)
+			(void)ulnet_mem_register(st->ln, b->mem, len);
 		return b;
 	}
 	pthread_mutex_lock(&st->lock);
@@ -1752,7 +1771,7 @@ static void bulk_kick(struct ulnet_selftest *st)
 
 		st->bulk_free = b->next;
 		st->bulk_count--;
-		free(b);
+		bulk_free(st, b);
 	}
 	st->bulk_kicking = false;
 	pthread_mutex_unlock(&st->lock);

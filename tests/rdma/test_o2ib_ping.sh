@@ -134,8 +134,8 @@ echo "registrations: \$(grep -c "o2iblnd: registered" /tmp/rdma.log)"
 [ "\$(grep -c "o2iblnd: registered" /tmp/rdma.log)" -le 3 ]
 # a PUT's source is registered for local reads only (never remote-writable),
 # a GET's sink for the peer's writes
-grep -q "bytes, source), " /tmp/rdma.log
-grep -q "bytes, sink), " /tmp/rdma.log
+grep -q "bytes, source[,)] " /tmp/rdma.log
+grep -q "bytes, sink[,)] " /tmp/rdma.log
 # the ulst nodes: on port $SVC, both checksumming (signed char: this kernel
 # and ulnet agree on the form the other side's checksums were in)
 grep -q "listening on $B:$SVC" /tmp/rdma.log

@@ -440,6 +440,10 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 		}
 		/* whole buffers: the unchecked bytes are sent too */
 		ulst_pattern_fill(b->slots[k].buf, size, ULST_READ_SEED, ULST_CHECK_FULL);
+		/* each slot's buffer serves its every RPC, and stays until the
+		 * node is gone: registered with an RDMA device once */
+		if (size)
+			(void)ulnet_mem_register(b->ln, b->slots[k].buf, size);
 	}
 
 	t0 = ulst_now_ns();

@@ -25,6 +25,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "core/lnd.h"
+#include "core/memreg.h"
 #include "lnd/o2iblnd/o2ib_policy.h"
 #include "lnd/o2iblnd/o2ib_wire.h"
 #include "util/evloop.h"
@@ -72,6 +73,9 @@ struct kib_mr {
 	int access;                 /* ibv_access_flags it was registered with */
 	struct ibv_mr *mr;
 	int inuse;                  /* txs holding it */
+	bool region;                /* inside a ulnet_mem_register() region */
+	bool stale;                 /* its memory was released while in use:
+				     * matched no more, dropped when idle */
 };
 
 struct kib_tx {
@@ -192,6 +196,7 @@ struct kib_net {
 	struct kib_rdma_frag *rd_pool;  /* ntx descriptors' fragments */
 	uint64_t next_cookie;
 	struct kib_list mrs;        /* registration cache */
+	struct lnet_memreg_cursor memreg; /* releases read so far */
 	int nmrs;
 	struct kib_list peers;
 	struct kib_list conns;

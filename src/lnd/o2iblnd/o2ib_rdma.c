@@ -21,6 +21,48 @@
 #define KIB_ACCESS_SINK (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
 #define KIB_ACCESS_SOURCE 0
 
+static void kib_mr_free(struct kib_net *net, struct kib_mr *e)
+{
+	kib_list_del(&e->link);
+	ibv_dereg_mr(e->mr);
+	free(e);
+	net->nmrs--;
+}
+
+/* Locked: a registration's memory may be the application's again (memreg.h):
+ * dropped now, or when the transfers holding it end. */
+static void kib_mr_drop(struct kib_net *net, struct kib_mr *e)
+{
+	if (e->inuse)
+		e->stale = true;
+	else
+		kib_mr_free(net, e);
+}
+
+/* Locked: drops the registrations that the releases logged since the last
+ * call overlap (an MD's release spares those in registered regions). */
+static void kib_mr_sync(struct kib_net *net)
+{
+	ulnet_t *ln = lnet_ni_instance(net->ni);
+	struct lnet_mem_release rel[32];
+	int n;
+
+	while ((n = lnet_memreg_read(ln, &net->memreg, rel, 32)) != 0) {
+		for (struct kib_list *l = net->mrs.next, *nx; l != &net->mrs; l = nx) {
+			struct kib_mr *e = kib_container(l, struct kib_mr, link);
+			bool drop = n == LNET_MEMREG_LOST_ALL || (n == LNET_MEMREG_LOST && !e->region);
+
+			nx = l->next;
+			for (int i = 0; i < n && !drop; i++)
+				drop = rel[i].lo < e->hi && e->lo < rel[i].hi && (rel[i].region || !e->region);
+			if (drop && !e->stale)
+				kib_mr_drop(net, e);
+		}
+		if (n < 0)
+			break;
+	}
+}
+
 /* Locked: a registration covering [addr, addr+len) with at least the rights
  * `access`, held by tx. */
 static struct kib_mr *kib_mr_get(struct kib_net *net, struct kib_tx *tx, uintptr_t addr, size_t len,
@@ -28,10 +70,12 @@ static struct kib_mr *kib_mr_get(struct kib_net *net, struct kib_tx *tx, uintptr
 {
 	struct kib_mr *m = NULL;
 
+	kib_mr_sync(net);
 	for (struct kib_list *l = net->mrs.next; l != &net->mrs; l = l->next) {
 		struct kib_mr *e = kib_container(l, struct kib_mr, link);
 
-		if (e->lo <= addr && addr + len <= e->hi && (e->access & access) == access) {
+		if (!e->stale && e->lo <= addr && addr + len <= e->hi &&
+		    (e->access & access) == access) {
 			m = e;
 			break;
 		}
@@ -47,6 +91,7 @@ static struct kib_mr *kib_mr_get(struct kib_net *net, struct kib_tx *tx, uintptr
 		m->lo = lo;
 		m->hi = hi;
 		m->access = access;
+		m->region = lnet_memreg_in_region(lnet_ni_instance(net->ni), addr, addr + len);
 		m->mr = ibv_reg_mr(net->pd, (void *)lo, hi - lo, access);
 		if (!m->mr) {
 			free(m);
@@ -55,9 +100,10 @@ static struct kib_mr *kib_mr_get(struct kib_net *net, struct kib_tx *tx, uintptr
 		net->nmrs++;
 		if (lnet_ni_log_enabled(net->ni, ULNET_LOG_DEBUG))
 			lnet_ni_log(net->ni, ULNET_LOG_DEBUG,
-				    "o2iblnd: registered %#lx..%#lx (%lu bytes, %s), %d cached",
+				    "o2iblnd: registered %#lx..%#lx (%lu bytes, %s%s), %d cached",
 				    (unsigned long)lo, (unsigned long)hi, (unsigned long)(hi - lo),
-				    access == KIB_ACCESS_SOURCE ? "source" : "sink", net->nmrs);
+				    access == KIB_ACCESS_SOURCE ? "source" : "sink",
+				    m->region ? ", in a registered region" : "", net->nmrs);
 		/* evict the least recently used idle registrations */
 		for (struct kib_list *l = net->mrs.prev, *p; l != &net->mrs &&
 		     net->nmrs > KIB_MR_CACHE_MAX; l = p) {
@@ -66,10 +112,7 @@ static struct kib_mr *kib_mr_get(struct kib_net *net, struct kib_tx *tx, uintptr
 			p = l->prev;
 			if (e->inuse)
 				continue;
-			kib_list_del(&e->link);
-			ibv_dereg_mr(e->mr);
-			free(e);
-			net->nmrs--;
+			kib_mr_free(net, e);
 		}
 	}
 	m->link.next = net->mrs.next;
@@ -88,9 +131,9 @@ static struct kib_mr *kib_mr_get(struct kib_net *net, struct kib_tx *tx, uintptr
 
 void kib_mr_release(struct kib_net *net, struct kib_tx *tx)
 {
-	(void)net;
 	for (int i = 0; i < tx->nmrs; i++)
-		tx->mrs[i]->inuse--;
+		if (--tx->mrs[i]->inuse == 0 && tx->mrs[i]->stale)
+			kib_mr_free(net, tx->mrs[i]);
 	tx->nmrs = 0;
 }
 

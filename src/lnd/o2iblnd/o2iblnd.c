@@ -221,6 +221,7 @@ static int kib_startup(struct lnet_ni *ni)
 	kib_list_init(&net->peers);
 	kib_list_init(&net->conns);
 	kib_list_init(&net->mrs);
+	lnet_memreg_start(lnet_ni_instance(ni), &net->memreg);
 	net->fin_tail = &net->fin;
 	net->parse_tail = &net->parse;
 	ul_timer_init(&net->tick, kib_tick_cb);
