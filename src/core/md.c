@@ -95,7 +95,7 @@ void lnet_md_free_locked(ulnet_t *ln, struct lnet_libmd *md)
 		lnet_rspt_detach_locked(ln, md);
 	ul_list_del(&md->md_list);
 	/* the memory is the application's again, to free or remap */
-	lnet_memreg_md_released(ln, md->md_iov, md->md_niov);
+	lnet_memreg_released(ln, md->md_iov, md->md_niov);
 	free(md);
 }
 

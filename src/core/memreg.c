@@ -46,7 +46,7 @@ static void memreg_log_locked(struct lnet_memreg *r, uintptr_t lo, uintptr_t hi,
 	r->seq++;
 }
 
-void lnet_memreg_md_released(ulnet_t *ln, const struct iovec *iov, unsigned niov)
+void lnet_memreg_released(ulnet_t *ln, const struct iovec *iov, unsigned niov)
 {
 	struct lnet_memreg *r = &ln->ln_memreg;
 	uintptr_t lo = UINTPTR_MAX, hi = 0;

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * memreg.h - what an LND that keeps registrations of the application's
- * memory with its device (o2iblnd's registration cache) must know to keep
- * them valid: the regions the application promised to keep mapped
- * (ulnet_mem_register) and the ranges it may have freed or remapped since
- * (an MD freed: its memory is the application's again; a region
- * deregistered).
+ * memreg.h - what an LND that keeps registrations of the memory it moves
+ * with its device (o2iblnd's registration cache) must know to keep them
+ * valid: the regions the application promised to keep mapped
+ * (ulnet_mem_register) and the ranges that may have been freed or remapped
+ * since (an MD freed: its memory is the application's again; a router
+ * buffer freed; a region deregistered).
  *
  * A registration pins the pages its range had when it was made. Memory
  * freed and mapped again at the same address has other pages, which the
  * device would still read and write through the old registration: so a
- * registration is valid only while an MD or a registered region covers
- * it. The LND reads the releases in order (lnet_memreg_read) and drops
- * what they overlap.
+ * registration is valid only while an MD, a router buffer or a registered
+ * region covers it. The LND reads the releases in order (lnet_memreg_read)
+ * and drops what they overlap.
  */
 #ifndef ULNET_CORE_MEMREG_H
 #define ULNET_CORE_MEMREG_H
@@ -60,8 +60,10 @@ void lnet_memreg_fini(struct lnet_memreg *r);
  * them). */
 void lnet_memreg_start(ulnet_t *ln, struct lnet_memreg_cursor *c);
 
-/* An MD's memory (the hull of its fragments) is the application's again. */
-void lnet_memreg_md_released(ulnet_t *ln, const struct iovec *iov, unsigned niov);
+/* Memory the core handed to LNDs (the hull of the fragments) may be freed
+ * or remapped from now on: an MD's, the application's again; a router
+ * buffer's, freed. */
+void lnet_memreg_released(ulnet_t *ln, const struct iovec *iov, unsigned niov);
 
 /* Copies the releases logged after *c (at most n) into out and moves *c
  * past them. Returns how many; or, when some were overwritten before they

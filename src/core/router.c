@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "core/fault.h"
 #include "core/move.h"
@@ -73,13 +74,24 @@ int ulnet_router_params_set(ulnet_t *ln, const struct ulnet_router_params *p)
 	return 0;
 }
 
-static void lnet_rtrpool_free_bufs(struct lnet_rtrbufpool *p)
+/* A router buffer goes: an LND may hold a registration of its pages, and
+ * the next mmap may give the address again with other pages (memreg.h). */
+static void lnet_rtrbuf_free(ulnet_t *ln, struct lnet_rtrbuf *rb)
+{
+	if (rb->rb_iov.iov_len) {
+		lnet_memreg_released(ln, &rb->rb_iov, 1);
+		munmap(rb->rb_iov.iov_base, rb->rb_iov.iov_len);
+	}
+	free(rb);
+}
+
+static void lnet_rtrpool_free_bufs(ulnet_t *ln, struct lnet_rtrbufpool *p)
 {
 	while (p->rbp_free) {
 		struct lnet_rtrbuf *rb = p->rbp_free;
 
 		p->rbp_free = rb->rb_next;
-		free(rb);
+		lnet_rtrbuf_free(ln, rb);
 	}
 }
 
@@ -88,7 +100,7 @@ void lnet_router_fini(ulnet_t *ln)
 	if (!ln->ln_rtrpools)
 		return;
 	for (int i = 0; i < ULNET_RTR_NPOOLS; i++)
-		lnet_rtrpool_free_bufs(&ln->ln_rtrpools[i]);
+		lnet_rtrpool_free_bufs(ln, &ln->ln_rtrpools[i]);
 	free(ln->ln_rtrpools);
 	ln->ln_rtrpools = NULL;
 }
@@ -109,12 +121,22 @@ static int lnet_rtrbuf_attach_locked(ulnet_t *ln, struct lnet_msg *msg, int pool
 	if (rb) {
 		p->rbp_free = rb->rb_next;
 	} else {
-		rb = malloc(sizeof(*rb) + p->rbp_size);
+		rb = malloc(sizeof(*rb));
 		if (!rb)
 			return -ENOMEM;
 		rb->rb_pool = pool;
-		rb->rb_iov.iov_base = rb->rb_data;
+		rb->rb_iov.iov_base = NULL;
 		rb->rb_iov.iov_len = p->rbp_size;
+		if (p->rbp_size) {
+			void *d = mmap(NULL, p->rbp_size, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (d == MAP_FAILED) {
+				free(rb);
+				return -ENOMEM;
+			}
+			rb->rb_iov.iov_base = d;
+		}
 	}
 	rb->rb_next = NULL;
 	msg->msg_rtrbuf = rb;
@@ -210,7 +232,7 @@ void lnet_fwd_release_locked(ulnet_t *ln, struct lnet_msg *msg, struct lnet_send
 		if (ln->ln_routing == ULNET_ROUTING_DISABLED ||
 		    (p->rbp_nbuffers > p->rbp_req_nbuffers && p->rbp_credits >= 0)) {
 			/* a pool shrinking (or gone): this buffer goes */
-			free(rb);
+			lnet_rtrbuf_free(ln, rb);
 			p->rbp_nbuffers--;
 		} else {
 			rb->rb_next = p->rbp_free;
@@ -375,7 +397,7 @@ static void lnet_rtrpools_empty_locked(ulnet_t *ln, struct lnet_sendq *q)
 			w->msg_fin_status = -ECANCELED;
 			ul_list_add_tail(&w->msg_list, &q->sq_recv);
 		}
-		lnet_rtrpool_free_bufs(p);
+		lnet_rtrpool_free_bufs(ln, p);
 		p->rbp_nbuffers -= p->rbp_credits;
 		p->rbp_req_nbuffers = 0;
 		p->rbp_credits = p->rbp_mincredits = 0;

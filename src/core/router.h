@@ -16,8 +16,10 @@
 struct lnet_rtrbuf {
 	struct lnet_rtrbuf *rb_next;   /* free list */
 	int rb_pool;
+	/* the payload: pages of its own (mmap), so that an LND's
+	 * registration of them covers nothing else (an MD's release beside
+	 * it does not drop it) and a buffer freed gives its pages back */
 	struct iovec rb_iov;
-	uint8_t rb_data[];
 };
 
 struct lnet_rtrbufpool {

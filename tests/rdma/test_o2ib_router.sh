@@ -104,6 +104,10 @@ ULNETD_ARGS="--log-level debug"
 $common
 \$C net add --net tcp --if eth0
 \$C net add --net o2ib --if eth0
+# 2 large buffers (set before routing starts: the pool starts so) for 4
+# bulk messages in flight each way: messages wait for one, those from B
+# as a delayed o2ib receive (its PUT_ACK held back)
+\$C set large_buffers 2
 \$C set routing 1
 sleep 6   # the start-up phase: 2 + 2 s
 \$C routing show
@@ -112,9 +116,19 @@ ulrig_wait_file a-done 150
 ulrig_wait_file b-done 150
 \$C stats show
 ulrig_mark pings-counted
+# the large pool resized live under the bulk, 1 and 3 buffers in turn: a
+# buffer returned to a shrinking pool is freed, a growing one allocates
+# anew (at an address malloc may give again: the LNDs' registrations of
+# the freed one must go), and messages wait while it is small
+(i=0; while [ ! -e /host/b-brw-done ] && [ \$i -lt 500 ]; do
+	\$C set large_buffers 1; sleep 0.2; \$C set large_buffers 3; sleep 0.2; i=\$((i + 1))
+done; echo "large pool resized \$i times") &
+RES=\$!
 ulrig_wait_file a-brw-done 240
 ulrig_wait_file b-brw-done 240
+wait \$RES
 \$C stats show
+\$C routing show
 kill \$UPID; wait \$UPID
 EOF
 cat >"$RIG_SHARE/guest-3.sh" <<EOF
@@ -170,6 +184,18 @@ if [[ -z $bytes || $bytes -lt $((32 * 1048576)) ]]; then
 	echo "FAIL: R forwarded ${bytes:-no} payload bytes (at least 32 MiB expected)"
 	FAILS=$((FAILS + 1))
 fi
+# the large pool (2 buffers, then 1 and 3 in turn) ran short, and every
+# brw above still completed with its data checked (its mincredits, shown,
+# starts again at each growth, as the kernel's)
+minc=$(grep -A 4 "^ *large:$" "$(rig_log 2)" 2>/dev/null | awk '$1 == "mincredits:" { v = $2 } END { print v }')
+nbuf=$(grep -A 4 "^ *large:$" "$(rig_log 2)" 2>/dev/null | awk '$1 == "nbuffers:" { v = $2 } END { print v }')
+grep -q "large pool resized [1-9]" "$(rig_log 2)" 2>/dev/null ||
+	{ echo "FAIL: R's large pool was not resized under the bulk"; FAILS=$((FAILS + 1)); }
+# ... among them bulk from B: o2ib receives the core delayed (PUT_REQs of
+# 1 MiB whose PUT_ACK waited for a buffer)
+delayed=$(grep -c "delayed receive (PUT_REQ, 1048576 bytes)" "$RIG_SHARE/ulnetd-2.log" 2>/dev/null || true)
+[[ ${delayed:-0} -ge 1 ]] ||
+	{ echo "FAIL: R delayed no o2ib receive of 1 MiB (a PUT_REQ waiting for a large buffer)"; FAILS=$((FAILS + 1)); }
 wr_r=$(grep -c "PUT_ACK: writing 1048576 bytes" "$RIG_SHARE/ulnetd-2.log" 2>/dev/null || true)
 wr_b=$(cat "$RIG_SHARE/brw-3.log" "$RIG_SHARE/serve-3.log" 2>/dev/null | grep -c "PUT_ACK: writing 1048576 bytes" || true)
 if [[ ${wr_r:-0} -lt 16 || ${wr_b:-0} -lt 16 ]]; then
@@ -199,7 +225,7 @@ if grep -l "Sanitizer" "$RIG_SHARE"/*.log 2>/dev/null; then
 	echo "FAIL: a sanitizer report (above: the logs that have one)"
 	FAILS=$((FAILS + 1))
 fi
-echo "R: route_count ${routed:-?} after the pings; route_length ${bytes:-?} after the bulk; 1 MiB RDMA writes: R ${wr_r:-?}, B ${wr_b:-?}"
+echo "R: route_count ${routed:-?} after the pings; route_length ${bytes:-?} after the bulk; 1 MiB RDMA writes: R ${wr_r:-?}, B ${wr_b:-?}; large buffers ${nbuf:-?}, mincredits ${minc:-?}, o2ib receives delayed ${delayed:-?}"
 echo "A -> B, then B -> A:"
 grep -h "^ulst brw .* done in" "$(rig_log 1)" "$(rig_log 3)" 2>/dev/null | sed 's/^/  /'
 grep -h "try [0-9]" "$(rig_log 1)" "$(rig_log 3)" 2>/dev/null | sed 's/^/  retried: /' || true

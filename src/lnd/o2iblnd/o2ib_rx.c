@@ -177,7 +177,11 @@ void kib_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, bool d
 	struct kib_conn *c = rx->conn;
 	int status = 0;
 
-	(void)delayed;
+	/* the core kept the message waiting (a router buffer): the rx stayed
+	 * ours meanwhile, its credit not returned, as the kernel's */
+	if (delayed && lnet_ni_log_enabled(ni, ULNET_LOG_DEBUG))
+		lnet_ni_log(ni, ULNET_LOG_DEBUG, "o2iblnd: %s: delayed receive (%s, %zu bytes)",
+			    c->name, kib_msg_type_str(rx->msg.type), rlen);
 	if (rx->msg.type != KIB_MSG_IMMEDIATE) {
 		kib_recv_rdma(net, rx, msg, iov, niov, offset, mlen);
 		return;
