@@ -302,6 +302,21 @@ rig_run() {
 	FAILS=$((FAILS + RIG_FAILED))
 }
 
+# rig_sanitizer_check: a sanitizer's report in a log of the share (a guest
+# program built with ASan, UBSan or TSan) fails the test (FAILS), the
+# report printed (its first 60 lines: the log may be gone after the run)
+rig_sanitizer_check() {
+	local f
+	for f in "$RIG_SHARE"/*.log; do
+		grep -q "Sanitizer" "$f" 2>/dev/null || continue
+		echo "FAIL: a sanitizer report in ${f##*/}:"
+		grep -m 1 -A 59 -E "==[0-9]+==(ERROR|WARNING)|WARNING: ThreadSanitizer|runtime error|Sanitizer" "$f" |
+			sed 's/^/  | /'
+		FAILS=$((FAILS + 1))
+	done
+	return 0
+}
+
 # rig_emulator_faults: a line for each guest whose console shows a fault of
 # the emulated machine rather than of what ran in it: virtio-net's transmit
 # queue stalled for good (NETDEV WATCHDOG; seen with TCG guests on a loaded

@@ -70,10 +70,7 @@ if grep -hE "wrong data|(PUT|GET) [0-9]+ failed" "$RIG_SHARE/brw.log" "$RIG_SHAR
 	echo "FAIL: an operation failed or wrong data (above)"
 	FAILS=$((FAILS + 1))
 fi
-if grep -l "Sanitizer" "$RIG_SHARE"/*.log 2>/dev/null; then
-	echo "FAIL: a sanitizer report (above: the logs that have one)"
-	FAILS=$((FAILS + 1))
-fi
+rig_sanitizer_check
 echo "A -> B (B's peer_credits 2), 32 in flight:"
 grep -h "^ulst brw .* done in" "$(rig_log 1)" 2>/dev/null | sed 's/^/  /'
 echo "  A's LND, its connections to B in the 4 runs:"

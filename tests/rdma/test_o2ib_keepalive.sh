@@ -97,10 +97,7 @@ for i in 1 2; do
 	fi
 	NOOPS[i]=$noops
 done
-if grep -l "Sanitizer" "$RIG_SHARE"/*.log 2>/dev/null; then
-	echo "FAIL: a sanitizer report (above: the logs that have one)"
-	FAILS=$((FAILS + 1))
-fi
+rig_sanitizer_check
 echo "the simultaneous connects (both logs; a race shows as a rejection, reason 1):"
 grep -hE "o2iblnd: .*(connecting|accepted|established|rejected|race|replaced)" \
 	"$RIG_SHARE"/ulnetd-1.log "$RIG_SHARE"/ulnetd-2.log 2>/dev/null | sed 's/^/  /' | head -12

@@ -71,9 +71,6 @@ src=$(sed -n '1,/^init: PUTs sent/p' "$RIG_SHARE/init.log" 2>/dev/null | grep -c
 echo "registrations: ${src:-?} for the 2 PUTs around the remap, ${reg:-?} for the region's 2"
 echo "the initiator said:"
 grep -v "^lnd: " "$RIG_SHARE/init.log" 2>/dev/null | sed 's/^/  /' | tail -n 20
-if grep -l "Sanitizer" "$RIG_SHARE"/*.log 2>/dev/null; then
-	echo "FAIL: a sanitizer report (above: the logs that have one)"
-	FAILS=$((FAILS + 1))
-fi
+rig_sanitizer_check
 echo "guests' run:     $(rig_secs "$RIG_T1" "$RIG_T2")s (start to both powered off)"
 rig_verdict "$T0"

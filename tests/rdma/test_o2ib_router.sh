@@ -221,10 +221,7 @@ if grep -h "wrong data" "$RIG_SHARE"/brw-*.log "$RIG_SHARE"/serve-*.log 2>/dev/n
 	echo "FAIL: wrong data (above), even if a later try passed"
 	FAILS=$((FAILS + 1))
 fi
-if grep -l "Sanitizer" "$RIG_SHARE"/*.log 2>/dev/null; then
-	echo "FAIL: a sanitizer report (above: the logs that have one)"
-	FAILS=$((FAILS + 1))
-fi
+rig_sanitizer_check
 echo "R: route_count ${routed:-?} after the pings; route_length ${bytes:-?} after the bulk; 1 MiB RDMA writes: R ${wr_r:-?}, B ${wr_b:-?}; large buffers ${nbuf:-?}, mincredits ${minc:-?}, o2ib receives delayed ${delayed:-?}"
 echo "A -> B, then B -> A:"
 grep -h "^ulst brw .* done in" "$(rig_log 1)" "$(rig_log 3)" 2>/dev/null | sed 's/^/  /'
