@@ -43,7 +43,8 @@ static void memreg_log_locked(struct lnet_memreg *r, uintptr_t lo, uintptr_t hi,
 	e->lo = lo;
 	e->hi = hi;
 	e->region = region;
-	r->seq++;
+	/* read without the lock by lnet_memreg_read()'s fast path */
+	__atomic_store_n(&r->seq, r->seq + 1, __ATOMIC_RELEASE);
 }
 
 void lnet_memreg_released(ulnet_t *ln, const struct iovec *iov, unsigned niov)
@@ -80,6 +81,12 @@ int lnet_memreg_read(ulnet_t *ln, struct lnet_memreg_cursor *c, struct lnet_mem_
 	struct lnet_memreg *r = &ln->ln_memreg;
 	int k = 0;
 
+	/* nothing new (the common case, once per registration lookup on the
+	 * bulk path): no lock. A release logged just after is read by the
+	 * next lookup; the memory it names was the caller's MD's, which is
+	 * still linked while its transfer looks its registration up. */
+	if (__atomic_load_n(&r->seq, __ATOMIC_ACQUIRE) == c->seq)
+		return 0;
 	pthread_mutex_lock(&r->lock);
 	if (r->seq - c->seq > LNET_MEMREG_LOG) {
 		k = r->deregs != c->deregs ? LNET_MEMREG_LOST_ALL : LNET_MEMREG_LOST;
