@@ -58,7 +58,16 @@ struct ul_loop {
 	int nhot;
 	int nparked;                /* hot ios out of epoll */
 	struct ul_io *hot[UL_LOOP_MAX_HOT];
+	/* the events of the turn being dispatched (loop thread only): a
+	 * callback that stops an io, and may then free it, has that io's
+	 * events still to come in this batch dropped by ul_io_stop() */
+	struct epoll_event *turn_evs;
+	int turn_next, turn_n;
 };
+
+/* data.ptr of a dispatched batch's event whose io was stopped by an
+ * earlier callback of the same batch (NULL is the wakeup eventfd) */
+static char ul_io_gone;
 
 /* The loop this thread is running (callbacks included), if any: work
  * queued from inside the loop needs no wakeup. */
@@ -280,6 +289,12 @@ void ul_io_stop(struct ul_loop *loop, struct ul_io *io)
 	}
 	if (io->hot)
 		hot_unlink(loop, io);
+	/* its owner may free it once this returns: an event of this io
+	 * later in the batch being dispatched must not reach it */
+	if (ul_cur_loop == loop)
+		for (int i = loop->turn_next; i < loop->turn_n; i++)
+			if (loop->turn_evs[i].data.ptr == io)
+				loop->turn_evs[i].data.ptr = &ul_io_gone;
 	if (!io->active)
 		return;
 	if (in_epoll)
@@ -472,7 +487,8 @@ static int loop_turn(struct ul_loop *loop, int timeout_ms, uint64_t now)
 {
 	struct epoll_event evs[UL_LOOP_MAX_EVENTS];
 	struct ul_loop *prev = ul_cur_loop;
-	int n, i, ran;
+	struct epoll_event *outer_evs;
+	int n, i, ran, outer_next, outer_n;
 
 	if (timeout_ms != 0) {
 		unpark_all(loop);
@@ -509,8 +525,18 @@ static int loop_turn(struct ul_loop *loop, int timeout_ms, uint64_t now)
 	loop->turn_now = now;
 	ul_cur_loop = loop;
 	ran = 0;
+	/* a callback may turn the loop itself: its batch is its own */
+	outer_evs = loop->turn_evs;
+	outer_next = loop->turn_next;
+	outer_n = loop->turn_n;
+	loop->turn_evs = evs;
+	loop->turn_n = n;
 	for (i = 0; i < n; i++) {
 		struct ul_io *io = evs[i].data.ptr;
+
+		loop->turn_next = i + 1;
+		if (io == (void *)&ul_io_gone)
+			continue;
 		if (!io) {
 			uint64_t v;
 			ssize_t rc = read(loop->wakefd, &v, sizeof(v));
@@ -524,6 +550,9 @@ static int loop_turn(struct ul_loop *loop, int timeout_ms, uint64_t now)
 			ran++;
 		}
 	}
+	loop->turn_evs = outer_evs;
+	loop->turn_next = outer_next;
+	loop->turn_n = outer_n;
 	if (loop->nparked)   /* epoll does not see them: a full turn polls them too */
 		ran += poll_hot(loop);
 	ran += run_ready_at(loop, now);

@@ -214,6 +214,10 @@ for i in 1 3; do
 		echo "FAIL: guest $i: a brw run left requests unanswered; what it said:"
 		grep -v "ulnet debug" "$(rig_log "$i")" | grep -B 25 "^ulst brw .* [0-7] of 8 done in" |
 			sed 's/^/  | /' | tail -n 50
+		# where the requests went: what R and the serving side warned of
+		echo "  R's warnings and errors (ulnetd-2.log), then the server's (serve-$((4 - i)).log):"
+		grep -hE "(warn|error): " "$RIG_SHARE/ulnetd-2.log" "$RIG_SHARE/serve-$((4 - i)).log" 2>/dev/null |
+			grep -v "MR route setup" | sed 's/^/  | /' | tail -n 40
 		FAILS=$((FAILS + 1))
 	fi
 done

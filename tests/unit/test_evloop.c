@@ -94,6 +94,83 @@ static void test_fd_readiness(void **state)
 	ul_loop_destroy(loop);
 }
 
+/* A callback that stops another io with an event in the same batch, and
+ * frees it: the freed io's event must not be dispatched. The memory is
+ * "reused" here (an io-looking struct, active, with another callback) so
+ * that a loop reading it after the stop fails without a sanitizer too. */
+struct pair_io {
+	struct ul_io io;
+	int wfd;
+	struct pair_io *other;
+};
+
+static int pair_hits, reused_hits;
+static struct ul_loop *pair_loop;
+
+static void reused_cb(struct ul_io *io, uint32_t ev)
+{
+	(void)io;
+	(void)ev;
+	reused_hits++;
+}
+
+static void pair_cb(struct ul_io *io, uint32_t ev)
+{
+	struct pair_io *self = (struct pair_io *)io;
+	struct pair_io *o = self->other;
+
+	(void)ev;
+	pair_hits++;
+	if (o->io.cb == reused_cb)   /* the other one is gone already */
+		return;
+	ul_io_stop(pair_loop, &o->io);
+	close(o->io.fd);
+	close(o->wfd);
+	/* what another owner would find after free() and malloc() */
+	memset(o, 0, sizeof(*o));
+	o->io.cb = reused_cb;
+	o->io.active = true;
+}
+
+static void test_stopped_io_gets_no_event_from_the_same_batch(void **state)
+{
+	(void)state;
+	struct ul_loop *loop = ul_loop_create(NULL, NULL);
+	struct pair_io a, b;
+	int fds[2];
+
+	for (int k = 0; k < 2; k++) {
+		struct pair_io *p = k ? &b : &a;
+
+		memset(p, 0, sizeof(*p));
+		assert_int_equal(pipe(fds), 0);
+		ul_io_init(&p->io, fds[0], pair_cb);
+		p->wfd = fds[1];
+		p->other = k ? &a : &b;
+		assert_int_equal(ul_io_start(loop, &p->io, EPOLLIN), 0);
+		assert_int_equal(write(p->wfd, "x", 1), 1);
+	}
+	pair_loop = loop;
+	pair_hits = reused_hits = 0;
+	/* both pipes are readable: one epoll_wait returns both events */
+	ul_loop_run_once(loop, 1000);
+	assert_int_equal(pair_hits, 1);
+	assert_int_equal(reused_hits, 0);
+	/* the survivor still works */
+	{
+		struct pair_io *live = a.io.cb == pair_cb ? &a : &b;
+
+		assert_int_equal(write(live->wfd, "y", 1), 1);
+		ul_loop_run_once(loop, 1000);
+		assert_int_equal(pair_hits, 2);
+		assert_int_equal(reused_hits, 0);
+		ul_io_stop(loop, &live->io);
+		close(live->io.fd);
+		close(live->wfd);
+	}
+	ul_loop_destroy(loop);
+}
+
 /* --- busy polling: a "hot" io read by its poll op, no epoll_wait ---------- */
 
 struct pio {
@@ -483,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_turn_now_is_read_per_turn),
 		cmocka_unit_test(test_posted_work_runs_once),
 		cmocka_unit_test(test_fd_readiness),
+		cmocka_unit_test(test_stopped_io_gets_no_event_from_the_same_batch),
 		cmocka_unit_test(test_spin_polls_the_hot_io_directly),
 		cmocka_unit_test(test_spin_serves_other_fds_within_16_calls),
 		cmocka_unit_test(test_spin_runs_due_timers_on_hot_turns),
