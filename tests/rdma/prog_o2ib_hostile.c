@@ -7,7 +7,11 @@
  *   2. connects with a CONNREQ asking for a queue depth of 64: expects
  *      REJECT_MSG_QUEUE_SIZE with the peer's own depth in the parameters;
  *   3. connects properly (CONNACK checked), then sends a malformed message
- *      (bad magic): expects the peer to disconnect.
+ *      (bad magic): expects the peer to disconnect;
+ *   4. connects properly twice, as the same instance (what both sides of a
+ *      connection race end up with when each accepted the other's
+ *      attempt): expects both to stay up for 3 s, as the kernel keeps
+ *      both, where closing the first would fail what was in flight on it.
  * Its CONNREQs claim the NID of MY_IP + 80 (last octet), not MY_IP's own.
  * Prints one line per step; exit 0 when every step went as expected.
  *
@@ -234,6 +238,34 @@ int main(int argc, char **argv)
 		fails++;
 	}
 	conn_free(&c);
+
+	/* 4. two connections of one instance */
+	struct conn c2;
+	int up = 0;
+
+	rlen = connreq(priv, argv[1], argv[2], 8);
+	rc = try_connect(&c, argv[1], argv[2], priv, rlen, &ev, rpriv, &rlen);
+	up += rc == 0 && ev.event == RDMA_CM_EVENT_ESTABLISHED;
+	rlen = connreq(priv, argv[1], argv[2], 8);
+	rc = try_connect(&c2, argv[1], argv[2], priv, rlen, &ev, rpriv, &rlen);
+	up += rc == 0 && ev.event == RDMA_CM_EVENT_ESTABLISHED;
+	if (up != 2) {
+		printf("hostile: FAIL two connections: %d established (rc %d event %s)\n", up, rc,
+		       rc ? "-" : rdma_event_str(ev.event));
+		fails++;
+	} else if ((rc = wait_event(&ev, rpriv, &rlen, 3)) != -ETIMEDOUT) {
+		printf("hostile: FAIL two connections: the %s one got %s\n",
+		       rc ? "?" : ev.id == c.id ? "first" : "second", rc ? "an error" : rdma_event_str(ev.event));
+		fails++;
+	} else {
+		printf("hostile: two connections of one instance: both up after 3 s\n");
+	}
+	if (c.id)
+		rdma_disconnect(c.id);
+	if (c2.id)
+		rdma_disconnect(c2.id);
+	conn_free(&c);
+	conn_free(&c2);
 	rdma_destroy_event_channel(ch);
 	return fails ? 1 : 0;
 }

@@ -15,7 +15,9 @@
 # tunable (conns_per_peer 2) is refused naming it; a hostile peer
 # (prog_o2ib_hostile: garbage CONNREQ, queue depth too large, a malformed
 # message on a connection) is rejected / disconnected and logged, and the
-# node still answers pings.
+# node still answers pings; two connections of one peer instance (what a
+# connection race leaves when each side accepted the other's attempt) both
+# stay up, as the kernel keeps both.
 # Privileged ports: guest 2 runs with require_privileged_port=1. Guest 1's
 # ulnetd connects from a port below 1024 (use_privileged_port's default)
 # and is taken; with use_privileged_port=0 it is refused (REJECT_FATAL,
@@ -107,7 +109,8 @@ fi
 cat /tmp/cpp.out
 grep -q "conns_per_peer" /tmp/cpp.out
 # a misbehaving peer: garbage and bad CONNREQs rejected, a malformed
-# message closes its connection; the node stays up
+# message closes its connection; the node stays up; and two connections
+# of one peer instance (a connection race's outcome) both stay up
 prog_o2ib_hostile $B $A $SVC
 ulrig_retry 5 1 \$C ping $A@o2ib
 echo "ping after hostile: ok"

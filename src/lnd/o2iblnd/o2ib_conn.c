@@ -35,6 +35,7 @@ static struct kib_conn *kib_conn_alloc(struct kib_peer *peer, bool active, int v
 	c->id = ++net->next_conn_id;
 	c->last_send = kib_now(net);
 	c->cksum_form = KIB_CKSUM_SIGNED;
+	kib_list_init(&c->plink);
 	kib_list_init(&c->tx_queue);
 	kib_list_init(&c->tx_nocred);
 	kib_list_init(&c->tx_rsrvd);
@@ -228,6 +229,31 @@ static void kib_send_connreq(struct kib_conn *c)
 		kib_close_conn(c, -errno ? -errno : -EIO, "rdma_connect failed");
 }
 
+/* `c` is no longer one to send on (closing or destroyed). */
+void kib_peer_unlink_conn(struct kib_peer *peer, struct kib_conn *c)
+{
+	if (kib_list_empty(&c->plink))
+		return;
+	kib_list_del(&c->plink);
+	if (peer->conn == c)
+		peer->conn = kib_list_empty(&peer->estab)
+				     ? NULL : kib_container(peer->estab.next, struct kib_conn, plink);
+}
+
+/* The established connection to send the next tx on: each in turn, as
+ * the kernel's kiblnd_get_conn_locked(). NULL: none. */
+struct kib_conn *kib_peer_send_conn(struct kib_peer *peer)
+{
+	struct kib_conn *c = peer->conn;
+	struct kib_list *next;
+
+	if (!c)
+		return NULL;
+	next = c->plink.next == &peer->estab ? peer->estab.next : c->plink.next;
+	peer->conn = kib_container(next, struct kib_conn, plink);
+	return c;
+}
+
 void kib_peer_connect_failed(struct kib_peer *peer, int error, const char *why)
 {
 	struct kib_net *net = peer->net;
@@ -259,11 +285,23 @@ void kib_conn_established(struct kib_conn *c)
 	c->last_send = kib_now(net);
 	peer->races = 0;
 	peer->reconnecting = 0;
+	/* another established connection to the same peer instance stays:
+	 * when both sides connect at once and each accepts the other's
+	 * attempt (the race rule rejects only while connecting), closing
+	 * one would fail what is in flight on it, on both sides. As the
+	 * kernel, only those of an older instance of the peer go. */
+	for (struct kib_list *l = peer->estab.next, *n; l != &peer->estab; l = n) {
+		struct kib_conn *o = kib_container(l, struct kib_conn, plink);
+
+		n = l->next;
+		if (o->version != c->version || o->incarnation != c->incarnation)
+			kib_close_conn(o, -ESTALE, "replaced by a connection to a newer instance");
+	}
 	peer->version = c->version;
 	peer->incarnation = c->incarnation;
-	if (peer->conn && peer->conn != c)
-		kib_close_conn(peer->conn, -ESTALE, "replaced by a newer connection");
-	peer->conn = c;
+	kib_list_add_tail(&c->plink, &peer->estab);
+	if (!peer->conn)
+		peer->conn = c;
 	/* which side checksums (and in which char form) says at once why a
 	 * peer would drop our messages as "Bad checksum" */
 	lnet_ni_log(net->ni, ULNET_LOG_INFO, "o2iblnd: %s: established (%s, queue depth %d, "
@@ -304,8 +342,7 @@ void kib_close_conn(struct kib_conn *c, int error, const char *why)
 	lnet_ni_log(net->ni, old == KIB_CONN_ESTABLISHED && error == -ESHUTDOWN ? ULNET_LOG_INFO
 										: ULNET_LOG_WARN,
 		    "o2iblnd: %s: closing: %s (%d)", c->name, why, error);
-	if (peer->conn == c)
-		peer->conn = NULL;
+	kib_peer_unlink_conn(peer, c);
 	if (old == KIB_CONN_ESTABLISHED && error && error != -ESHUTDOWN && error != -ESTALE)
 		lnet_notify_peer_ni(net->ni, &peer->nid, error);
 	if (c->cmid && old != KIB_CONN_INIT)
@@ -386,8 +423,7 @@ void kib_destroy_conn(struct kib_conn *c)
 		rdma_destroy_id(c->cmid);
 	c->cmid = NULL;
 	kib_list_del(&c->link);
-	if (peer->conn == c)
-		peer->conn = NULL;
+	kib_peer_unlink_conn(peer, c);
 	peer->nconns--;
 	if (c->reconnect && !net->shutdown && !kib_list_empty(&peer->tx_queue) && !peer->conn &&
 	    !peer->connecting && !peer->accepting)
@@ -458,7 +494,7 @@ static void kib_passive_connect(struct kib_net *net, struct rdma_cm_id *cmid, co
 	}
 	if (v != KIB_ACCEPT) {
 		if (v == KIB_ACCEPT_STALE_PEER && peer) {
-			if (peer->conn)
+			while (peer->conn)
 				kib_close_conn(peer->conn, -ESTALE, "peer restarted");
 			peer->incarnation = req.srcstamp;
 			peer->version = req.version;

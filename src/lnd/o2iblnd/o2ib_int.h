@@ -118,6 +118,7 @@ struct kib_rx {
 
 struct kib_conn {
 	struct kib_list link;       /* net->conns */
+	struct kib_list plink;      /* peer->estab while established */
 	struct kib_net *net;
 	struct kib_peer *peer;
 	ulnet_nid_t peer_nid;       /* a copy: the peer may go before the conn */
@@ -158,7 +159,11 @@ struct kib_peer {
 	struct kib_net *net;
 	ulnet_nid4_t nid4;
 	ulnet_nid_t nid;
-	struct kib_conn *conn;      /* established or establishing */
+	/* the established connection sends go on next (NULL: none); with
+	 * several (a connection race, both sides' attempts accepted: the
+	 * kernel keeps both too) they take turns */
+	struct kib_conn *conn;
+	struct kib_list estab;      /* every established connection (c->plink) */
 	struct kib_list tx_queue;   /* waiting for a connection */
 	int connecting, accepting, reconnecting, races;
 	int nconns;                 /* connections not destroyed yet (c->peer) */
@@ -225,6 +230,8 @@ void kib_close_conn(struct kib_conn *conn, int error, const char *why);  /* lock
 void kib_destroy_conn(struct kib_conn *conn);   /* locked, loop thread */
 void kib_conn_decref(struct kib_conn *conn);    /* locked */
 void kib_peer_connect_failed(struct kib_peer *peer, int error, const char *why);
+void kib_peer_unlink_conn(struct kib_peer *peer, struct kib_conn *c);
+struct kib_conn *kib_peer_send_conn(struct kib_peer *peer);
 void kib_conn_established(struct kib_conn *conn); /* locked */
 
 /* o2ib_tx.c */

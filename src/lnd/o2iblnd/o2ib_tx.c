@@ -429,9 +429,11 @@ void kib_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		kib_tx_done(net, tx);
 		goto out;
 	}
-	if (peer->conn && peer->conn->state == KIB_CONN_ESTABLISHED) {
-		kib_queue_tx(peer->conn, tx);
-		kib_check_sends(peer->conn);
+	if (peer->conn) {   /* established */
+		struct kib_conn *c = kib_peer_send_conn(peer);
+
+		kib_queue_tx(c, tx);
+		kib_check_sends(c);
 	} else {
 		tx->queued = true;
 		kib_list_add_tail(&tx->link, &peer->tx_queue);

@@ -105,6 +105,7 @@ struct kib_peer *kib_peer_create(struct kib_net *net, ulnet_nid4_t nid4)
 	p->queue_depth = net->tun.peer_credits;
 	p->max_frags = KIB_MAX_RDMA_FRAGS;
 	kib_list_init(&p->tx_queue);
+	kib_list_init(&p->estab);
 	kib_list_add_tail(&p->link, &net->peers);
 	return p;
 }
