@@ -36,6 +36,9 @@
  *      127.0.0.5@tcp1, forwarding at once; the server is 127.0.0.3@tcp1 and
  *      each side routes to the other's net through R. At the end R's CPU
  *      time per GiB forwarded is printed beside one memcpy of a GiB here),
+ *      BENCH_NSCHEDS=1 (every NI, the router's two among them, on a thread of
+ *      its own: the socklnd nscheds tunable; the router then receives on
+ *      one NI's thread while the other NI's thread sends),
  *      BENCH_IDLE_PEERS=n (with BENCH_ROUTED: before anything is timed, a
  *      fourth process attaches n idle peers to R, 127.1.x.y@tcp, each having
  *      pinged R once: three connections each, then silence)
@@ -137,6 +140,8 @@ static void add_tcp_ni(ulnet_t *ln, uint32_t ip, unsigned netnum, uint16_t port)
 		conf.tun.peer_credits = atoi(getenv("BENCH_PEER_CREDITS"));
 	if (getenv("BENCH_NAGLE") && atoi(getenv("BENCH_NAGLE")))   /* the nagle tunable */
 		conf.sock.nagle = 1;
+	if (getenv("BENCH_NSCHEDS"))        /* nscheds 1: each NI on a thread of its own */
+		conf.sock.nscheds = atoi(getenv("BENCH_NSCHEDS"));
 	if (getenv("BENCH_CONNS"))          /* conns_per_peer: parallel bulk streams */
 		conf.tun.conns_per_peer = atoi(getenv("BENCH_CONNS"));
 	if (getenv("BENCH_ZC_MIN"))         /* zc_min_payload tunable; -1: no ZC-ACKs */

@@ -156,6 +156,11 @@ struct ulnet_sock_tunables {
 	int min_reconnectms;     /* first reconnect delay; 1000 */
 	int max_reconnectms;     /* reconnect delay cap; 60000 */
 	int protocol;            /* HELLO version to start with: 2, 3 or 4; 3 on IPv4, 4 on IPv6 */
+	int nscheds;             /* 0: the NI's sockets and timers run on the
+				  * instance's progress thread; 1: on a thread
+				  * of the NI's own ("ulnet-NET"), so that a
+				  * router's NIs move payloads in parallel; not
+				  * with ULNET_OPT_MANUAL_PROGRESS; else -EINVAL */
 };
 
 /*

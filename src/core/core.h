@@ -390,6 +390,12 @@ struct lnet_ni {
 	int ni_cpp_auto;               /* conns_per_peer the LND derived (0: none) */
 	const struct ulnet_lnd *ni_lnd;
 	void *ni_data;                 /* LND private */
+	/* an NI with a thread of its own (socklnd nscheds 1, ni_thread.c):
+	 * its loop, which lnet_ni_loop() gives its LND, and that thread */
+	struct ul_loop *ni_loop;
+	pthread_t ni_thread;
+	bool ni_has_thread;
+	int ni_thread_stop;
 	uint64_t ni_incarnation;
 	int ni_refcount;               /* list + messages */
 	bool ni_up;                    /* in ln_nis and usable */
@@ -627,6 +633,9 @@ static inline void lnet_cond_broadcast(ulnet_t *ln) { ul_cond_broadcast(&ln->ln_
 static inline uint64_t lnet_now(const ulnet_t *ln) { return ln->ln_clock(ln->ln_clock_arg); }
 #define LNET_NSEC_PER_SEC 1000000000ULL
 
+/* Turn `loop` until *stop (atomic): the progress thread's body, and each
+ * NI thread's (ni_thread.c). */
+void lnet_loop_serve(ulnet_t *ln, struct ul_loop *loop, const int *stop);
 void lnet_log(const ulnet_t *ln, enum ulnet_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* NID text for logs (does not need nid_str.c). */

@@ -18,6 +18,7 @@
 
 #include "core/fault.h"
 #include "core/core.h"
+#include "core/ni_thread.h"
 #include "core/route.h"
 #include "core/router.h"
 #include "core/udsp.h"
@@ -143,29 +144,30 @@ static void lnet_progress_home_netns(ulnet_t *ln)
 		close(fd);
 }
 
-static void *lnet_progress_main(void *arg)
+/* Turn `loop` until *stop: the progress thread's body, and each NI
+ * thread's (ni_thread.c). */
+void lnet_loop_serve(ulnet_t *ln, struct ul_loop *loop, const int *stop)
 {
-	ulnet_t *ln = arg;
 	/* ULNET_OPT_BUSY_POLL: never sleep in epoll_wait; spin on the loop
 	 * (timers still run: run_ready checks them every turn) */
 	bool busy = ln->ln_flags & ULNET_OPT_BUSY_POLL;
 	uint64_t spin_until = 0;
 
 	lnet_progress_home_netns(ln);
-	while (!__atomic_load_n(&ln->ln_stop, __ATOMIC_ACQUIRE)) {
+	while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
 		/* Adaptive spin: for LNET_PROGRESS_SPIN_NS after the loop last
 		 * did something, poll instead of sleeping. A sleeping thread
 		 * must be woken by whoever sends to it (an IPI and a context
 		 * switch, very slow on a VM whose idle vCPUs halt), which costs
 		 * the sender more than the spin costs us. */
 		if (busy) {
-			ul_loop_spin_once(ln->ln_loop);
+			ul_loop_spin_once(loop);
 			continue;
 		}
 		uint64_t now = ul_clock_monotonic(NULL);
-		int n = ul_loop_run_once(ln->ln_loop, now < spin_until ? 0 : -1);
+		int n = ul_loop_run_once(loop, now < spin_until ? 0 : -1);
 
-		if (n > 0 && !busy)
+		if (n > 0)
 			spin_until = ul_clock_monotonic(NULL) + LNET_PROGRESS_SPIN_NS;
 		else if (n == 0 && now < spin_until)
 			/* an idle spin turn: give the CPU to whatever else is
@@ -173,6 +175,13 @@ static void *lnet_progress_main(void *arg)
 			 * whose message this spin waits for) */
 			sched_yield();
 	}
+}
+
+static void *lnet_progress_main(void *arg)
+{
+	ulnet_t *ln = arg;
+
+	lnet_loop_serve(ln, ln->ln_loop, &ln->ln_stop);
 	return NULL;
 }
 
@@ -360,6 +369,8 @@ void ulnet_destroy(ulnet_t *ln)
 		pthread_join(ln->ln_thread, NULL);
 		ln->ln_has_thread = false;
 	}
+	/* and the NIs' own: nothing but this thread runs from here on */
+	lnet_ni_threads_stop_all(ln);
 
 	if (ln->ln_loop) {
 		lnet_ping_target_fini(ln);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/core.h"
+#include "core/ni_thread.h"
 #include "core/udsp.h"
 
 /* --- accessors of lnd.h ------------------------------------------------------- */
@@ -20,7 +21,10 @@ const ulnet_nid_t *lnet_ni_nid(const struct lnet_ni *ni) { return &ni->ni_nid; }
 const struct ulnet_ni_conf *lnet_ni_conf(const struct lnet_ni *ni) { return &ni->ni_conf; }
 void lnet_ni_set_data(struct lnet_ni *ni, void *data) { ni->ni_data = data; }
 void *lnet_ni_data(const struct lnet_ni *ni) { return ni->ni_data; }
-struct ul_loop *lnet_ni_loop(const struct lnet_ni *ni) { return ni->ni_ln->ln_loop; }
+struct ul_loop *lnet_ni_loop(const struct lnet_ni *ni)
+{
+	return ni->ni_loop ? ni->ni_loop : ni->ni_ln->ln_loop;
+}
 void **lnet_ni_lnd_shared(const struct lnet_ni *ni) { return &ni->ni_ln->ln_lnd_shared[ni->ni_lnd->type & 0xff]; }
 uint64_t lnet_ni_now(const struct lnet_ni *ni) { return lnet_now(ni->ni_ln); }
 uint64_t lnet_ni_incarnation(const struct lnet_ni *ni) { return ni->ni_incarnation; }
@@ -195,6 +199,9 @@ int ulnet_ni_add(ulnet_t *ln, const struct ulnet_ni_conf *conf)
 	if (conf->tun.peer_credits < 0 || conf->tun.credits < 0 || conf->tun.peer_timeout < 0 ||
 	    conf->tun.peer_buffer_credits < 0 || conf->tun.conns_per_peer < 0)
 		return -EINVAL;
+	if (conf->sock.nscheds < 0 || conf->sock.nscheds > 1 ||
+	    (conf->sock.nscheds && conf->nid.type != ULNET_LND_TCP))
+		return -EINVAL;
 
 	lnet_lock(ln);
 	if (ln->ln_state != LNET_STATE_RUNNING) {
@@ -219,11 +226,20 @@ int ulnet_ni_add(ulnet_t *ln, const struct ulnet_ni_conf *conf)
 		free(ni);
 		return -EINVAL;
 	}
+	/* its thread first: startup() gives the LND lnet_ni_loop() */
+	if (lnet_ni_wants_thread(ni)) {
+		rc = lnet_ni_thread_start(ni);
+		if (rc) {
+			free(ni);
+			return rc;
+		}
+	}
 	/* startup may block (binding, threads): no lock */
 	rc = lnd->startup(ni);
 	if (rc) {
 		lnet_log(ln, ULNET_LOG_ERROR, "can't start NI %s: %s",
 			 lnet_nidstr(&conf->nid, nidbuf), ulnet_strerror(rc));
+		lnet_ni_loop_release(ni);
 		free(ni);
 		return rc;
 	}
@@ -232,7 +248,9 @@ int ulnet_ni_add(ulnet_t *ln, const struct ulnet_ni_conf *conf)
 	if (lnet_nid2ni_locked(ln, &conf->nid) || ln->ln_state != LNET_STATE_RUNNING) {
 		rc = ln->ln_state != LNET_STATE_RUNNING ? -ESHUTDOWN : -EEXIST;
 		lnet_unlock(ln);
+		lnet_ni_thread_stop(ni);
 		lnd->shutdown(ni);
+		lnet_ni_loop_release(ni);
 		free(ni);
 		return rc;
 	}
@@ -287,7 +305,10 @@ static void lnet_ni_shutdown(ulnet_t *ln, struct lnet_ni *ni)
 
 	lnet_drop_delayed_msg_list(ln, &delayed, "NI shut down");
 	lnet_sendq_flush(ln, &q);
+	/* no callback of its LND runs while shutdown() does */
+	lnet_ni_thread_stop(ni);
 	ni->ni_lnd->shutdown(ni);
+	lnet_ni_loop_release(ni);
 
 	lnet_lock(ln);
 	lnet_ni_decref_locked(ni);

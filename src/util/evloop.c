@@ -130,6 +130,11 @@ uint64_t ul_loop_turn_now(const struct ul_loop *loop)
 	return ul_cur_loop == loop ? loop->turn_now : loop->clock(loop->clock_arg);
 }
 
+bool ul_loop_in_other_turn(const struct ul_loop *loop)
+{
+	return ul_cur_loop && ul_cur_loop != loop;
+}
+
 bool ul_loop_in_turn(const struct ul_loop *loop)
 {
 	return ul_cur_loop == loop;

@@ -86,6 +86,8 @@ int ul_loop_spin_once(struct ul_loop *loop);
  * code they call): true on the progress thread and, with manual progress,
  * inside ulnet_progress(); false for an application's own calls. */
 bool ul_loop_in_turn(const struct ul_loop *loop);
+/* Inside a turn of a loop other than `loop` (another loop's thread). */
+bool ul_loop_in_other_turn(const struct ul_loop *loop);
 /* Make a concurrent ul_loop_run_once() return soon. */
 void ul_loop_wakeup(struct ul_loop *loop);
 

@@ -91,7 +91,7 @@ options lnet large_router_buffers=300 lnet_transaction_timeout=60 lnet_retry_cou
 options lnet lnet_peer_discovery_disabled=1 lnet_health_sensitivity=50 \\
     router_sensitivity_percentage=80
    # ksocklnd: the defaults of every tcp NI
-options ksocklnd peer_credits=16 "conns_per_peer=2" sock_timeout=77 tos=0x20
+options ksocklnd peer_credits=16 "conns_per_peer=2" sock_timeout=77 tos=0x20 nscheds=1
 options lnet live_router_check_interval=10
 EOF
 # --config after them: retry_count 3 wins over lnet_retry_count=1
@@ -169,6 +169,10 @@ run M 0 net show -v --net tcp3
 has out "peer_credits: 4"
 has out "conns_per_peer: 2"
 has out "timeout: 77"
+# nscheds=1: each tcp NI on a thread of its own, named after its net
+CHECKS=$((CHECKS + 1))
+grep -qx "ulnet-tcp3" /proc/"$PID_M"/task/*/comm 2>/dev/null ||
+	fail "ksocklnd.nscheds=1: no thread ulnet-tcp3 in ulnetd ($(cat /proc/"$PID_M"/task/*/comm 2>/dev/null | tr '\n' ' '))"
 # "lnet configure" brings back 0@lo only; "--all" the module parameters'
 # networks, routes and forwarding (and --config's nets)
 run M 0 lnet unconfigure

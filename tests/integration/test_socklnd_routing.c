@@ -7,13 +7,20 @@
  * (127.0.8.3@tcp and 127.0.8.4@tcp1), each node with its own progress
  * thread (R forwards at once: no start-up phase, whose RTE_DISABLED would
  * take the routes down at the first router check, a second in):
- *  - a routed ping and a discovery of B from A (through R, both ways);
+ *  - a routed ping of A from B, a routed ping and a discovery of B from A
+ *    (through R, both ways);
  *  - 64 PUTs of 1 MiB at once, with ACKs, through a router with 4 large
  *    buffers: the connection from A pauses while a message waits for a
  *    buffer (socklnd's delayed receive), and resumes when recv() comes from
  *    another thread; every PUT arrives intact, every ACK returns;
  *  - GETs of 1 MiB through R (the REPLY forwarded back).
+ * All of it twice: R's NIs on the node's one progress thread, then each on
+ * a thread of its own (socklnd nscheds 1, ni_thread.c: named ulnet-tcp and
+ * ulnet-tcp1, gone once the NI is), R's tcp1 NI then on the same address
+ * and port as its tcp NI (127.0.8.6), so that B's connections come in on
+ * the tcp NI's listener and are handed over to the tcp1 NI's thread.
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,13 +33,14 @@
 #define NPUT 64
 #define SZ (1u << 20)
 
-static int add_ni(struct st_node *n, const char *nid, uint16_t port)
+static int add_ni(struct st_node *n, const char *nid, uint16_t port, int nscheds)
 {
 	struct ulnet_ni_conf c = { 0 };
 	int rc = ulnet_nid_parse(nid, &c.nid, NULL);
 
 	if (rc)
 		return rc;
+	c.sock.nscheds = nscheds;
 	c.accept_port = port;
 	c.tun.tos = -1;
 	snprintf(c.accept, sizeof(c.accept), "all");
@@ -56,9 +64,46 @@ static void dump(struct st_node *n, const char *name)
 	pthread_mutex_unlock(&n->mu);
 }
 
-static void test_routed_traffic(void **state)
+static void own_thread(struct ulnet_ni_conf *c)
 {
-	(void)state;
+	c->sock.nscheds = 1;
+}
+
+/* How many of this process's threads have the name `name`. */
+static int threads_named(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+		n += strcmp(comm, name) == 0;
+	}
+	closedir(d);
+	return n;
+}
+
+struct variant {
+	const char *a, *r_tcp, *r_tcp1, *b;
+	bool threads;   /* R's NIs each on a thread of its own */
+};
+
+static void routed_traffic(const struct variant *v)
+{
 	struct st_node a, r, b;
 	uint16_t port = st_port();
 	uint8_t *src = malloc((size_t)NPUT * SZ), *dst = calloc(NPUT, SZ), *got = calloc(1, SZ);
@@ -66,7 +111,7 @@ static void test_routed_traffic(void **state)
 	struct ulnet_ping_peer pp;
 	struct ulnet_routing_info info;
 	struct ulnet_counters c;
-	ulnet_process_id_t tb;
+	ulnet_process_id_t ta, tb;
 	int line = 0;
 
 	assert_non_null(src);
@@ -88,13 +133,18 @@ static void test_routed_traffic(void **state)
 	st_md_init(&gm);
 	for (int i = 0; i < NPUT; i++)
 		st_md_init(&am[i]);
-	if (st_node_start(&a, "127.0.8.2@tcp", port, "all") ||
-	    st_node_start(&r, "127.0.8.3@tcp", port, "all") || add_ni(&r, "127.0.8.4@tcp1", port) ||
-	    st_node_start(&b, "127.0.8.5@tcp1", port, "all")) {
+	if (st_node_start(&a, v->a, port, "all") ||
+	    st_node_start_conf(&r, v->r_tcp, port, "all", NULL, NULL, 0, v->threads ? own_thread : NULL) ||
+	    add_ni(&r, v->r_tcp1, port, v->threads) || st_node_start(&b, v->b, port, "all")) {
 		line = __LINE__;
 		goto out;
 	}
-	if (route(&a, "tcp1", "127.0.8.3@tcp") || route(&b, "tcp", "127.0.8.4@tcp1") ||
+	if (threads_named("ulnet-tcp") != (v->threads ? 1 : 0) ||
+	    threads_named("ulnet-tcp1") != (v->threads ? 1 : 0)) {
+		line = __LINE__;
+		goto out;
+	}
+	if (route(&a, "tcp1", v->r_tcp) || route(&b, "tcp", v->r_tcp1) ||
 	    ulnet_routing_buffers_set(r.ln, ULNET_RTR_POOL_LARGE, 4) ||
 	    ulnet_routing_enable_now(r.ln)) {
 		line = __LINE__;
@@ -102,6 +152,15 @@ static void test_routed_traffic(void **state)
 	}
 	tb.nid = b.nid;
 	tb.pid = ULNET_PID_LUSTRE;
+	/* B pings A first: B dials R's tcp1 NI (with threads, that
+	 * connection comes in on the tcp NI's listener and is handed over) */
+	ta.nid = a.nid;
+	ta.pid = ULNET_PID_LUSTRE;
+	if (ulnet_ping(b.ln, ta, NULL, 0, 5000, &pp) != 0 || pp.nnids < 1 ||
+	    !ulnet_nid_same(&pp.nids[0], &a.nid)) {
+		line = __LINE__;
+		goto out;
+	}
 	/* a routed ping: B's ping info comes back through R */
 	if (ulnet_ping(a.ln, tb, NULL, 0, 5000, &pp) != 0 || pp.nnids < 1 ||
 	    !ulnet_nid_same(&pp.nids[0], &b.nid)) {
@@ -172,6 +231,20 @@ static void test_routed_traffic(void **state)
 		line = __LINE__;
 		goto out;
 	}
+	if (v->threads) {
+		/* B's connections came in on the tcp NI's listener (the same
+		 * address and port) and went to the tcp1 NI's thread */
+		pthread_mutex_lock(&r.mu);
+		bool handed = r.log && strstr(r.log, "for 127.0.8.6@tcp1");
+		pthread_mutex_unlock(&r.mu);
+		ulnet_nid_t n1;
+
+		if (!handed || ulnet_nid_parse(v->r_tcp1, &n1, NULL) || ulnet_ni_del(r.ln, &n1) ||
+		    threads_named("ulnet-tcp1") != 0 || threads_named("ulnet-tcp") != 1) {
+			line = __LINE__;
+			goto out;
+		}
+	}
 out:
 	if (line) {
 		fprintf(stderr, "failed at line %d\n", line);
@@ -196,10 +269,29 @@ out:
 	assert_int_equal(line, 0);
 }
 
+static void test_routed_traffic(void **state)
+{
+	static const struct variant v = { "127.0.8.2@tcp", "127.0.8.3@tcp", "127.0.8.4@tcp1",
+					  "127.0.8.5@tcp1", false };
+
+	(void)state;
+	routed_traffic(&v);
+}
+
+static void test_routed_traffic_ni_threads(void **state)
+{
+	static const struct variant v = { "127.0.8.7@tcp", "127.0.8.6@tcp", "127.0.8.6@tcp1",
+					  "127.0.8.8@tcp1", true };
+
+	(void)state;
+	routed_traffic(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_routed_traffic),
+		cmocka_unit_test(test_routed_traffic_ni_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

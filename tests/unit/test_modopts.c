@@ -441,6 +441,10 @@ static void test_values(void **state)
 	assert_int_equal(mo.tun.tos, 8);
 	arg_ok(&mo, "ksocklnd.tos=-1");
 	assert_int_equal(mo.tun.tos, -1);
+	arg_ok(&mo, "ksocklnd.nscheds=1");   /* each tcp NI on a thread of its own */
+	assert_int_equal(mo.sock.nscheds, 1);
+	arg_ok(&mo, "ksocklnd.nscheds=0");
+	assert_int_equal(mo.sock.nscheds, 0);
 	arg_ok(&mo, "lnet.lnet_numa_range=+3");
 	assert_int_equal(mo.g.numa_range, 3);
 	/* quotes around a --module-option value are dropped */
@@ -464,6 +468,8 @@ static void test_values(void **state)
 	arg_fails("ksocklnd.min_bulk=0", -EINVAL, "out of range (1..");
 	arg_fails("ksocklnd.tx_buffer_size=-5", -EINVAL, "must not be negative");
 	arg_fails("ksocklnd.sock_timeout=-1", -EINVAL, NULL);
+	arg_fails("ksocklnd.nscheds=-1", -EINVAL, "out of range (0 or 1)");
+	arg_fails("ksocklnd.nscheds=2", -EOPNOTSUPP, "one thread per NI at most");
 	arg_fails("lnet.accept=maybe", -EINVAL, "not one of secure, all, none");
 	arg_fails("lnet.accept_port=0", -EINVAL, "not a port");
 	arg_fails("lnet.accept_port_bulk=0", -EINVAL,

@@ -262,6 +262,7 @@ void ctl_ni_conf_defaults(const struct ctl_ctx *ctx, struct ulnet_ni_conf *conf)
 	SDEF(nagle);
 	SDEF(min_reconnectms);
 	SDEF(max_reconnectms);
+	SDEF(nscheds);
 #undef SDEF
 }
 

@@ -396,7 +396,7 @@ static int h_ktun(struct mo_call *c)
 
 enum { KS_SOCK_TIMEOUT, KS_KEEPALIVE, KS_KA_IDLE, KS_KA_COUNT, KS_KA_INTVL, KS_MIN_BULK,
        KS_ZC_MIN, KS_CSUM, KS_NBZC, KS_TYPED, KS_NAGLE, KS_TXBUF, KS_RXBUF, KS_MIN_RC,
-       KS_MAX_RC };
+       KS_MAX_RC, KS_NSCHEDS };
 
 /* A "<= 0 is off" tunable: ulnet's off is -1, else lo..hi. */
 static int ks_off_or(struct mo_call *c, int *dst, long long hi)
@@ -431,6 +431,17 @@ static int h_ksock(struct mo_call *c)
 			return why(c, -EINVAL, "%lld is out of range (0..86400)", n);
 		/* 0: the global lnd_timeout, as in the kernel */
 		s->sock_timeout = n == 0 ? -1 : (int)n;
+		return 0;
+	case KS_NSCHEDS:
+		/* the kernel's: scheduler threads per CPT, 0 for its own
+		 * count; ulnet's: 0 every NI on the node's one progress
+		 * thread, 1 a thread for each tcp NI (ni_thread.c) */
+		if (n < 0)
+			return why(c, -EINVAL, "%lld is out of range (0 or 1)", n);
+		if (n > 1)
+			return why(c, -EOPNOTSUPP, "not supported by ulnet: %lld (ulnet runs one thread "
+				   "per NI at most: 0, the node's one thread, or 1, a thread of each NI's own)", n);
+		s->nscheds = (int)n;
 		return 0;
 	case KS_KEEPALIVE:
 		return ks_off_or(c, &s->keepalive, 86400);
@@ -546,7 +557,7 @@ static const struct mo_param params[] = {
 	{ "ksocklnd", "peer_credits", T_INT, h_ktun, KT_PEER_CREDITS, NULL },
 	{ "ksocklnd", "peer_buffer_credits", T_INT, h_ktun, KT_PBC, NULL },
 	{ "ksocklnd", "peer_timeout", T_INT, h_ktun, KT_PEER_TIMEOUT, NULL },
-	{ "ksocklnd", "nscheds", T_INT, mo_h_unsup, 0, "ulnet has no scheduler threads (one event loop)" },
+	{ "ksocklnd", "nscheds", T_INT, h_ksock, KS_NSCHEDS, NULL },
 	{ "ksocklnd", "nconnds", T_INT, mo_h_unsup, 0, "ulnet has no connection daemons (one event loop)" },
 	{ "ksocklnd", "nconnds_max", T_INT, mo_h_unsup, 0, "ulnet has no connection daemons (one event loop)" },
 	{ "ksocklnd", "min_reconnectms", T_INT, h_ksock, KS_MIN_RC, NULL },

@@ -288,10 +288,29 @@ static void ksock_acc_reply_old(struct ksock_conn *c)
 		return;
 }
 
+/* A connection handed over to an NI on another loop (ni_thread.c): off
+ * this loop, onto that one. The kick (which holds a reference) is queued
+ * before the socket starts there: from then on that NI's thread may use
+ * and close it, and this thread touches it no more. */
+static void ksock_conn_move_loop(struct ksock_conn *c, struct ul_loop *from)
+{
+	struct ksock_net *net = c->net;
+
+	ul_io_stop(from, &c->io);
+	ksock_lock(net);
+	ksock_kick_conn_locked(c);
+	ksock_unlock(net);
+	if (ul_io_start(net->loop, &c->io, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0)
+		/* its handshake deadline (the reaper) closes it */
+		lnet_ni_log(net->ni, ULNET_LOG_ERROR, "acceptor: %s: can't watch the socket on the NI's loop",
+			    c->addrstr);
+}
+
 /* Read the acceptor request (reference §1.3). */
 void ksock_acc_readable(struct ksock_conn *c)
 {
-	struct ksock_net *net = c->net;
+	struct ksock_net *net = c->net, *from = net;
+	bool from_loop;
 	char nb[ULNET_NIDSTR_SIZE], mb[ULNET_NIDSTR_SIZE];
 	struct lnet_acceptor_req req;
 	uint32_t magic, version;
@@ -342,6 +361,7 @@ void ksock_acc_readable(struct ksock_conn *c)
 	}
 	if (!ulnet_nid_same(&req.target, &net->nid) && ksock_lgroup_hand_over(c, &req.target))
 		net = c->net;   /* another NI on this address and port: its connection */
+	from_loop = net->loop != from->loop;
 	if (!ulnet_nid_same(&req.target, &net->nid)) {
 		ksock_hs_fail(c, -EPERM, "refusing connection to %s: %s (I am %s)",
 			      ksock_nidstr(&req.target, nb),
@@ -356,6 +376,13 @@ void ksock_acc_readable(struct ksock_conn *c)
 	memmove(c->hs_in, c->hs_in + need, c->hs_have - need);
 	c->hs_have -= need;
 	c->state = KSOCK_CS_HELLO;
+	if (from_loop) {
+		/* that NI runs on a thread of its own: its loop takes the
+		 * socket, and reads the HELLO there (some may be in hs_in
+		 * already, which no edge would announce: the kick looks) */
+		ksock_conn_move_loop(c, from->loop);
+		return;
+	}
 	ksock_hs_readable(c);
 	return;
 

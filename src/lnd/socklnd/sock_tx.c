@@ -506,6 +506,10 @@ static void ksock_conn_unhold_locked(struct ksock_conn *c)
 #ifndef KSOCK_COALESCE_NS
 #define KSOCK_COALESCE_NS 5000u
 #endif
+/* a send from another NI's loop thread this large goes to ours (see
+ * ksock_conn_push_locked()); smaller ones are written at once, a thread
+ * hop costing more than their copy */
+#define KSOCK_HANDOFF_MIN (64u << 10)
 /* a deferred queue past this is written by the caller anyway */
 #define KSOCK_COALESCE_MAX (64u << 10)
 
@@ -583,6 +587,14 @@ static KSOCK_ALWAYS_INLINE void ksock_conn_push_locked(struct ksock_conn *c, str
 
 		if (net->in_defer_flush && in_turn) {
 			ksock_conn_defer_locked(c);   /* the flush's next round */
+			return;
+		}
+		/* another NI's thread (nscheds 1) sends a large payload on:
+		 * a router forwarding it. Our thread writes it, so that this
+		 * copy runs beside that thread's next receive instead of
+		 * after it */
+		if (!in_turn && tx->nob >= KSOCK_HANDOFF_MIN && ul_loop_in_other_turn(net->loop)) {
+			ksock_conn_defer_locked(c);
 			return;
 		}
 		/* an application's send (not the loop's ACKs/REPLYs); with

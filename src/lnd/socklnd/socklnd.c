@@ -286,6 +286,8 @@ static void ksock_kick_cb(struct ul_timer *t)
 		ksock_unlock(net);
 		if (c->state == KSOCK_CS_UP)
 			ksock_conn_rx(c);
+		else if (c->state == KSOCK_CS_HELLO)   /* moved here from another loop */
+			ksock_hs_readable(c);
 		ksock_conn_put(c);
 	}
 	if (connect) {
