@@ -216,6 +216,10 @@ struct ksock_net *ksock_lgroup_hand_over(struct ksock_conn *c, const ulnet_nid_t
 		} else {
 			c->net = to;
 			c->id = ++to->next_conn_id;
+			/* a fresh handshake deadline: `to` may run on a thread
+			 * of its own (nscheds 1), whose reaper must not close
+			 * the connection while this thread still reads it */
+			c->hs_deadline = ksock_now(to) + (uint64_t)KSOCK_ACCEPT_TIMEOUT_S * KSOCK_NS_PER_S;
 			c->next = to->hs_conns;
 			to->hs_conns = c;
 			c->on_list = true;
