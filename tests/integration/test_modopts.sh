@@ -237,8 +237,8 @@ refused "lnet.networks: tcp(nosuch0): no IPv4 address on interface nosuch0 (errn
 refused "ksocklnd.peer_credits: peer_credits 512 exceeds credits 256" \
 	--module-option ksocklnd.peer_credits=512
 # ko2iblnd: what the o2ib LND does not do (-95), a bad value (-22)
-refused "--module-option: ko2iblnd.conns_per_peer: not supported by ulnet: 2" \
-	--module-option ko2iblnd.conns_per_peer=2
+refused "--module-option: ko2iblnd.conns_per_peer: 128 is out of range (0..127)" \
+	--module-option ko2iblnd.conns_per_peer=128
 refused "--module-option: ko2iblnd.service: 0 is not a port (1..65535) (errno -22)" \
 	--module-option ko2iblnd.service=0
 printf 'options ko2iblnd cksum=1 timeout=20\noptions ko2iblnd fmr_pool_size=2048\n' >"$T/o2ib.conf"

@@ -21,11 +21,10 @@ has() { # has TEXT: in stdout or stderr of the last command
 	grep -qF -- "$1" "$T/out" "$T/err" || fail "'$LAST' lacks '$1': $OUT $ERR"
 }
 
-# o2ib tunables the LND cannot take: -95 (conns_per_peer > 1) or -22 (out
-# of range), named, before the NI is tried
-run A 234 net add --nid 127.0.0.1@o2ib --conns-per-peer 2
-has "errno: -95"
-has "o2ib LND tunable 'conns_per_peer' is not supported"
+# o2ib tunables out of range: -22, named, before the NI is tried
+run A 234 net add --nid 127.0.0.1@o2ib --conns-per-peer 128
+has "errno: -22"
+has "o2ib LND tunable 'conns_per_peer': value out of range"
 run A 234 net add --nid 127.0.0.1@o2ib --tos 300
 has "errno: -22"
 has "o2ib LND tunable 'tos': value out of range"
@@ -37,11 +36,11 @@ net:
       local NI(s):
         - nid: 127.0.0.1@o2ib
           lnd tunables:
-              conns_per_peer: 4
+              conns_per_peer: 200
 EOF
 run A 234 import "$T/o2ib.yaml"
 has "conns_per_peer"
-has "-95"
+has "-22"
 alive A
 
 # lnetctl's o2ib lnd tunables: fmr_* other than the kernel's defaults are

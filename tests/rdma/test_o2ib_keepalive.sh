@@ -7,9 +7,11 @@
 # same moment (the host says go once both NIs are up; each polls for it
 # every 20 ms): the connects cross (a connection race, which the nid hash
 # settles) or one side finds the other's connection already there; both
-# pings answer. Then 8 s without traffic: each
-# side sends NOOPs on its connection (at least 2, each after 2 s idle or
-# more), all on one connection; pings both ways go over it afterwards
+# pings answer. A reconnect after a race rejection that was on its way when
+# the winner's connection came up is accepted and kept beside it, as the
+# kernel keeps both (docs/o2iblnd.md): one or two connections. Then 8 s
+# without traffic: each side sends NOOPs on its connections (at least 2,
+# each after 2 s idle or more); pings both ways go over them afterwards
 # without a new connection being made.
 # Skips (77) as a user, without the rig's packages or kernel, or when the
 # build has no o2ib LND.
@@ -45,10 +47,10 @@ while [ ! -e /host/go ] && [ \$n -gt 0 ]; do sleep 0.02; n=\$((n - 1)); done
 [ -e /host/go ]
 ulrig_retry 5 1 \$C ping $2@o2ib >/tmp/ping1.log
 grep "primary nid" /tmp/ping1.log
-echo "established after the race: \$(grep -c "established (" \$L)"
 ulrig_mark pinged-$1
 ulrig_wait_file pinged-$((3 - $1)) 60
 sleep 8   # idle: NOOPs every $KEEPALIVE s or so
+echo "established after the race: \$(grep -c "established (" \$L)"
 ulrig_mark idle-$1
 ulrig_wait_file idle-$((3 - $1)) 60
 \$C ping $2@o2ib | grep "primary nid"
@@ -84,13 +86,13 @@ for i in 1 2; do
 	# keepalive NOOPs: after KEEPALIVE s idle or more, all on one connection
 	noops=$(grep "NOOP posted" "$log" 2>/dev/null | awk -v k=$((KEEPALIVE * 1000)) '{ for (i = 1; i < NF; i++) if ($i == "idle" && $(i + 1) + 0 >= k) n++ } END { print n + 0 }')
 	conns=$(grep "NOOP posted" "$log" 2>/dev/null | sed 's/.*o2iblnd: \([^:]*\): NOOP.*/\1/' | sort -u | wc -l)
-	if [[ $noops -lt 2 || $conns != 1 ]]; then
-		echo "FAIL: guest $i: $noops keepalive NOOPs (2 at least expected) on $conns connections (1 expected)"
-		FAILS=$((FAILS + 1))
-	fi
-	# no connection made after the race settled
+	# no connection made after the race settled; one or two up
 	n1=$(awk '/^established after the race:/ { print $NF }' "$(rig_log "$i")" 2>/dev/null)
 	n2=$(awk '/^established at the end:/ { print $NF }' "$(rig_log "$i")" 2>/dev/null)
+	if [[ $noops -lt 2 || $conns -lt 1 || $conns -gt 2 ]]; then
+		echo "FAIL: guest $i: $noops keepalive NOOPs (2 at least expected) on $conns connections (1 or 2 expected)"
+		FAILS=$((FAILS + 1))
+	fi
 	if [[ -z $n1 || $n1 != "${n2:-}" ]]; then
 		echo "FAIL: guest $i: connections established: ${n1:-?} after the race, ${n2:-?} at the end"
 		FAILS=$((FAILS + 1))
@@ -102,7 +104,7 @@ echo "the simultaneous connects (both logs; a race shows as a rejection, reason 
 grep -hE "o2iblnd: .*(connecting|accepted|established|rejected|race|replaced)" \
 	"$RIG_SHARE"/ulnetd-1.log "$RIG_SHARE"/ulnetd-2.log 2>/dev/null | sed 's/^/  /' | head -12
 if grep -q "connection race (we win)" "$RIG_SHARE"/ulnetd-[12].log 2>/dev/null; then
-	echo "  -> the connects crossed: a connection race, settled with one connection"
+	echo "  -> the connects crossed: a connection race, settled by the nid hash"
 else
 	echo "  -> the connects did not cross this time (one side found the other's connection)"
 fi

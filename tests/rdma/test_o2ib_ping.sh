@@ -11,8 +11,9 @@
 # CONNREQ/CONNACK carry one, and every message is checked: the brw above
 # pass only if they match), service port 18515 (not 987), timeout 20,
 # keepalive 30, ntx 1024; net show -v prints them.
-# Also: net show -v prints the o2ib lnd tunables; an unimplemented o2ib
-# tunable (conns_per_peer 2) is refused naming it; a hostile peer
+# Also: net show -v prints the o2ib lnd tunables; an o2ib tunable out of
+# range (conns_per_peer 128) is refused naming it; with conns_per_peer 2 a
+# node makes two connections to a new peer; a hostile peer
 # (prog_o2ib_hostile: garbage CONNREQ, queue depth too large, a malformed
 # message on a connection) is rejected / disconnected and logged, and the
 # node still answers pings; two connections of one peer instance (what a
@@ -76,6 +77,7 @@ priv() { # NAME MODULE-OPTIONS...: a ulnetd pinging guest 2
 	ulnetctl --ctl \$D/\$n.sock net add --net o2ib --if eth0
 	r=0
 	timeout 40 ulnetctl --ctl \$D/\$n.sock ping $B@o2ib --timeout 15 >/tmp/\$n.out 2>&1 || r=\$?
+	sleep 1   # connections beside the ping's (conns_per_peer) come up too
 	kill \$P; wait \$P
 	echo "\$n: ping exit \$r"; cat /tmp/\$n.out
 	return \$r
@@ -85,6 +87,11 @@ if priv unpriv --module-option ko2iblnd.use_privileged_port=0; then
 fi
 ulrig_retry 3 1 priv privileged
 grep "bound to port" /host/ulnetd-privileged.log | head -1
+# conns_per_peer 2: two connections to guest 2 at once, both established
+ulrig_retry 3 1 priv cpp2 --module-option ko2iblnd.conns_per_peer=2
+n=\$(grep -c "$B@o2ib conn#[0-9]*: established (active" /host/ulnetd-cpp2.log || true)
+echo "conns_per_peer 2: \$n connections established to $B@o2ib"
+[ "\$n" -ge 2 ] || { echo "FAIL: conns_per_peer 2 made \$n connections"; exit 1; }
 ulrig_mark priv-done
 ulrig_mark ulnetd-down-1
 timeout 200 ulst -v $O2 --nid $A@o2ib serve --duration 190 >/host/serve.log 2>&1 &
@@ -102,9 +109,9 @@ ulrig_mark ni-2
 ulrig_wait_file ni-1 120
 ulrig_retry 10 1 \$C ping $A@o2ib
 \$C discover $A@o2ib
-# an o2ib tunable the LND does not implement: refused, naming it
-if \$C net add --net o2ib1 --if eth0 --conns-per-peer 2 >/tmp/cpp.out 2>&1; then
-	echo "FAIL: conns_per_peer 2 accepted"; exit 1
+# an o2ib tunable out of range: refused, naming it
+if \$C net add --net o2ib1 --if eth0 --conns-per-peer 128 >/tmp/cpp.out 2>&1; then
+	echo "FAIL: conns_per_peer 128 accepted"; exit 1
 fi
 cat /tmp/cpp.out
 grep -q "conns_per_peer" /tmp/cpp.out

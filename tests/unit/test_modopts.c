@@ -238,8 +238,8 @@ static void test_o2ib_refusals(void **state)
 		assert_int_equal(rc, strcmp(o2ib_all[i], "ipif_name") ? -EINVAL : -EOPNOTSUPP);
 		modopts_free(&mo);
 	}
-	arg_fails("ko2iblnd.conns_per_peer=2", -EOPNOTSUPP,
-		  "ko2iblnd.conns_per_peer: not supported by ulnet: 2 (the o2ib LND makes one connection per peer)");
+	arg_fails("ko2iblnd.conns_per_peer=128", -EINVAL,
+		  "ko2iblnd.conns_per_peer: 128 is out of range (0..127)");
 	arg_fails("ko2iblnd.fmr_pool_size=1024", -EOPNOTSUPP, "only fmr_pool_size=512");
 	arg_fails("ko2iblnd.fmr_flush_trigger=10", -EOPNOTSUPP, "only fmr_flush_trigger=384");
 	arg_fails("ko2iblnd.fmr_cache=0", -EOPNOTSUPP, "only fmr_cache=1");

@@ -157,10 +157,15 @@ static void test_tunables_conf(void **state)
 	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), -EINVAL);
 	assert_string_equal(what, "service");
 	o->service = 0;
-	conf.tun.conns_per_peer = 2;
-	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), -EOPNOTSUPP);
+	conf.tun.conns_per_peer = 2;   /* two connections to each new peer */
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), 0);
+	assert_int_equal(t.conns_per_peer, 2);
+	conf.tun.conns_per_peer = 128;
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), -EINVAL);
 	assert_string_equal(what, "conns_per_peer");
-	conf.tun.conns_per_peer = 1;
+	conf.tun.conns_per_peer = 0;   /* the kernel's 0 is 1 */
+	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), 0);
+	assert_int_equal(t.conns_per_peer, 1);
 	o->timeout = -2;
 	assert_int_equal(kib_tunables_setup(&t, &conf, 0, &what), -EINVAL);
 	assert_string_equal(what, "timeout");

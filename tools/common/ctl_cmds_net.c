@@ -279,9 +279,8 @@ int ctl_o2ib_tunables_check(const struct ulnet_ni_conf *conf, char *msg, size_t 
 	 * as the NI's failure to start */
 	rc = kib_tunables_setup(&t, conf, 0, &what);
 	if (rc == -EOPNOTSUPP)
-		snprintf(msg, len, "o2ib LND tunable '%s' is not supported by ulnet: only %s", what,
-			 strcmp(what, "conns_per_peer") == 0 ? "1 (one connection per peer)"
-							      : "the default");
+		snprintf(msg, len, "o2ib LND tunable '%s' is not supported by ulnet: only the default",
+			 what);
 	else if (rc < 0)
 		snprintf(msg, len, "o2ib LND tunable '%s': value out of range (docs/o2iblnd.md)",
 			 what);

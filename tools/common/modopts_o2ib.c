@@ -62,10 +62,9 @@ static int h_ko2ib(struct mo_call *c)
 		return 0;
 	case KO_CPP:
 		/* the kernel takes 0 as 1 */
-		if (n > 1)
-			return why(c, -EOPNOTSUPP, "not supported by ulnet: %lld (the o2ib LND makes "
-				   "one connection per peer)", n);
-		t->conns_per_peer = 1;
+		if (n > KIB_MAX_CONNS_PER_PEER)
+			return why(c, -EINVAL, "%lld is out of range (0..%d)", n, KIB_MAX_CONNS_PER_PEER);
+		t->conns_per_peer = n ? (int)n : 1;
 		return 0;
 	case KO_NTX:
 		if (n < 1)

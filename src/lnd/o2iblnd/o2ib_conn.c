@@ -188,6 +188,19 @@ int kib_connect_peer(struct kib_peer *peer)
 	return 0;
 }
 
+/* A peer with no connection: conns_per_peer connects at once, as the
+ * kernel's kiblnd_launch_tx() does for a new peer (a reconnect after a
+ * rejection is one, as there). Stops at a failure, which may have freed
+ * the peer. */
+void kib_connect_peer_all(struct kib_peer *peer)
+{
+	int n = peer->net->tun.conns_per_peer;
+
+	for (int i = 0; i < n; i++)
+		if (kib_connect_peer(peer) < 0)
+			break;
+}
+
 static void kib_send_connreq(struct kib_conn *c)
 {
 	struct kib_net *net = c->net;

@@ -231,6 +231,7 @@ void kib_destroy_conn(struct kib_conn *conn);   /* locked, loop thread */
 void kib_conn_decref(struct kib_conn *conn);    /* locked */
 void kib_peer_connect_failed(struct kib_peer *peer, int error, const char *why);
 void kib_peer_unlink_conn(struct kib_peer *peer, struct kib_conn *c);
+void kib_connect_peer_all(struct kib_peer *peer);
 struct kib_conn *kib_peer_send_conn(struct kib_peer *peer);
 void kib_conn_established(struct kib_conn *conn); /* locked */
 

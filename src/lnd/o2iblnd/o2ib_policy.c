@@ -71,11 +71,10 @@ int kib_tunables_setup(struct kib_tunables *t, const struct ulnet_ni_conf *conf,
 	 * ours is its default (this bounds the tx pool's memory too) */
 	if (t->ntx / 4 > t->fmr_pool_size)
 		BAD("ntx", -EINVAL);
-	if (conf->tun.conns_per_peer < 0)
+	/* the kernel's 0 is 1; ksocklnd's bound (lnetctl's for both) */
+	if (conf->tun.conns_per_peer < 0 || conf->tun.conns_per_peer > KIB_MAX_CONNS_PER_PEER)
 		BAD("conns_per_peer", -EINVAL);
-	if (conf->tun.conns_per_peer > 1)
-		BAD("conns_per_peer", -EOPNOTSUPP);  /* one connection per peer for now */
-	t->conns_per_peer = 1;
+	t->conns_per_peer = conf->tun.conns_per_peer ? conf->tun.conns_per_peer : 1;
 	/* a day at most: it is also rdma_cm's resolution timeout, in ms */
 	if (o->timeout == -1)
 		t->timeout = lnd_timeout > 0 && lnd_timeout <= KIB_TIMEOUT_MAX ? lnd_timeout

@@ -136,7 +136,7 @@ static void kib_kick_work(struct ul_work *w)
 		n = l->next;
 		if (!net->shutdown && !p->conn && !p->connecting && !p->accepting &&
 		    !kib_list_empty(&p->tx_queue) && now >= p->retry_at)
-			kib_connect_peer(p);
+			kib_connect_peer_all(p);
 	}
 	kib_unlock(net);
 }
@@ -193,7 +193,7 @@ static void kib_tick_cb(struct ul_timer *t)
 		}
 		if (!p->conn && !p->connecting && !p->accepting && !kib_list_empty(&p->tx_queue) &&
 		    now >= p->retry_at)
-			kib_connect_peer(p);
+			kib_connect_peer_all(p);
 		else
 			kib_peer_maybe_free(p);
 	}
