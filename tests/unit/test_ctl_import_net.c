@@ -170,7 +170,7 @@ static void test_o2ib_lnd_tunables(void **state)
 		{ "              fmr_pool_size: 1024\n", "errno: -95", "'fmr_pool_size: 1024'" },
 		{ "              fmr_cache: 0\n              fmr_flush_trigger: 10\n", "errno: -95",
 		  "'fmr_flush_trigger: 10'" },
-		{ "              conns_per_peer: 2\n", "errno: -95", "'conns_per_peer'" },
+		{ "              conns_per_peer: 200\n", "errno: -22", "'conns_per_peer'" },
 		{ "              ntx: 4096\n", "errno: -22", "'ntx'" },
 		{ "              tos: 300\n", "errno: -22", "'tos'" },
 		{ "              nqps: 4\n", "errno: -95", "'nqps'" },
@@ -187,14 +187,16 @@ static void test_o2ib_lnd_tunables(void **state)
 	}
 	assert_int_equal(fake_o2ib_started, 0);
 
-	/* net add: tos takes effect on o2ib now; conns_per_peer 2 does not */
+	/* net add: tos and conns_per_peer take effect on o2ib; 128
+	 * connections per peer are out of range */
 	assert_int_equal(ctl_run_line(&f->ctx, &f->rp, NULL, 0,
-				      "net add --nid 10.9.9.8@o2ib --conns-per-peer 2"), 234);
-	ctl_has(&f->rp.err, "errno: -95", "conns-per-peer 2");
-	ctl_has(&f->rp.err, "o2ib LND tunable 'conns_per_peer' is not supported by ulnet", "cpp");
+				      "net add --nid 10.9.9.8@o2ib --conns-per-peer 128"), 234);
+	ctl_has(&f->rp.err, "errno: -22", "conns-per-peer 128");
+	ctl_has(&f->rp.err, "o2ib LND tunable 'conns_per_peer': value out of range", "cpp");
 	assert_int_equal(ctl_run_line(&f->ctx, &f->rp, NULL, 0,
-				      "net add --nid 10.9.9.8@o2ib --tos 7"), 0);
+				      "net add --nid 10.9.9.8@o2ib --tos 7 --conns-per-peer 2"), 0);
 	assert_int_equal(fake_o2ib_seen.tun.tos, 7);
+	assert_int_equal(fake_o2ib_seen.tun.conns_per_peer, 2);
 	assert_int_equal(ctl_run_line(&f->ctx, &f->rp, NULL, 0, "net show -v --net o2ib"), 0);
 	ctl_has(&f->rp.out, "tos: 7", "net show -v");
 	ctl_has(&f->rp.out, "ntx: 512", "net show -v");
