@@ -123,6 +123,9 @@ ULNET_API ulnet_pid_t ulnet_pid(const ulnet_t *ln);
 
 /* --- network interfaces ------------------------------------------------------ */
 
+/* conns_per_peer's upper bound, as lnetctl's and ksocklnd's */
+#define ULNET_MAX_CONNS_PER_PEER 127
+
 /* Tunables of an NI; a 0 field takes the kernel's default. */
 struct ulnet_ni_tunables {
 	int peer_timeout;        /* s, default 180 */
@@ -130,7 +133,8 @@ struct ulnet_ni_tunables {
 	int peer_buffer_credits; /* default 0 */
 	int credits;             /* default 256 */
 	int conns_per_peer;      /* socklnd: 0 from the link speed, as ksocklnd; o2ib: 0 is 1,
-				  * connections made at once to a new peer (1..127) */
+				  * connections made at once to a new peer; at most
+				  * ULNET_MAX_CONNS_PER_PEER for both (lnetctl's bound) */
 	int tos;                 /* socklnd, -1 = leave (default) */
 };
 
@@ -167,7 +171,7 @@ struct ulnet_sock_tunables {
 /*
  * o2ib LND tunables (the ko2iblnd module parameters of the same names, and
  * the o2ib "lnd tunables" of lnetctl; docs/o2iblnd.md). 0 takes ko2iblnd's
- * default. The NI's conns_per_peer (1..127) and tos are in its
+ * default. The NI's conns_per_peer and tos are in its
  * ulnet_ni_tunables. In a ulnet_ni_info the values the NI runs with
  * (cksum 0 or 1, keepalive 0 for never, retry counts as they are).
  */

@@ -35,14 +35,13 @@ static void *lnet_ni_thread_main(void *arg)
 
 bool lnet_ni_wants_thread(const struct lnet_ni *ni)
 {
-	return ni->ni_nid.type == ULNET_LND_TCP && ni->ni_conf.sock.nscheds == 1;
+	return ni->ni_conf.sock.nscheds == 1;   /* tcp NIs only: ulnet_ni_add() */
 }
 
 int lnet_ni_thread_start(struct lnet_ni *ni)
 {
 	ulnet_t *ln = ni->ni_ln;
-	char nid[ULNET_NIDSTR_SIZE], name[16];
-	const char *at;
+	char nid[ULNET_NIDSTR_SIZE], net[ULNET_NETSTR_SIZE], name[16];
 	int rc;
 
 	if (!ln->ln_has_thread) {
@@ -63,11 +62,12 @@ int lnet_ni_thread_start(struct lnet_ni *ni)
 	}
 	ni->ni_has_thread = true;
 	/* seen in top -H and /proc/PID/task/TID/comm: "ulnet-tcp1" */
-	lnet_nidstr(&ni->ni_nid, nid);
-	at = strchr(nid, '@');
-	snprintf(name, sizeof(name), "ulnet-%.9s", at ? at + 1 : nid);   /* 15 chars at most */
+	if (ulnet_net_format(ulnet_nid_net(&ni->ni_nid), net, sizeof(net)) < 0)
+		snprintf(net, sizeof(net), "?");
+	snprintf(name, sizeof(name), "ulnet-%.9s", net);   /* 15 chars at most */
 	(void)pthread_setname_np(ni->ni_thread, name);
-	lnet_log(ln, ULNET_LOG_DEBUG, "NI %s: runs on a thread of its own (%s)", nid, name);
+	lnet_log(ln, ULNET_LOG_DEBUG, "NI %s: runs on a thread of its own (%s)",
+		 lnet_nidstr(&ni->ni_nid, nid), name);
 	return 0;
 }
 

@@ -166,7 +166,7 @@ static void test_cpp_set_one_refuses_second(void **state)
 static void test_kernel_cpp_beyond_max_refused(void **state)
 {
 	static struct st_node n;
-	static struct raw r[KSOCK_MAX_CONNS_PER_PEER + 1];
+	static struct raw r[ULNET_MAX_CONNS_PER_PEER + 1];
 	const char *ip = "127.0.6.11", *nid = "127.0.6.11@tcp";
 	int t;
 
@@ -174,19 +174,19 @@ static void test_kernel_cpp_beyond_max_refused(void **state)
 	if (!priv_or_skip())
 		return;
 	assert_int_equal(node_start(&n, U_NID, NULL), 0);
-	for (int i = 0; i < KSOCK_MAX_CONNS_PER_PEER; i++) {
+	for (int i = 0; i < ULNET_MAX_CONNS_PER_PEER; i++) {
 		t = raw_connect(&r[i], ip, U_IP, KSOCK_PROTO_V3, false, SOCKLND_CONN_BULK_IN, nid, U_NID, 78,
 				NULL);
 		if (t != SOCKLND_CONN_BULK_OUT)
 			fail_msg("BULK_IN #%d answered %d", i + 1, t);
 	}
-	t = raw_connect(&r[KSOCK_MAX_CONNS_PER_PEER], ip, U_IP, KSOCK_PROTO_V3, false,
+	t = raw_connect(&r[ULNET_MAX_CONNS_PER_PEER], ip, U_IP, KSOCK_PROTO_V3, false,
 			SOCKLND_CONN_BULK_IN, nid, U_NID, 78, NULL);
 	assert_int_equal(t, SOCKLND_CONN_NONE);
-	assert_true(raw_closed(r[KSOCK_MAX_CONNS_PER_PEER].fd));
+	assert_true(raw_closed(r[ULNET_MAX_CONNS_PER_PEER].fd));
 	assert_true(st_wait_log(&n, "refusing connection: duplicate", nid));
 	assert_int_equal(log_count(&n, "refusing connection", NULL), 1);
-	for (int i = 0; i <= KSOCK_MAX_CONNS_PER_PEER; i++)
+	for (int i = 0; i <= ULNET_MAX_CONNS_PER_PEER; i++)
 		raw_close(&r[i]);
 	node_stop(&n);
 }

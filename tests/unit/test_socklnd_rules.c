@@ -200,7 +200,7 @@ static void test_passive_cpp(void **state)
 {
 	(void)state;
 	assert_int_equal(ksock_passive_cpp(1), 1);   /* set to 1: refuse a second, as the kernel */
-	assert_int_equal(ksock_passive_cpp(0), KSOCK_MAX_CONNS_PER_PEER);
+	assert_int_equal(ksock_passive_cpp(0), ULNET_MAX_CONNS_PER_PEER);
 	assert_int_equal(ksock_passive_cpp(2), 2);
 	assert_int_equal(ksock_passive_cpp(127), 127);
 }

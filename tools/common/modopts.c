@@ -379,8 +379,8 @@ static int h_ktun(struct mo_call *c)
 		break;
 	case KT_CPP:
 		/* 0: derived from the link speed at NI startup, as the kernel's */
-		if (n > 127)
-			return why(c, -EINVAL, "%lld is out of range (0..127)", n);
+		if (n > ULNET_MAX_CONNS_PER_PEER)
+			return why(c, -EINVAL, "%lld is out of range (0..%d)", n, ULNET_MAX_CONNS_PER_PEER);
 		t->conns_per_peer = (int)n;
 		break;
 	case KT_TOS:

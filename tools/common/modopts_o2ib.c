@@ -62,8 +62,8 @@ static int h_ko2ib(struct mo_call *c)
 		return 0;
 	case KO_CPP:
 		/* the kernel takes 0 as 1 */
-		if (n > KIB_MAX_CONNS_PER_PEER)
-			return why(c, -EINVAL, "%lld is out of range (0..%d)", n, KIB_MAX_CONNS_PER_PEER);
+		if (n > ULNET_MAX_CONNS_PER_PEER)
+			return why(c, -EINVAL, "%lld is out of range (0..%d)", n, ULNET_MAX_CONNS_PER_PEER);
 		t->conns_per_peer = n ? (int)n : 1;
 		return 0;
 	case KO_NTX:

@@ -71,8 +71,8 @@ int kib_tunables_setup(struct kib_tunables *t, const struct ulnet_ni_conf *conf,
 	 * ours is its default (this bounds the tx pool's memory too) */
 	if (t->ntx / 4 > t->fmr_pool_size)
 		BAD("ntx", -EINVAL);
-	/* the kernel's 0 is 1; ksocklnd's bound (lnetctl's for both) */
-	if (conf->tun.conns_per_peer < 0 || conf->tun.conns_per_peer > KIB_MAX_CONNS_PER_PEER)
+	/* the kernel's 0 is 1 */
+	if (conf->tun.conns_per_peer < 0 || conf->tun.conns_per_peer > ULNET_MAX_CONNS_PER_PEER)
 		BAD("conns_per_peer", -EINVAL);
 	t->conns_per_peer = conf->tun.conns_per_peer ? conf->tun.conns_per_peer : 1;
 	/* a day at most: it is also rdma_cm's resolution timeout, in ms */

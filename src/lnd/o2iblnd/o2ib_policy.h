@@ -30,8 +30,6 @@ static inline int kib_rx_msgs(int queue_depth) { return queue_depth * 2 + KIB_OO
 
 /* The LND tunables of an NI, resolved as the kernel's kiblnd_tunables_setup()
  * and module parameters (o2iblnd_modparams.c). */
-#define KIB_MAX_CONNS_PER_PEER 127
-
 struct kib_tunables {
 	int peer_credits;       /* queue depth asked for */
 	int peercredits_hiw;    /* credits to return that trigger a NOOP */
@@ -39,7 +37,7 @@ struct kib_tunables {
 	int map_on_demand;      /* shown; nothing is mapped on demand here */
 	int fmr_pool_size, fmr_flush_trigger, fmr_cache; /* shown only: no FMR pool */
 	int ntx;
-	int conns_per_peer;         /* connections made to a new peer: 1..KIB_MAX_CONNS_PER_PEER */
+	int conns_per_peer;         /* connections made to a new peer: 1..ULNET_MAX_CONNS_PER_PEER */
 	int timeout;            /* s */
 	int keepalive;          /* s, 0 never */
 	int service;            /* port */

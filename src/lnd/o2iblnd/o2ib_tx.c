@@ -350,6 +350,7 @@ void kib_send(struct lnet_ni *ni, struct lnet_msg *msg)
 	ulnet_nid4_t nid4;
 	struct kib_peer *peer;
 	struct kib_tx *tx;
+	struct kib_conn *c;
 	int rc = 0;
 
 	lnet_msg_payload(msg, &iov, &niov, &off, &len);
@@ -429,9 +430,7 @@ void kib_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		kib_tx_done(net, tx);
 		goto out;
 	}
-	if (peer->conn) {   /* established */
-		struct kib_conn *c = kib_peer_send_conn(peer);
-
+	if ((c = kib_peer_send_conn(peer))) {   /* one established */
 		kib_queue_tx(c, tx);
 		kib_check_sends(c);
 	} else {

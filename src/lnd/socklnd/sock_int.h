@@ -51,7 +51,6 @@ struct lnet_msg;
 #define KSOCK_MIN_RECONNECT_MS 1000
 #define KSOCK_MAX_RECONNECT_MS 60000
 #define KSOCK_ZC_MIN_PAYLOAD_FLOOR 2048
-#define KSOCK_MAX_CONNS_PER_PEER 127
 #define KSOCK_DEFAULT_PORT 988
 #define KSOCK_ACCEPT_BACKLOG 127       /* the lnet module parameter accept_backlog */
 #define KSOCK_ACCEPT_BACKLOG_MAX 65535
@@ -206,7 +205,7 @@ int ksock_tun_resolve(const struct ulnet_ni_conf *conf, int family, struct ksock
  * so. `conf` is the NI's configured value (lnet_ni_conns_per_peer_conf). */
 static inline int ksock_passive_cpp(int conf)
 {
-	return conf > 0 ? conf : KSOCK_MAX_CONNS_PER_PEER;
+	return conf > 0 ? conf : ULNET_MAX_CONNS_PER_PEER;
 }
 
 /* ksocklnd's conns_per_peer for an unset value, from the link speed in

@@ -519,7 +519,7 @@ int ksock_tun_resolve(const struct ulnet_ni_conf *conf, int family, struct ksock
 		return tun_bad(why, whylen, "typed_conns", s->typed_conns,
 			       "untyped (ANY) connections need protocol = 2");
 	v = conf->tun.conns_per_peer;
-	if (v < 0 || v > KSOCK_MAX_CONNS_PER_PEER)
+	if (v < 0 || v > ULNET_MAX_CONNS_PER_PEER)
 		return tun_bad(why, whylen, "conns_per_peer", v, "0..127, 0 default");
 	t->conns_per_peer = v ? v : 1;
 	v = conf->tun.tos;
