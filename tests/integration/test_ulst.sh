@@ -10,7 +10,8 @@
 #   serve as its test client), and bad
 #   arguments: each with its exit code and message; a target killed under a
 #   brw (it ends at once), and a brw --keep-going across a kill and a
-#   restart of its target (it goes on). Every command runs under
+#   restart of its target (it goes on), a brw stopped by SIGTERM under 1 MiB
+#   GETs (its summary, exit 1; the target serves on). Every command runs under
 #   timeout(1).
 #
 # If this ulnet does not implement LNet ping yet (ENOSYS), everything else is
@@ -289,6 +290,31 @@ else
     bad "brw --keep-going across a restart: exit $rc, $nfail failed, ${nput:-no} PUTs after the restart"
     sed 's/^/     | /' "$WORK/die2.out" "$WORK/die2.log"
 fi
+
+# SIGTERM to brw: it stops at once with what it did so far, its node going
+# down under 8 GETs of 1 MiB in flight (freed only once they have ended),
+# and exits 1; its target is none the worse: a new brw from the same NID
+# (a new incarnation) runs against it
+start_serve "$DIE" "$WORK/die3.log"
+DIE_PID=${PIDS[-1]}
+timeout 60 "$ULST" "${C2[@]}" brw read "$DIE" --size 1m --count 10000000 --concurrency 8 \
+    --check simple --timeout 30 >"$WORK/term.out" 2>&1 &
+b3=$!
+for _ in $(seq 100); do grep -q "^ulst brw read" "$WORK/term.out" && break; sleep 0.1; done
+sleep 1
+kill -TERM $b3
+t0=$(date +%s%N)
+wait $b3; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+if [ $rc = 1 ] && [ $ms -lt 5000 ] &&
+   grep -q "^ulst brw: stopped by SIGTERM: [1-9][0-9]* of 10000000 done, [0-9]* in flight" "$WORK/term.out" &&
+   grep -q "^ulst brw read $DIE: [1-9][0-9]* of 10000000 done in " "$WORK/term.out"; then
+    pass "brw stops ${ms} ms after SIGTERM, with its summary, exit 1"
+else
+    bad "brw after SIGTERM: exit $rc after $ms ms"; sed 's/^/     | /' "$WORK/term.out"
+fi
+expect 0 "10 of 10 done" -- "${C2[@]}" brw write "$DIE" --size 1m --count 10 --concurrency 4 --check full
+stop_serve "$DIE_PID" TERM "$WORK/die3.log"
 
 # --- serve's counters on the way out -----------------------------------------------
 stop_serve "$SRV_PID" TERM "$WORK/serve.log"

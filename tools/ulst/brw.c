@@ -6,12 +6,15 @@
  * server's sink ULST_MB_WRITE | slot), and its completion handler starts the
  * slot's next operation. With --check the data is verified: writes by the
  * server (seed in hdr_data; its error count is read back with a GET of its
- * counters), reads here (poisoned before, verified after).
+ * counters), reads here (poisoned before, verified after). SIGINT or
+ * SIGTERM ends the run early: the summary of what was done is printed and the
+ * node goes down with the operations still in flight (exit 1).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <endian.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,8 +299,10 @@ static void brw_usage(FILE *f)
 		"  -K, --keep-going    a failed operation is counted and the run goes on (as\n"
 		"                      lst does); by default the first failure ends the run\n"
 		"%s"
-		"Exit status: 0 every operation completed (and checked), 1 a failure,\n"
-		"2 bad arguments.\n",
+		"SIGINT or SIGTERM ends the run: the summary so far is printed, the node goes\n"
+		"down with what is in flight.\n"
+		"Exit status: 0 every operation completed (and checked), 1 a failure or a\n"
+		"signal, 2 bad arguments.\n",
 		ULST_SLOTS, ULST_PORTAL_DEFAULT, ulst_global_help);
 }
 
@@ -329,7 +334,9 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 	struct ulst_rate_sampler rs;
 	struct ulst_node node;
 	char self[ULNET_NIDSTR_SIZE], sz[32];
-	int c, rc, exit_rc = ULST_EXIT_OK;
+	sigset_t sigs;
+	const struct timespec no_wait = { 0, 0 };
+	int c, rc, sig, exit_rc = ULST_EXIT_OK;
 
 	optind = 0;
 	opterr = 0;
@@ -414,6 +421,12 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 	ulnet_nid_str(&b->target.nid, b->target_str);
 	ulst_size_str(size, sz, sizeof(sz));
 
+	/* SIGINT/SIGTERM are taken in the wait below; blocked before ulnet's
+	 * threads start so that they inherit the mask */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	rc = ulst_node_start(g, "brw", &node);
 	if (rc)
 		return rc;
@@ -478,7 +491,14 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 		cond_wait_ms(&b->cv, &b->mu, 100);
 		pthread_mutex_unlock(&b->mu);
 		ulst_rates_tick(&rs, b->ln);
+		sig = sigtimedwait(&sigs, NULL, &no_wait);
 		pthread_mutex_lock(&b->mu);
+		if (sig == SIGINT || sig == SIGTERM) {
+			brw_fail_locked(b, -EINTR, "stopped by %s: %llu of %llu done, %llu in flight",
+					sig == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)b->done,
+					(unsigned long long)b->count, (unsigned long long)b->inflight);
+			break;
+		}
 	}
 	t1 = ulst_now_ns();
 	/* what the summary tells, as of now: after a timeout, operations
