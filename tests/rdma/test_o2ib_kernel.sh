@@ -6,7 +6,12 @@
 #            lustre-release for the guest kernel, and its lnetctl and lst),
 #            an o2ib NI on eth0;
 #   guest 2: ulnetd --selftest with an o2ib NI on eth0.
-# KIB_OPTS="cksum=1 ..." runs both LNDs with those ko2iblnd parameters.
+# KIB_OPTS="cksum=1 ..." runs both LNDs with those ko2iblnd parameters;
+# KERNEL_KIB_OPTS and ULNET_KIB_OPTS add parameters on one side only (a
+# queue depth that differs: "peer_credits=16" on one side makes the other
+# reject it and the connection is made again with the smaller one). With
+# conns_per_peer=N in KIB_OPTS each side makes N connections to the other,
+# which the test counts on the ulnet side.
 # KERNEL_STRESS=1 adds 1 MiB at concurrency 4 and all eight tests at once:
 # under TCG on a loaded host that much traffic can stall a guest's
 # virtio-net queue for minutes (NETDEV WATCHDOG), so it is not the default.
@@ -17,7 +22,11 @@
 # runs brw write and read of 4 KiB (IMMEDIATE) and 1 MiB (RDMA: PUT_REQ /
 # PUT_ACK / PUT_DONE, GET_REQ / GET_DONE) with check=full, kernel client to
 # ulnet server and ulnet client to kernel server, and no node reports an
-# error.
+# error. Last, six rounds of a connection race: ulnetd restarts (no
+# connection is left on either side) and both nodes ping each other at
+# once (the kernel's ping as it tells ulnet to go, ulnet's 100 to 250 ms
+# after it sees that, where the two connects can cross); every ping must be answered, whoever's
+# connection wins (how many crossed is printed: it depends on timing).
 # The kernel modules come from ULNET_KERNEL_LNET (a directory made by
 # tests/rdma/kernel-lnet-build.sh, default RIG_CACHE/kernel-lnet-<kver>):
 # without it the test skips (77) saying how to make it. Lustre is GPL and
@@ -59,6 +68,9 @@ if ! modinfo -F vermagic "$KL/lnet.ko" 2>/dev/null | grep -q "^$KVER "; then
 fi
 cp -r "$KL" "$RIG_SHARE/klnet"
 
+# ulnetd's --module-option for KIB_OPTS and ULNET_KIB_OPTS
+kib_mo=
+for o in ${KIB_OPTS:-} ${ULNET_KIB_OPTS:-}; do kib_mo+="--module-option ko2iblnd.$o "; done
 A=$(rig_ip 1)   # the kernel node
 B=$(rig_ip 2)   # the ulnet node
 cat >"$RIG_SHARE/guest-1.sh" <<EOF
@@ -67,12 +79,12 @@ set -eu
 K=/host/klnet
 export LD_LIBRARY_PATH=\$K/lib
 # a failure here must not leave guest 2 waiting for kernel-up
-trap '[ -e /host/kernel-up ] || ulrig_mark kernel-up' EXIT
+trap '[ -e /host/kernel-up ] || ulrig_mark kernel-up; ulrig_rxe_counters' EXIT
 # the guest kernel's own modules LNet needs beyond the rig's (sunrpc)
 for m in \$K/kmod/*.ko; do insmod \$m; done
 insmod \$K/libcfs.ko
 insmod \$K/lnet.ko 'networks=o2ib0(eth0)'
-insmod \$K/ko2iblnd.ko ${KIB_OPTS:-}
+insmod \$K/ko2iblnd.ko ${KIB_OPTS:-} ${KERNEL_KIB_OPTS:-}
 # loading lnet_selftest brings LNet up (its start-up calls LNetNIInit)
 insmod \$K/lnet_selftest.ko
 \$K/lnetctl net show -v
@@ -127,34 +139,68 @@ fi
 \$L end_session
 ulrig_mark lst-done
 \$K/lnetctl stats show
+# the race rounds: once ulnet's new incarnation is up, the kernel says go
+# and pings; ulnet pings 100 to 250 ms after it sees go, 30 ms apart (the
+# kernel's ping, its lnetctl read over 9p, takes 0.2-0.3 s with its connect)
+for r in 1 2 3 4 5 6; do
+	ulrig_wait_file ulnet-race-ready-\$r 60
+	ulrig_mark race-\$r
+	t0=\$(cut -d" " -f1 /proc/uptime)
+	if \$K/lnetctl ping --timeout 20 $B@o2ib >/tmp/race.log 2>&1; then
+		echo "race \$r: the kernel's ping answered (\$(awk -v a=\$t0 -v b=\$(cut -d" " -f1 /proc/uptime) 'BEGIN { printf "%.2f", b - a }') s)"
+	else
+		echo "race \$r: the kernel's ping failed:"; cat /tmp/race.log
+	fi
+	ulrig_mark kernel-race-done-\$r
+done
 ulrig_wait_file ulnet-done 120
 EOF
 cat >"$RIG_SHARE/guest-2.sh" <<EOF
 . /lib/ulrig.sh
 set -eu
+trap ulrig_rxe_counters EXIT
 D=/tmp/ulo2ib; mkdir -p \$D
-ulnetd --selftest --log-level ${ULNETD_LOG:-info} ${KIB_OPTS:+$(for o in $KIB_OPTS; do printf -- '--module-option ko2iblnd.%s ' "$o"; done)} --ctl \$D/ctl.sock >/host/ulnetd-\$ULRIG_ID.log 2>&1 &
-UPID=\$!
-for i in \$(seq 100); do [ -S \$D/ctl.sock ] && break; sleep 0.1; done
 C="ulnetctl --ctl \$D/ctl.sock"
-\$C net add --net o2ib --if eth0
+# up LEVEL: ulnetd (UPID) with an o2ib NI on eth0, logging to the share
+up() {
+	rm -f \$D/ctl.sock
+	ulnetd --selftest --log-level \$1 $kib_mo --ctl \$D/ctl.sock >>/host/ulnetd-\$ULRIG_ID.log 2>&1 &
+	UPID=\$!
+	for i in \$(seq 100); do [ -S \$D/ctl.sock ] && break; sleep 0.1; done
+	\$C net add --net o2ib --if eth0
+}
+up ${ULNETD_LOG:-info}
 ulrig_wait_file kernel-up 180
 ulrig_mark ulnet-up
 ulrig_wait_file kernel-pinged 180
 \$C peer show -v --nid $A@o2ib
 # a new incarnation: the kernel still holds the first one's connection
 kill \$UPID; wait \$UPID
-rm -f \$D/ctl.sock
-ulnetd --selftest --log-level ${ULNETD_LOG:-info} ${KIB_OPTS:+$(for o in $KIB_OPTS; do printf -- '--module-option ko2iblnd.%s ' "$o"; done)} --ctl \$D/ctl.sock >>/host/ulnetd-\$ULRIG_ID.log 2>&1 &
-UPID=\$!
-for i in \$(seq 100); do [ -S \$D/ctl.sock ] && break; sleep 0.1; done
-\$C net add --net o2ib --if eth0
+up ${ULNETD_LOG:-info}
 ulrig_retry 10 1 \$C ping $A@o2ib
 \$C discover $A@o2ib
 ulrig_mark ulnet-pinged
 ulrig_wait_file lst-done 240
 \$C peer show -v --nid $A@o2ib
 \$C stats show
+# the race rounds: a new incarnation each (its shutdown closed the last
+# one's connections on both sides), at debug level for the race's lines
+for r in 1 2 3 4 5 6; do
+	kill \$UPID; wait \$UPID
+	echo "race \$r" >>/host/ulnetd-\$ULRIG_ID.log
+	up debug
+	ulrig_mark ulnet-race-ready-\$r
+	# go: watched closely (at most 20 s)
+	n=0
+	while [ ! -e /host/race-\$r ] && [ \$n -lt 2000 ]; do sleep 0.01; n=\$((n + 1)); done
+	sleep \$(echo "0.1 0.13 0.16 0.19 0.22 0.25" | cut -d" " -f\$r)
+	if \$C ping --timeout 20 $A@o2ib >/tmp/race.log 2>&1; then
+		echo "race \$r: ulnet's ping answered"
+	else
+		echo "race \$r: ulnet's ping failed:"; cat /tmp/race.log
+	fi
+	ulrig_wait_file kernel-race-done-\$r 60
+done
 ulrig_mark ulnet-done
 kill \$UPID; wait \$UPID # exits 0 on SIGTERM (a sanitizer report would not)
 EOF
@@ -181,6 +227,28 @@ cases=$(grep -c "^lst case [a-z0-9]*: Total 0 error nodes in" "$L1" || true)
 	grep "^lst case" "$L1" | sed 's/^/  /'
 	FAILS=$((FAILS + 1))
 }
+for r in 1 2 3 4 5 6; do
+	for who in kernel ulnet; do
+		grep -q "^race $r: \(the \)\?$who's ping answered" "$( [[ $who == kernel ]] && echo "$L1" || echo "$L2")" 2>/dev/null ||
+			{ echo "FAIL: race round $r: the $who's ping was not answered"; FAILS=$((FAILS + 1)); }
+	done
+done
+crossed=$(awk '/^race [0-9]/ { r = $2 } r && /o2iblnd.*(conn race|connection race)/ { c[r] = 1 } END { n = 0; for (k in c) n++; print n }' "$RIG_SHARE/ulnetd-2.log" 2>/dev/null || echo 0)
+echo "race rounds: the two connects crossed in $crossed of 6 (timing decides)"
+awk '/^race [0-9]/ { r = $2 } r && /established \((active|passive)/ { sub(/.*established \(/, ""); sub(/,.*/, ""); k[r] = k[r] " " $0 }
+	END { for (i = 1; i <= 6; i++) printf "race round %d: ulnet'"'"'s connections:%s\n", i, k[i] }' "$RIG_SHARE/ulnetd-2.log" 2>/dev/null || true
+# conns_per_peer=N: N connections each way (ulnet passive for the kernel's
+# first ping, active after its restart)
+cpp=$(sed -n 's/.*conns_per_peer=\([0-9]*\).*/\1/p' <<<"${KIB_OPTS:-}")
+if [[ -n $cpp && $cpp -gt 1 ]]; then
+	first=$(awk '/^race 1/ { exit } { print }' "$RIG_SHARE/ulnetd-2.log" 2>/dev/null)
+	np=$(grep -c "$A@o2ib conn#[0-9]*: established (passive" <<<"$first" || true)
+	na=$(grep -c "$A@o2ib conn#[0-9]*: established (active" <<<"$first" || true)
+	echo "conns_per_peer $cpp: $np passive and $na active connections established"
+	[[ $np == "$cpp" && $na == "$cpp" ]] ||
+		{ echo "FAIL: conns_per_peer $cpp: $np passive, $na active (before the race rounds)"; FAILS=$((FAILS + 1)); }
+fi
+grep -h "^rxe counters:" "$L1" "$L2" 2>/dev/null | sed 's/^/guest: /' || true
 echo "kernel node (guest 1):"
 grep -E "nid|ping|errors|RPC|brw|lst|insmod|LNet" "$L1" 2>/dev/null | head -60 | sed 's/^/  /' || true  # head may close the pipe early
 echo "kernel console (guest 1), LNet lines:"

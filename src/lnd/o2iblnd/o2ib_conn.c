@@ -324,6 +324,17 @@ void kib_conn_established(struct kib_conn *c)
 										 : "on (signed char)",
 		    !c->peer_cksum ? "off" : c->cksum_form == KIB_CKSUM_UNSIGNED ? "on (unsigned char)"
 										 : "on (signed char)");
+	if (lnet_ni_log_enabled(net->ni, ULNET_LOG_DEBUG)) {
+		/* the RC transport's retry rules, as the CM set them: an ack
+		 * timeout of 0 would leave a lost packet unretried for good */
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+
+		if (!ibv_query_qp(c->qp, &a, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY, &ia))
+			lnet_ni_log(net->ni, ULNET_LOG_DEBUG,
+				    "o2iblnd: %s: qp 0x%x: ack timeout %u (4.096 us << n), retry %u, rnr retry %u",
+				    c->name, c->qp->qp_num, a.timeout, a.retry_cnt, a.rnr_retry);
+	}
 	while (!kib_list_empty(&peer->tx_queue)) {
 		struct kib_tx *tx = kib_container(peer->tx_queue.next, struct kib_tx, link);
 

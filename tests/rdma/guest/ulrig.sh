@@ -52,3 +52,17 @@ ulrig_gid_index() {
 	echo "ulrig: no RoCE v2 GID $_want on $_dev port $_port" >&2
 	return 1
 }
+
+# ulrig_rxe_counters [DEV] [PORT]: DEV's non-zero hardware counters on one
+# line ("rxe counters: sent_pkts=... rcvd_seq_err=..."): retransmissions,
+# sequence errors and retry failures say whether RoCE packets were lost when
+# a transfer stalled
+ulrig_rxe_counters() {
+	_d=/sys/class/infiniband/${1:-rxe0}/ports/${2:-1}/hw_counters
+	_line=
+	for _c in "$_d"/*; do
+		_v=$(cat "$_c" 2>/dev/null) || continue
+		[ "$_v" = 0 ] || _line="$_line ${_c##*/}=$_v"
+	done
+	echo "rxe counters:${_line:- none}"
+}
