@@ -254,7 +254,7 @@ int kib_post_rx(struct kib_rx *rx);
 enum kib_post_credit { KIB_POSTRX_NO_CREDIT, KIB_POSTRX_PEER_CREDIT, KIB_POSTRX_RSRVD_CREDIT };
 void kib_repost_rx(struct kib_rx *rx, enum kib_post_credit credit);
 void kib_cq_io_cb(struct ul_io *io, uint32_t revents);
-void kib_poll_cq(struct kib_conn *conn);
+int kib_poll_cq(struct kib_conn *conn);   /* completions taken */
 void kib_handle_rx(struct kib_rx *rx);
 void kib_parse_rx(struct kib_net *net, struct kib_rx *rx);  /* unlocked */
 void kib_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, bool delayed,

@@ -208,12 +208,13 @@ void kib_recv(struct lnet_ni *ni, void *rx_private, struct lnet_msg *msg, bool d
 	kib_unlock(net);
 }
 
-void kib_poll_cq(struct kib_conn *c)
+int kib_poll_cq(struct kib_conn *c)
 {
 	struct ibv_wc wc[16];
-	int n;
+	int n, total = 0;
 
 	while (c->cq && (n = ibv_poll_cq(c->cq, 16, wc)) > 0) {
+		total += n;
 		for (int i = 0; i < n; i++) {
 			if (wc[i].wr_id & KIB_WR_RDMA) {
 				/* only failed writes complete (unsignalled) */
@@ -248,6 +249,7 @@ void kib_poll_cq(struct kib_conn *c)
 			}
 		}
 	}
+	return total;
 }
 
 void kib_cq_io_cb(struct ul_io *io, uint32_t revents)

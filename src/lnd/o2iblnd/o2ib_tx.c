@@ -321,21 +321,45 @@ void kib_tx_complete(struct kib_conn *c, struct kib_tx *tx, int status)
 void kib_check_txs(struct kib_conn *c, uint64_t now)
 {
 	struct kib_list *qs[] = { &c->tx_queue, &c->tx_nocred, &c->tx_rsrvd, &c->active_txs };
+	bool polled = false;
 
+again:
 	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
 		for (struct kib_list *l = qs[i]->next; l != qs[i]; l = l->next) {
 			struct kib_tx *tx = kib_container(l, struct kib_tx, link);
 
-			if (tx->deadline <= now) {
-				lnet_ni_log(c->net->ni, ULNET_LOG_ERROR,
-					    "o2iblnd: %s: timed out tx (%s, %s) after %d s",
-					    c->name, kib_msg_type_str(tx->m.type),
-					    i == 3 ? "waiting for its completion or the peer's answer"
-						   : "queued",
-					    c->net->tun.timeout);
-				kib_close_conn(c, -ETIMEDOUT, "tx timed out");
-				return;
+			if (tx->deadline > now)
+				continue;
+			if (tx->sending && !polled) {
+				/* Its work requests are the device's: it must
+				 * complete them, in error at worst once the RC
+				 * retries are spent. Completions in the CQ that
+				 * no event announced would explain the wait;
+				 * take them and look again (the tx may be gone). */
+				int n;
+
+				polled = true;
+				n = kib_poll_cq(c);
+				if (n > 0)
+					lnet_ni_log(c->net->ni, ULNET_LOG_WARN,
+						    "o2iblnd: %s: %d completions were in the CQ with no "
+						    "event for them (a timed-out %s among them?)",
+						    c->name, n, kib_msg_type_str(tx->m.type));
+				if (c->state != KIB_CONN_ESTABLISHED)
+					return;
+				goto again;
 			}
+			/* which side stalled tells the admin where to look:
+			 * the fabric or device (a posted send with no
+			 * completion), the peer (no answer), or credits */
+			lnet_ni_log(c->net->ni, ULNET_LOG_ERROR, "o2iblnd: %s: timed out tx (%s, %s) after %d s",
+				    c->name, kib_msg_type_str(tx->m.type),
+				    tx->sending ? "posted, not completed by the device: the peer's device has not acknowledged it"
+				    : i == 3    ? "sent, waiting for the peer's answer"
+						: "queued",
+				    c->net->tun.timeout);
+			kib_close_conn(c, -ETIMEDOUT, "tx timed out");
+			return;
 		}
 	}
 }
