@@ -24,6 +24,8 @@
 #   RIG_ACCEL           kvm or tcg: force one (default: KVM when it works)
 #   RIG_GUEST_TIMEOUT   seconds a guest may live (default 180 with KVM, 600 with TCG)
 #   RIG_MEM             guest memory in MiB (default 512)
+#   RIG_RAILS=2         a second NIC per guest (eth1, 10.210.0.<40+id>/24,
+#                       rig_ip2) on the same bridge, with rxe1 over it
 #   RIG_KEEP=1          keep the run directory (logs, consoles) after rig_down
 
 RIG_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -48,6 +50,8 @@ rig_elapsed() { awk -v a="$1" -v b="$(rig_now)" 'BEGIN { printf "%.1f", b - a }'
 
 # rig_ip ID: the guest's address
 rig_ip() { echo "10.210.0.$((10 + $1))"; }
+# rig_ip2 ID: guest ID's address on its second rail (eth1, RIG_RAILS=2)
+rig_ip2() { echo "10.210.0.$((40 + $1))"; }
 
 # rig_accel: sets RIG_ACCEL (kvm or tcg) and RIG_ACCEL_ARGS. KVM is tried for
 # real, by booting the image to its /init (ulrig.probe=1: it powers off at
@@ -154,6 +158,15 @@ rig_net() {
 		ip -n "$RIG_NS" link set "tap$i" master br0
 		ip -n "$RIG_NS" link set "tap$i" up
 	done
+	[[ ${RIG_RAILS:-1} == 2 ]] || return 0
+	# the second rail: on the same bridge and subnet, as Lustre's
+	# Multi-Rail wants its rails (every NI can reach every peer NI); the
+	# guest's /init keeps each address on its own NIC (ARP, source routes)
+	for ((i = 1; i <= $1; i++)); do
+		ip -n "$RIG_NS" tuntap add dev "tap${i}r2" mode tap
+		ip -n "$RIG_NS" link set "tap${i}r2" master br0
+		ip -n "$RIG_NS" link set "tap${i}r2" up
+	done
 }
 
 # rig_up N: boots guests 1..N (their scripts already in RIG_SHARE)
@@ -166,6 +179,12 @@ rig_up() {
 		bin_share=(-virtfs "local,path=$(cd "$RIG_BIN_DIR" && pwd),mount_tag=bin,security_model=none,readonly=on,id=bin")
 	fi
 	for ((i = 1; i <= n; i++)); do
+		local rail2=() ip2=
+		if [[ ${RIG_RAILS:-1} == 2 ]]; then
+			rail2=(-netdev "tap,id=n1,ifname=tap${i}r2,script=no,downscript=no"
+				-device "virtio-net-pci,netdev=n1,mac=52:54:00:0a:d3:$(printf %02x "$i"),romfile=")
+			ip2=" ulrig.ip2=$(rig_ip2 "$i")/24"
+		fi
 		RIG_START[i]=$(rig_now)
 		# timeout bounds the guest's life whatever happens in it; its own
 		# scripts are bounded 20 s sooner, so that they report a timeout
@@ -175,9 +194,10 @@ rig_up() {
 			-no-reboot -monitor none -serial "file:$RIG_RUN/console-$i.log" \
 			-pidfile "$RIG_RUN/qemu-$i.pid" \
 			-kernel "$(rig_kernel)" -initrd "$RIG_DIR/initramfs.img" \
-			-append "console=ttyS0 panic=-1 quiet ulrig.id=$i ulrig.ip=$(rig_ip "$i")/24 ulrig.timeout=$((RIG_GUEST_TIMEOUT - 20))" \
+			-append "console=ttyS0 panic=-1 quiet ulrig.id=$i ulrig.ip=$(rig_ip "$i")/24 ulrig.timeout=$((RIG_GUEST_TIMEOUT - 20))$ip2" \
 			-netdev "tap,id=n0,ifname=tap$i,script=no,downscript=no" \
 			-device "virtio-net-pci,netdev=n0,mac=52:54:00:0a:d2:$(printf %02x "$i"),romfile=" \
+			"${rail2[@]}" \
 			-virtfs "local,path=$RIG_SHARE,mount_tag=host,security_model=none,id=host" \
 			"${bin_share[@]}" \
 			>"$RIG_RUN/qemu-$i.log" 2>&1 </dev/null &

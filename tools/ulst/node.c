@@ -17,7 +17,9 @@
 
 const char ulst_global_help[] =
 	"Node options (before or after the command):\n"
-	"  -n, --nid NID           this node's NID, e.g. 192.168.1.2@tcp (required)\n"
+	"  -n, --nid NID           this node's NID, e.g. 192.168.1.2@tcp (required);\n"
+	"                          given again (up to 4), an NI for each: a Multi-Rail\n"
+	"                          node whose first NID is its primary\n"
 	"  -p, --accept-port PORT  acceptor port, the same on every node (default 988)\n"
 	"  -a, --accept MODE       accept connections from: secure (privileged source\n"
 	"                          ports, default), all, none\n"
@@ -54,7 +56,11 @@ int ulst_global_option(struct ulst_global *g, const char *cmd, int opt, const ch
 
 	switch (opt) {
 	case 'n':
-		g->nid = arg;
+		if (g->nnids == ULST_MAX_NIDS) {
+			ulst_arg_error(cmd, "--nid '%s': at most %d NIDs", arg, ULST_MAX_NIDS);
+			return -1;
+		}
+		g->nids[g->nnids++] = arg;
 		return 1;
 	case 'p':
 		if (ulst_parse_ulong(cmd, "--accept-port", arg, 1, 65535, &v))
@@ -168,20 +174,29 @@ int ulst_node_start(const struct ulst_global *g, const char *cmd, struct ulst_no
 	char nb[ULNET_NIDSTR_SIZE];
 	int rc;
 
+	ulnet_nid_t nids[ULST_MAX_NIDS];
+
 	memset(n, 0, sizeof(*n));
-	if (!g->nid) {
+	if (!g->nnids) {
 		ulst_arg_error(cmd, "--nid is required: the NID of this ulst node, e.g. --nid 192.168.1.2@tcp");
 		return ULST_EXIT_USAGE;
 	}
-	if (ulst_parse_nid(cmd, "--nid", g->nid, &n->nid))
-		return ULST_EXIT_USAGE;
-	if (ulnet_net_type(ulnet_nid_net(&n->nid)) != ULNET_LND_TCP &&
-	    ulnet_net_type(ulnet_nid_net(&n->nid)) != ULNET_LND_O2IB) {
-		ulst_arg_error(cmd, "--nid '%s': only tcp and o2ib NIDs can be configured",
-			       g->nid);
-		return ULST_EXIT_USAGE;
+	for (int i = 0; i < g->nnids; i++) {
+		if (ulst_parse_nid(cmd, "--nid", g->nids[i], &nids[i]))
+			return ULST_EXIT_USAGE;
+		if (ulnet_net_type(ulnet_nid_net(&nids[i])) != ULNET_LND_TCP &&
+		    ulnet_net_type(ulnet_nid_net(&nids[i])) != ULNET_LND_O2IB) {
+			ulst_arg_error(cmd, "--nid '%s': only tcp and o2ib NIDs can be configured",
+				       g->nids[i]);
+			return ULST_EXIT_USAGE;
+		}
+		for (int j = 0; j < i; j++)
+			if (ulnet_nid_same(&nids[i], &nids[j])) {
+				ulst_arg_error(cmd, "--nid '%s' given twice", g->nids[i]);
+				return ULST_EXIT_USAGE;
+			}
 	}
-	ulnet_nid_str(&n->nid, nb);
+	n->nid = nids[0];
 
 	o.log = ulst_log;
 	o.log_level = g->verbose >= 2 ? ULNET_LOG_DEBUG : g->verbose ? ULNET_LOG_INFO : ULNET_LOG_WARN;
@@ -204,7 +219,6 @@ int ulst_node_start(const struct ulst_global *g, const char *cmd, struct ulst_no
 			return ULST_EXIT_USAGE;
 		}
 	}
-	c.nid = n->nid;
 	c.accept_port = (uint16_t)g->port;
 	c.tun.tos = -1;
 	c.tun.peer_credits = (int)g->peer_credits;
@@ -212,7 +226,11 @@ int ulst_node_start(const struct ulst_global *g, const char *cmd, struct ulst_no
 	c.o2ib.cksum = g->o2ib_cksum ? 1 : 0;
 	c.o2ib.timeout = (int)g->o2ib_timeout;
 	snprintf(c.accept, sizeof(c.accept), "%s", g->accept);
-	rc = ulnet_ni_add(n->ln, &c);
+	for (int i = 0; i < g->nnids && !rc; i++) {
+		c.nid = nids[i];
+		ulnet_nid_str(&nids[i], nb);
+		rc = ulnet_ni_add(n->ln, &c);
+	}
 	if (rc) {
 		switch (rc) {
 		case -EADDRNOTAVAIL:

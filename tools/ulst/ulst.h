@@ -53,8 +53,11 @@ enum ulst_stat_field {
 
 /* --- global options and the node --------------------------------------------- */
 
+#define ULST_MAX_NIDS 4         /* --nid given at most this often */
+
 struct ulst_global {
-	const char *nid;           /* --nid, required */
+	const char *nids[ULST_MAX_NIDS]; /* --nid, required; again for more NIs */
+	int nnids;
 	unsigned port;             /* --accept-port, default 988 */
 	char accept[8];            /* --accept: "secure" (default), "all", "none" */
 	int verbose;               /* -v: ulnet log level */
@@ -68,7 +71,7 @@ struct ulst_global {
 
 struct ulst_node {
 	ulnet_t *ln;
-	ulnet_nid_t nid;
+	ulnet_nid_t nid;           /* the first --nid: the primary */
 };
 
 /* Long-only global options (values no short option takes). */
