@@ -29,6 +29,10 @@ CL2=127.0.3.4@tcp
 NOBODY=127.0.3.9@tcp       # nothing listens there
 CON=127.0.3.7@tcp          # an lst console (prog_srpc_console)
 DIE=127.0.3.8@tcp          # a target killed (-9) and restarted
+MR1=127.0.3.20@tcp         # a Multi-Rail target (two NIs) ...
+MR2=127.0.3.21@tcp
+CM1=127.0.3.30@tcp         # ... and client
+CM2=127.0.3.31@tcp
 
 [ -x "$ULST" ] || { echo "FAIL: $ULST not built"; exit 1; }
 
@@ -69,12 +73,15 @@ expect() {
     return 0
 }
 
-# start_serve NID LOGFILE [env...]: background serve, wait for "ready" (10 s)
+# start_serve NID LOGFILE [env...] [-- node options...]: background serve,
+# wait for "ready" (10 s)
 start_serve() {
-    local nid=$1 log=$2 i; shift 2
+    local nid=$1 log=$2 i envs=(); shift 2
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
     : >"$log"
-    env "$@" timeout 120 "$ULST" --nid "$nid" --accept-port "$PORT" --accept all serve --duration 100 \
-        >"$log" 2>&1 &
+    env "${envs[@]}" timeout 120 "$ULST" --nid "$nid" "$@" --accept-port "$PORT" --accept all serve \
+        --duration 100 >"$log" 2>&1 &
     PIDS+=($!)
     for i in $(seq 100); do
         grep -q " ready on portal" "$log" && return 0
@@ -127,6 +134,15 @@ expect 0 "10 of 10 done" "check full by the target: 0 errors" -- \
 expect 0 "[LNet Rates of $CL1]" "500 of 500 done" "check full: 0 errors" -- \
     "${C1[@]}" brw read "$SRV" --size 4k --count 500 --concurrency 8 --check full --timeout 30
 expect 0 "10 of 10 done" -- "${C1[@]}" brw read "$SRV" --size 0 --count 10 --timeout 30
+# Multi-Rail: a client with two NIs against a target with two; the
+# target's second NID is learned only by discovery, and both of the
+# client's NIs carry traffic (their connections, at debug level)
+start_serve "$MR1" "$WORK/mr.log" -- --nid "$MR2"
+expect 0 "200 of 200 done" "check full by the target: 0 errors" \
+    "$CM1: conn #" "$CM2: conn #" "peer $MR2 (" -- \
+    --nid "$CM1" --nid "$CM2" --accept-port "$PORT" --accept all -v -v \
+    brw write "$MR1" --size 64k --count 200 --concurrency 8 --check full --timeout 30
+stop_serve "${PIDS[-1]}" TERM "$WORK/mr.log"
 # two clients reading at once
 timeout 60 "$ULST" "${C1[@]}" brw read "$SRV" --size 64k --count 200 --concurrency 16 --check simple \
     --timeout 30 >"$WORK/c1.out" 2>&1 &
@@ -195,6 +211,9 @@ expect 2 "unknown command 'frob'" -- frob
 expect 2 "unknown option '--bogus'" -- --bogus ping "$SRV"
 expect 2 "unknown option -x" -- "${N[@]}" ping "$SRV" -x
 expect 2 "--nid is required" -- ping "$SRV"
+expect 2 "--nid '127.0.3.3@tcp' given twice" -- --nid 127.0.3.3@tcp --nid 127.0.3.3@tcp ping "$SRV"
+expect 2 "--nid '127.0.3.15@tcp': at most 4 NIDs" -- --nid 127.0.3.11@tcp --nid 127.0.3.12@tcp \
+    --nid 127.0.3.13@tcp --nid 127.0.3.14@tcp --nid 127.0.3.15@tcp ping "$SRV"
 expect 2 "--nid '127.0.3.3@foo': not a NID" -- --nid 127.0.3.3@foo ping "$SRV"
 expect 2 "--nid '0@lo': only tcp and o2ib NIDs" -- --nid 0@lo ping "$SRV"
 expect 2 "--accept-port '0': expected a whole number from 1 to 65535" -- --nid "$CL1" --accept-port 0 ping "$SRV"
