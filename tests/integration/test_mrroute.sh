@@ -15,7 +15,8 @@
 #   and leaves v0 as it was (a table with routes is skipped);
 # - --skip-mr-route-setup, and ksocklnd.skip_mr_route_setup=1 on ulnetd,
 #   set up nothing; a loopback NI sets up nothing;
-# - setup-mrrouting makes a flushed table again.
+# - setup-mrrouting makes a flushed table again;
+# - --if v0,v1 adds an NI on each (as lnetctl), "v0," is refused.
 # Needs root: skipped (77) otherwise.
 set -u
 
@@ -133,6 +134,18 @@ check_not "table v1 with skip_mr_route_setup=1" "$(table v1)" "10.206.0.0/24"
 run C 0 setup-mrrouting
 check_not "table v1 after setup-mrrouting with skip_mr_route_setup=1" "$(table v1)" "10.206.0.0/24"
 stop C
+
+# --if v0,v1: an NI on each, as lnetctl (one command, two local NIs);
+# a list with an empty name is refused, naming it
+start D --module-option ksocklnd.skip_mr_route_setup=1 || { fail "ulnetd D did not start"; exit 1; }
+run D 0 net add --net tcp --if v0,v1
+run D 0 net show
+check "net show after --if v0,v1" "$OUT" "nid: 10.206.0.2@tcp"
+check "net show after --if v0,v1" "$OUT" "nid: 10.206.0.3@tcp"
+check "net show after --if v0,v1" "$OUT" "0: v1"
+run D 234 net add --net tcp1 --if v0,
+check "net add --if v0," "$ERR" "bad interface list 'v0,'"
+stop D
 
 echo "$CHECKS checks, $FAILS failures"
 ((FAILS == 0))

@@ -11,7 +11,11 @@
 # queue depth that differs: "peer_credits=16" on one side makes the other
 # reject it and the connection is made again with the smaller one). With
 # conns_per_peer=N in KIB_OPTS each side makes N connections to the other,
-# which the test counts on the ulnet side.
+# which the test counts on the ulnet side. RIG_RAILS=2 gives both nodes an
+# o2ib NI on each of two rails (eth0 and eth1 in one subnet, docs/rdma-rig.md):
+# Multi-Rail between the kernel and ulnet, where discovery must show both
+# NIDs of each node and the ulnet guest's two rxe devices must each have
+# carried a quarter of its RoCE packets at least.
 # KERNEL_STRESS=1 adds 1 MiB at concurrency 4 and all eight tests at once:
 # under TCG on a loaded host that much traffic can stall a guest's
 # virtio-net queue for minutes (NETDEV WATCHDOG), so it is not the default.
@@ -71,6 +75,8 @@ cp -r "$KL" "$RIG_SHARE/klnet"
 # ulnetd's --module-option for KIB_OPTS and ULNET_KIB_OPTS
 kib_mo=
 for o in ${KIB_OPTS:-} ${ULNET_KIB_OPTS:-}; do kib_mo+="--module-option ko2iblnd.$o "; done
+ifs=eth0
+[[ ${RIG_RAILS:-1} == 2 ]] && ifs=eth0,eth1
 A=$(rig_ip 1)   # the kernel node
 B=$(rig_ip 2)   # the ulnet node
 cat >"$RIG_SHARE/guest-1.sh" <<EOF
@@ -83,7 +89,7 @@ trap '[ -e /host/kernel-up ] || ulrig_mark kernel-up; ulrig_rxe_counters' EXIT
 # the guest kernel's own modules LNet needs beyond the rig's (sunrpc)
 for m in \$K/kmod/*.ko; do insmod \$m; done
 insmod \$K/libcfs.ko
-insmod \$K/lnet.ko 'networks=o2ib0(eth0)'
+insmod \$K/lnet.ko 'networks=o2ib0($ifs)'
 insmod \$K/ko2iblnd.ko ${KIB_OPTS:-} ${KERNEL_KIB_OPTS:-}
 # loading lnet_selftest brings LNet up (its start-up calls LNetNIInit)
 insmod \$K/lnet_selftest.ko
@@ -158,7 +164,7 @@ EOF
 cat >"$RIG_SHARE/guest-2.sh" <<EOF
 . /lib/ulrig.sh
 set -eu
-trap ulrig_rxe_counters EXIT
+trap 'ulrig_rxe_counters; [ ! -e /sys/class/infiniband/rxe1 ] || ulrig_rxe_counters rxe1' EXIT
 D=/tmp/ulo2ib; mkdir -p \$D
 C="ulnetctl --ctl \$D/ctl.sock"
 # up LEVEL: ulnetd (UPID) with an o2ib NI on eth0, logging to the share
@@ -167,7 +173,7 @@ up() {
 	ulnetd --selftest --log-level \$1 $kib_mo --ctl \$D/ctl.sock >>/host/ulnetd-\$ULRIG_ID.log 2>&1 &
 	UPID=\$!
 	for i in \$(seq 100); do [ -S \$D/ctl.sock ] && break; sleep 0.1; done
-	\$C net add --net o2ib --if eth0
+	\$C net add --net o2ib --if $ifs
 }
 up ${ULNETD_LOG:-info}
 ulrig_wait_file kernel-up 180
@@ -248,7 +254,23 @@ if [[ -n $cpp && $cpp -gt 1 ]]; then
 	[[ $np == "$cpp" && $na == "$cpp" ]] ||
 		{ echo "FAIL: conns_per_peer $cpp: $np passive, $na active (before the race rounds)"; FAILS=$((FAILS + 1)); }
 fi
-grep -h "^rxe counters:" "$L1" "$L2" 2>/dev/null | sed 's/^/guest: /' || true
+grep "^rxe counters" "$L1" "$L2" 2>/dev/null | sed "s|^$RIG_SHARE/||" || true
+if [[ ${RIG_RAILS:-1} == 2 ]]; then
+	# Multi-Rail: each node's discovery of the other shows both NIDs, and
+	# both of the ulnet guest's rails carried traffic
+	grep -q "nid: $(rig_ip2 2)@o2ib" "$L1" 2>/dev/null ||
+		{ echo "FAIL: the kernel does not show ulnet's second NID $(rig_ip2 2)@o2ib"; FAILS=$((FAILS + 1)); }
+	grep -q "nid: $(rig_ip2 1)@o2ib" "$L2" 2>/dev/null ||
+		{ echo "FAIL: ulnet does not show the kernel's second NID $(rig_ip2 1)@o2ib"; FAILS=$((FAILS + 1)); }
+	pk() { sed -n "s/^rxe counters of $1:.*/&/p" "$L2" | tr ' ' '\n' |
+		awk -F= '$1 == "sent_pkts" || $1 == "rcvd_pkts" { n += $2 } END { print n + 0 }'; }
+	p0=$(pk rxe0) p1=$(pk rxe1)
+	echo "rails: the ulnet guest's rxe0 moved $p0 packets, rxe1 $p1"
+	if ((p0 + p1 == 0 || p0 * 4 < p0 + p1 || p1 * 4 < p0 + p1)); then
+		echo "FAIL: the traffic did not go over both rails (a quarter each at least)"
+		FAILS=$((FAILS + 1))
+	fi
+fi
 echo "kernel node (guest 1):"
 grep -E "nid|ping|errors|RPC|brw|lst|insmod|LNet" "$L1" 2>/dev/null | head -60 | sed 's/^/  /' || true  # head may close the pipe early
 echo "kernel console (guest 1), LNet lines:"

@@ -153,16 +153,15 @@ int ctl_ni_conf_addr(const char *nidstr, const char *netstr, const char *ifstr,
 	}
 	char ifn[IF_NAMESIZE + 1];
 	uint32_t ip = 0;
-
-	/* One interface per NI (the first of "eth0,eth1"). */
-	size_t il = strcspn(ifstr, ",");
+	/* one interface: net add makes an NI for each of a list itself */
+	size_t il = strlen(ifstr);
 
 	if (il > IF_NAMESIZE)
 		il = IF_NAMESIZE;
 	memcpy(ifn, ifstr, il);
 	ifn[il] = '\0';
 
-	if (ctl_ip_of_iface(ifn, &ip) < 0) {
+	if (strchr(ifstr, ',') || ctl_ip_of_iface(ifn, &ip) < 0) {
 		/* The kernel answers ENETDOWN with this text (see reference). */
 		y_nl_error(&rp->err, op, "net", -ENETDOWN, "cannot add LNet NI");
 		return -ENETDOWN;
@@ -444,6 +443,32 @@ static int cmd_net_add(struct ctl_ctx *ctx, const struct cmd *c, const struct pa
 			return -EINVAL;
 		}
 		rc = net_add_ip2net(ctx, p->v[NA_IP2NET].arg, &conf, rp);
+	} else if (!p->v[NA_NID].set && p->v[NA_IF].set) {
+		/* as lnetctl: an NI for each interface of "eth0,eth1", in
+		 * order (its request lists them as the net's local NIs); the
+		 * first failure stops it, the NIs added before it stay */
+		const char *s = p->v[NA_IF].arg;
+
+		rc = 0;
+		do {
+			size_t l = strcspn(s, ",");
+			char one[IF_NAMESIZE + 1];
+			struct ulnet_ni_conf c1 = conf;
+
+			if (l == 0 || l > IF_NAMESIZE) {
+				char msg[300];
+
+				snprintf(msg, sizeof(msg), "bad interface list '%s'", p->v[NA_IF].arg);
+				y_nl_error(&rp->err, "add", "net", -EINVAL, msg);
+				return -EINVAL;
+			}
+			memcpy(one, s, l);
+			one[l] = '\0';
+			if (ctl_ni_conf_addr(NULL, p->v[NA_NET].arg, one, &c1, rp, "add"))
+				return -EINVAL;
+			rc = net_add_conf(ctx, &c1, rp);
+			s += l;
+		} while (rc == 0 && *s++ == ',');
 	} else {
 		rc = ctl_ni_conf_addr(p->v[NA_NID].arg, p->v[NA_NET].arg, p->v[NA_IF].arg, &conf,
 				      rp, "add");

@@ -54,7 +54,7 @@ ulrig_gid_index() {
 }
 
 # ulrig_rxe_counters [DEV] [PORT]: DEV's non-zero hardware counters on one
-# line ("rxe counters: sent_pkts=... rcvd_seq_err=..."): retransmissions,
+# line ("rxe counters of rxe0: sent_pkts=... rcvd_seq_err=..."): retransmissions,
 # sequence errors and retry failures say whether RoCE packets were lost when
 # a transfer stalled
 ulrig_rxe_counters() {
@@ -64,5 +64,5 @@ ulrig_rxe_counters() {
 		_v=$(cat "$_c" 2>/dev/null) || continue
 		[ "$_v" = 0 ] || _line="$_line ${_c##*/}=$_v"
 	done
-	echo "rxe counters:${_line:- none}"
+	echo "rxe counters of ${1:-rxe0}:${_line:- none}"
 }
