@@ -85,7 +85,11 @@ set -eu
 K=/host/klnet
 export LD_LIBRARY_PATH=\$K/lib
 # a failure here must not leave guest 2 waiting for kernel-up
-trap '[ -e /host/kernel-up ] || ulrig_mark kernel-up; ulrig_rxe_counters' EXIT
+# and the kernel's own LNet lines (the console is quiet) on the way out
+trap '[ -e /host/kernel-up ] || ulrig_mark kernel-up; ulrig_rxe_counters
+	[ ! -e /sys/class/infiniband/rxe1 ] || ulrig_rxe_counters rxe1
+	dmesg | grep -E "LNet|Lustre|o2ib|BUG|Oops|rxe" | tail -n 40 | sed "s/^/kernel log: /"
+	rdma res show qp 2>/dev/null | grep -v "lqpn 1 " | sed "s/^/kernel qp: /"' EXIT
 # the guest kernel's own modules LNet needs beyond the rig's (sunrpc)
 for m in \$K/kmod/*.ko; do insmod \$m; done
 insmod \$K/libcfs.ko
@@ -164,7 +168,8 @@ EOF
 cat >"$RIG_SHARE/guest-2.sh" <<EOF
 . /lib/ulrig.sh
 set -eu
-trap 'ulrig_rxe_counters; [ ! -e /sys/class/infiniband/rxe1 ] || ulrig_rxe_counters rxe1' EXIT
+trap 'ulrig_rxe_counters; [ ! -e /sys/class/infiniband/rxe1 ] || ulrig_rxe_counters rxe1
+	rdma res show qp 2>/dev/null | grep -v "lqpn 1 " | sed "s/^/ulnet qp: /"' EXIT
 D=/tmp/ulo2ib; mkdir -p \$D
 C="ulnetctl --ctl \$D/ctl.sock"
 # up LEVEL: ulnetd (UPID) with an o2ib NI on eth0, logging to the share
