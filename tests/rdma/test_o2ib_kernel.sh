@@ -89,7 +89,10 @@ export LD_LIBRARY_PATH=\$K/lib
 trap '[ -e /host/kernel-up ] || ulrig_mark kernel-up; ulrig_rxe_counters
 	[ ! -e /sys/class/infiniband/rxe1 ] || ulrig_rxe_counters rxe1
 	dmesg | grep -E "LNet|Lustre|o2ib|BUG|Oops|rxe" | tail -n 40 | sed "s/^/kernel log: /"
-	rdma res show qp 2>/dev/null | grep -v "lqpn 1 " | sed "s/^/kernel qp: /"' EXIT
+	rdma res show qp 2>/dev/null | grep -v "lqpn 1 " | sed "s/^/kernel qp: /"
+	[ -e /host/lst-done ] || { \$K/lnetctl peer show -v 4 --nid $B@o2ib; \$K/lnetctl net show -v 4
+		\$K/lnetctl debug recovery --local; \$K/lnetctl debug recovery --peer; } 2>&1 |
+		grep -E "nid|status|health|state|fail|timeout|error|drop|recovery|ping" | sed "s/^/kernel state: /"' EXIT
 # the guest kernel's own modules LNet needs beyond the rig's (sunrpc)
 for m in \$K/kmod/*.ko; do insmod \$m; done
 insmod \$K/libcfs.ko
