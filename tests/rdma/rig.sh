@@ -337,6 +337,16 @@ rig_sanitizer_check() {
 	return 0
 }
 
+# rig_wrong_data_check: a ulst's "wrong data" in a log of the share (a data
+# check that failed) fails the test (FAILS), its first lines printed
+rig_wrong_data_check() {
+	if grep -h "wrong data" "$RIG_SHARE"/*.log 2>/dev/null | head -5 | grep .; then
+		echo "FAIL: wrong data (above)"
+		FAILS=$((FAILS + 1))
+	fi
+	return 0
+}
+
 # rig_emulator_faults: a line for each guest whose console shows a fault of
 # the emulated machine rather than of what ran in it: virtio-net's transmit
 # queue stalled for good (NETDEV WATCHDOG; seen with TCG guests on a loaded

@@ -109,6 +109,7 @@ if [[ -z $done_n || -z $failed_n ]] || ((done_n < 150 || failed_n > 16)); then
 fi
 grep -q "^after: ulst brw .*: 32 of 32 done in" "$L1" 2>/dev/null ||
 	{ echo "FAIL: no checked run on the surviving rail"; FAILS=$((FAILS + 1)); }
+rig_wrong_data_check
 rig_sanitizer_check
 echo "A:"
 grep -E "^(rails|rail down|after): " "$L1" 2>/dev/null | sed 's/^/  /'

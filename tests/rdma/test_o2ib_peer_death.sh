@@ -219,10 +219,7 @@ for f in w-stop r-stop; do
 		FAILS=$((FAILS + 1))
 	fi
 done
-if grep -h "wrong data" "$RIG_SHARE"/*.log 2>/dev/null | head -5 | grep .; then
-	echo "FAIL: wrong data (above)"
-	FAILS=$((FAILS + 1))
-fi
+rig_wrong_data_check
 rig_sanitizer_check
 echo "A (limit $LIMIT s: the LND's timeout $O2IB_TIMEOUT + $SLACK):"
 grep -E "^(kill|stop|freeze): " "$(rig_log 1)" 2>/dev/null | sed 's/^/  /'

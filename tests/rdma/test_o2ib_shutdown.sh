@@ -141,10 +141,7 @@ if grep -h "timed out after" "$RIG_SHARE/w.log" "$RIG_SHARE/r.log" 2>/dev/null |
 fi
 n=$(grep -c "^after: ulst brw .*: 16 of 16 done in" "$L1" 2>/dev/null || true)
 [[ ${n:-0} == 2 ]] || { echo "FAIL: A's PUTs and GETs to B afterwards: ${n:-0} of 2 runs"; FAILS=$((FAILS + 1)); }
-if grep -h "wrong data" "$RIG_SHARE"/*.log 2>/dev/null | head -5 | grep .; then
-	echo "FAIL: wrong data (above)"
-	FAILS=$((FAILS + 1))
-fi
+rig_wrong_data_check
 rig_sanitizer_check
 echo "A (limit $LIMIT s for a stream whose target goes, $STOP_LIMIT s for a node to go):"
 grep -E "^(target stop|initiator stop|after): " "$L1" 2>/dev/null | sed 's/^/  /'
