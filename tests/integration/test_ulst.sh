@@ -11,7 +11,8 @@
 #   arguments: each with its exit code and message; a target killed under a
 #   brw (it ends at once), and a brw --keep-going across a kill and a
 #   restart of its target (it goes on), a brw stopped by SIGTERM under 1 MiB
-#   GETs (its summary, exit 1; the target serves on). Every command runs under
+#   GETs (its summary, exit 1; the target serves on), and by SIGINT while it
+#   waits for a target that does not answer. Every command runs under
 #   timeout(1).
 #
 # If this ulnet does not implement LNet ping yet (ENOSYS), everything else is
@@ -334,6 +335,29 @@ else
 fi
 expect 0 "10 of 10 done" -- "${C2[@]}" brw write "$DIE" --size 1m --count 10 --concurrency 4 --check full
 stop_serve "$DIE_PID" TERM "$WORK/die3.log"
+
+# SIGINT while brw still waits for its target's first answer (a stopped
+# serve: the connection is accepted by the kernel, nothing answers): brw
+# stops at once, saying so, exit 1
+start_serve "$DIE" "$WORK/die4.log"
+DIE_PID=${PIDS[-1]}
+SRV_CHILD=$(pgrep -P "$DIE_PID")   # ulst itself, under timeout(1)
+kill -STOP $SRV_CHILD
+timeout 60 "$ULST" "${C2[@]}" brw read "$DIE" --count 1 --timeout 30 >"$WORK/int.out" 2>&1 &
+b4=$!
+sleep 1
+kill -INT $b4
+t0=$(date +%s%N)
+wait $b4; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+if [ $rc = 1 ] && [ $ms -lt 3000 ] &&
+   grep -q "^ulst brw: stopped by SIGINT before the run, waiting for $DIE to answer" "$WORK/int.out"; then
+    pass "brw waiting for its target stops ${ms} ms after SIGINT, exit 1"
+else
+    bad "brw waiting for its target, after SIGINT: exit $rc after $ms ms"; sed 's/^/     | /' "$WORK/int.out"
+fi
+kill -CONT $SRV_CHILD
+stop_serve "$DIE_PID" TERM "$WORK/die4.log"
 
 # --- serve's counters on the way out -----------------------------------------------
 stop_serve "$SRV_PID" TERM "$WORK/serve.log"

@@ -14,7 +14,9 @@
 #     operations caught on the dead rail may fail (at most 16: what can
 #     have been in flight there; they end at the LND's timeout, 10 s here,
 #     as the kernel's, which resends no PUT whose data may have gone), the
-#     rest complete, and a checked run afterwards passes.
+#     rest complete. B's NI on that rail goes down with its port (the
+#     device's PORT_ERR event), which B's ping info tells: a checked run
+#     afterwards, from a new node that learns B's NIDs afresh, passes.
 # The guests' rails share a subnet, with each address answered for and
 # routed from its own NIC (tests/rdma/guest/init), as Lustre's Multi-Rail
 # guide sets up rails in one subnet.
@@ -109,10 +111,17 @@ if [[ -z $done_n || -z $failed_n ]] || ((done_n < 150 || failed_n > 16)); then
 fi
 grep -q "^after: ulst brw .*: 32 of 32 done in" "$L1" 2>/dev/null ||
 	{ echo "FAIL: no checked run on the surviving rail"; FAILS=$((FAILS + 1)); }
+# B saw its second rail's port go down (the device's event) and made that
+# NI fatal, which its ping info tells its peers: the new node of the run
+# after it, which learns B's NIDs afresh, never tries the dead one
+grep -q "$B2@o2ib: link down: .*(interface link: RDMA port down)" "$RIG_SHARE/serve.log" 2>/dev/null ||
+	{ echo "FAIL: B's NI $B2@o2ib was not taken down with its port"; FAILS=$((FAILS + 1)); }
 rig_wrong_data_check
 rig_sanitizer_check
 echo "A:"
 grep -E "^(rails|rail down|after): " "$L1" 2>/dev/null | sed 's/^/  /'
 grep -h -E "o2iblnd|failed|health" "$RIG_SHARE/down.log" 2>/dev/null | head -12 | sed 's/^/  /' || true  # head may close the pipe early
+echo "B:"
+grep -h "link" "$RIG_SHARE/serve.log" 2>/dev/null | sed 's/^/  /' || true
 echo "guests' run:     $(rig_secs "$RIG_T1" "$RIG_T2")s (start to both powered off)"
 rig_verdict "$T0"

@@ -91,6 +91,14 @@ static void brw_fail_locked(struct brw *b, int err, const char *fmt, ...)
 	b->stop = true;
 }
 
+/* SIGINT/SIGTERM seen (the signal's number), read by the waits below */
+static volatile sig_atomic_t brw_signal;
+
+static void brw_on_signal(int sig)
+{
+	brw_signal = sig;
+}
+
 static void brw_issue(struct slot *s);
 
 static void brw_complete(struct slot *s)
@@ -264,9 +272,10 @@ static int get_server_stats(struct brw *b, struct stats_op *op, int timeout_ms, 
 		return rc;
 	}
 	pthread_mutex_lock(&op->mu);
-	while (!op->unlinked && !op->status && ulst_now_ns() < end)
+	while (!op->unlinked && !op->status && ulst_now_ns() < end && !brw_signal)
 		cond_wait_ms(&op->cv, &op->mu, 50);
-	rc = op->status ? op->status : !op->unlinked ? -ETIMEDOUT : !op->replied ? -EIO : 0;
+	rc = op->status ? op->status : brw_signal && !op->unlinked ? -EINTR
+		: !op->unlinked ? -ETIMEDOUT : !op->replied ? -EIO : 0;
 	if (!rc && op->mlength < sizeof(op->buf))
 		rc = -EPROTO;
 	if (!rc)
@@ -335,8 +344,8 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 	struct ulst_node node;
 	char self[ULNET_NIDSTR_SIZE], sz[32];
 	sigset_t sigs;
-	const struct timespec no_wait = { 0, 0 };
-	int c, rc, sig, exit_rc = ULST_EXIT_OK;
+	struct sigaction sa;
+	int c, rc, exit_rc = ULST_EXIT_OK;
 
 	optind = 0;
 	opterr = 0;
@@ -421,13 +430,19 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 	ulnet_nid_str(&b->target.nid, b->target_str);
 	ulst_size_str(size, sz, sizeof(sz));
 
-	/* SIGINT/SIGTERM are taken in the wait below; blocked before ulnet's
-	 * threads start so that they inherit the mask */
+	/* SIGINT/SIGTERM go to this thread alone (ulnet's threads start with
+	 * them blocked) and set brw_signal, which every wait below reads */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	rc = ulst_node_start(g, "brw", &node);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = brw_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
 	if (rc)
 		return rc;
 	ulnet_nid_str(&node.nid, self);
@@ -463,6 +478,12 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 	end = t0 + (uint64_t)(timeout * 1e9);
 	/* is it a ulst serve node? (also sets up the connections) */
 	rc = get_server_stats(b, &sop, (int)((end - t0) / 1000000ULL), st0);
+	if (rc == -EINTR) {
+		fprintf(stderr, "ulst brw: stopped by %s before the run, waiting for %s to answer\n",
+			brw_signal == SIGINT ? "SIGINT" : "SIGTERM", b->target_str);
+		exit_rc = ULST_EXIT_FAIL;
+		goto out;
+	}
 	if (rc) {
 		fprintf(stderr, "ulst brw: %s does not answer as a 'ulst serve' node on portal %u: %s\n",
 			b->target_str, b->portal,
@@ -491,11 +512,10 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 		cond_wait_ms(&b->cv, &b->mu, 100);
 		pthread_mutex_unlock(&b->mu);
 		ulst_rates_tick(&rs, b->ln);
-		sig = sigtimedwait(&sigs, NULL, &no_wait);
 		pthread_mutex_lock(&b->mu);
-		if (sig == SIGINT || sig == SIGTERM) {
+		if (brw_signal) {
 			brw_fail_locked(b, -EINTR, "stopped by %s: %llu of %llu done, %llu in flight",
-					sig == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)b->done,
+					brw_signal == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)b->done,
 					(unsigned long long)b->count, (unsigned long long)b->inflight);
 			break;
 		}

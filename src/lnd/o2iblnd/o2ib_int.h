@@ -187,6 +187,9 @@ struct kib_net {
 	struct ul_io cm_io;
 	struct rdma_cm_id *listener;
 	struct ibv_context *ctx;
+	uint8_t port;               /* the listener's port of ctx's device */
+	bool async_watch;           /* async_io reads ctx's events */
+	struct ul_io async_io;      /* the device's port state (PORT_ERR/ACTIVE) */
 	struct ibv_pd *pd;
 	/* tx pool */
 	struct kib_tx *txs;
