@@ -12,8 +12,9 @@
 #  2. a rail goes: B's eth1 is taken down under a stream of 1 MiB PUTs
 #     (25 s, --keep-going). The stream goes on over the other rail: the
 #     operations caught on the dead rail may fail (at most 16: what can
-#     have been in flight there; they end at the LND's timeout, 10 s here,
-#     as the kernel's, which resends no PUT whose data may have gone), the
+#     have been in flight there; they end when the RC retries or the
+#     LND's timeout run out, and as in the kernel no PUT whose data may
+#     have gone is resent), the
 #     rest complete. B's NI on that rail goes down with its port (the
 #     device's PORT_ERR event), which B's ping info tells. A checked run
 #     afterwards from a new node (which learns B's NIDs afresh) is printed
@@ -35,12 +36,17 @@ export RIG_RAILS=2
 # shellcheck source-path=SCRIPTDIR source=rig-test-start.sh
 . "$HERE/rig-test-start.sh"
 
-O2IB_TIMEOUT=10
+# LNet's transaction timeout, and the LND's: large enough that a TCG guest
+# under a loaded sanitizer run makes its connections in time (a quarter of
+# it); an operation caught on the dead rail ends sooner, when the RC
+# transport's retries run out (about 13 s with rxe)
+TX_TIMEOUT=10
+O2IB_TIMEOUT=40
 A1=$(rig_ip 1)
 A2=$(rig_ip2 1)
 B1=$(rig_ip 2)
 B2=$(rig_ip2 2)
-OPTS="-T $O2IB_TIMEOUT --o2ib-timeout $O2IB_TIMEOUT"
+OPTS="-T $TX_TIMEOUT --o2ib-timeout $O2IB_TIMEOUT"
 
 # shellcheck disable=SC2016 # expanded in the guest
 fns='# pkts DEV: the RoCE packets DEV sent and received (rxe'"'"'s counters)

@@ -25,16 +25,20 @@ RIG_NEEDS_O2IB=1
 # shellcheck source-path=SCRIPTDIR source=rig-test-start.sh
 . "$HERE/rig-test-start.sh"
 
-# the LND's tx timeout and LNet's transaction timeout the nodes run with,
-# the slack on top (the 1 s tick, teardown, TCG and sanitizer builds), and
-# how long a node given SIGTERM may take to be gone
-O2IB_TIMEOUT=10
-LIMIT=$((O2IB_TIMEOUT + 15))
+# the slack on top of the timeouts (the 1 s tick, teardown, TCG and
+# sanitizer builds), and how long a node given SIGTERM may take to be gone
+# LNet's transaction timeout bounds a PUT whose ACK is still to come; the
+# LND's is larger, because a connection must be made within a quarter of
+# it (5 s at least): a TCG guest under a loaded sanitizer run took more
+# than 5 s once
+TX_TIMEOUT=10
+O2IB_TIMEOUT=40
+LIMIT=$((TX_TIMEOUT + 15))
 STOP_LIMIT=15
 
 A=$(rig_ip 1)
 B=$(rig_ip 2)
-OPTS="-T $O2IB_TIMEOUT --o2ib-timeout $O2IB_TIMEOUT"
+OPTS="-T $TX_TIMEOUT --o2ib-timeout $O2IB_TIMEOUT"
 
 # shellcheck disable=SC2016 # expanded in the guest
 fns='now() { cut -d" " -f1 /proc/uptime; }
