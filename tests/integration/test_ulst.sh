@@ -269,6 +269,14 @@ kill_serve() {
     pkill -KILL -P "$1" 2>/dev/null
     { wait "$1"; } 2>/dev/null
 }
+# ended PID: wait for the background PID; its exit status in rc, and in ms
+# how long the wait took (the time from what was just done to PID's end)
+ended() {
+    local t0
+    t0=$(date +%s%N)
+    wait "$1"; rc=$?
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+}
 start_serve "$DIE" "$WORK/die.log"
 # a PUT fully sent waits for its ACK until transaction_timeout (here 5 s)
 timeout 60 "$ULST" "${C2[@]}" --transaction-timeout 5 brw write "$DIE" --size 1m --count 1000000 \
@@ -276,9 +284,7 @@ timeout 60 "$ULST" "${C2[@]}" --transaction-timeout 5 brw write "$DIE" --size 1m
 b1=$!
 sleep 1.5
 kill_serve "${PIDS[-1]}"
-t0=$(date +%s%N)
-wait $b1; rc=$?
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+ended $b1
 # within transaction_timeout (most fail with the connection, at once), not
 # at --timeout
 if [ $rc = 1 ] && [ $ms -lt 12000 ] && grep -q "failed: " "$WORK/die1.out" &&
@@ -323,9 +329,7 @@ b3=$!
 for _ in $(seq 100); do grep -q "^ulst brw read" "$WORK/term.out" && break; sleep 0.1; done
 sleep 1
 kill -TERM $b3
-t0=$(date +%s%N)
-wait $b3; rc=$?
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+ended $b3
 if [ $rc = 1 ] && [ $ms -lt 5000 ] &&
    grep -q "^ulst brw: stopped by SIGTERM: [1-9][0-9]* of 10000000 done, [0-9]* in flight" "$WORK/term.out" &&
    grep -q "^ulst brw read $DIE: [1-9][0-9]* of 10000000 done in " "$WORK/term.out"; then
@@ -347,9 +351,7 @@ timeout 60 "$ULST" "${C2[@]}" brw read "$DIE" --count 1 --timeout 30 >"$WORK/int
 b4=$!
 sleep 1
 kill -INT $b4
-t0=$(date +%s%N)
-wait $b4; rc=$?
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+ended $b4
 if [ $rc = 1 ] && [ $ms -lt 3000 ] &&
    grep -q "^ulst brw: stopped by SIGINT before the run, waiting for $DIE to answer" "$WORK/int.out"; then
     pass "brw waiting for its target stops ${ms} ms after SIGINT, exit 1"
