@@ -213,6 +213,14 @@ static inline bool st_log_has(struct st_node *n, const char *needle, const char 
 	return found;
 }
 
+/* Print what the node logged (kept, bounded): a failed check's context. */
+static inline void st_log_dump(struct st_node *n, const char *who)
+{
+	pthread_mutex_lock(&n->mu);
+	fprintf(stderr, "--- %s's log ---\n%s--- end of %s's log ---\n", who, n->log, who);
+	pthread_mutex_unlock(&n->mu);
+}
+
 static inline void st_log_clear(struct st_node *n)
 {
 	pthread_mutex_lock(&n->mu);
