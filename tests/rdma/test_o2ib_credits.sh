@@ -10,6 +10,9 @@
 # fails, and A's LND logged (DEBUG) that messages waited for a credit:
 # with 8 in flight from A's LNet and 2 credits per connection, a message
 # waits whenever the LND enforces the credits.
+# Both run with an LND timeout of 120 s, so that a connection has 30 s to
+# be made (a quarter of it): in a loaded suite (-j2 beside an ASan test)
+# A's connect once took over the default 12.5 s, and failed the run.
 # Skips (77) as a user, without the rig's packages or kernel, or when the
 # build has no o2ib LND.
 set -euo pipefail
@@ -29,7 +32,7 @@ ulrig_wait_file serving 120
 for sz in 1k 1m; do
 	for op in write read; do
 		echo "brw \$op size \$sz, 32 in flight"
-		timeout 200 ulst -vv --nid $A@o2ib brw \$op $B@o2ib --size \$sz --count 64 \\
+		timeout 200 ulst -vv --nid $A@o2ib --o2ib-timeout 120 brw \$op $B@o2ib --size \$sz --count 64 \\
 			--concurrency 32 --check full --timeout 180 >/tmp/brw.log 2>&1 ||
 			{ grep -v "ulnet debug" /tmp/brw.log | tail -n 30; cat /tmp/brw.log >>/host/brw.log; exit 1; }
 		grep "^ulst brw" /tmp/brw.log
@@ -41,7 +44,7 @@ EOF
 cat >"$RIG_SHARE/guest-2.sh" <<EOF
 . /lib/ulrig.sh
 set -eu
-timeout 300 ulst -v --nid $B@o2ib --peer-credits 2 serve --duration 290 >/host/serve.log 2>&1 &
+timeout 300 ulst -v --nid $B@o2ib --o2ib-timeout 120 --peer-credits 2 serve --duration 290 >/host/serve.log 2>&1 &
 SPID=\$!
 for i in \$(seq 100); do grep -q "ready on portal" /host/serve.log 2>/dev/null && break; sleep 0.1; done
 grep "ready on portal" /host/serve.log

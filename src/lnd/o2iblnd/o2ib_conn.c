@@ -238,6 +238,10 @@ static void kib_send_connreq(struct kib_conn *c)
 	cp.flow_control = 1;
 	cp.retry_count = (uint8_t)net->tun.retry_count;
 	cp.rnr_retry_count = (uint8_t)net->tun.rnr_retry_count;
+	/* the connect request's time bound counts from here, as the kernel's
+	 * (ibc_last_send at rdma_connect): address and route resolution
+	 * before it were bounded by their own 5 s each */
+	c->last_send = kib_now(net);
 	if (rdma_connect(c->cmid, &cp) != 0)
 		kib_close_conn(c, -errno ? -errno : -EIO, "rdma_connect failed");
 }
