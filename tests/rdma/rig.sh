@@ -27,6 +27,9 @@
 #   RIG_RAILS=2         a second NIC per guest (eth1, 10.210.0.<40+id>/24,
 #                       rig_ip2) on the same bridge, with rxe1 over it
 #   RIG_KEEP=1          keep the run directory (logs, consoles) after rig_down
+#   RIG_PCAP=FILE       capture the bridge's RoCE v2 (UDP 4791) and ARP
+#                       packets into FILE (pcapng, 160 bytes of each) while
+#                       the guests run: dumpcap, from the wireshark packages
 
 RIG_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RIG_ROOT=$(cd "$RIG_SRC/../.." && pwd)
@@ -175,6 +178,12 @@ rig_up() {
 	[[ $n -ge 1 && $n -le 8 ]] || { rig_say "rig_up: 1 to 8 guests"; return 1; }
 	rig_net "$n" || { rig_say "cannot make netns $RIG_NS and its bridge"; return 1; }
 	RIG_N=$n
+	if [[ -n ${RIG_PCAP:-} ]]; then
+		ip netns exec "$RIG_NS" dumpcap -q -i br0 -s 160 -f "udp port 4791 or arp" \
+			-w "$RIG_PCAP" >"${RIG_PCAP}.log" 2>&1 &
+		RIG_PCAP_PID=$!
+		rig_say "capturing br0 into $RIG_PCAP"
+	fi
 	if [[ -n $RIG_BIN_DIR && -d $RIG_BIN_DIR ]]; then
 		bin_share=(-virtfs "local,path=$(cd "$RIG_BIN_DIR" && pwd),mount_tag=bin,security_model=none,readonly=on,id=bin")
 	fi
@@ -289,6 +298,11 @@ rig_down() {
 		fi
 	done
 	RIG_N=0
+	if [[ -n ${RIG_PCAP_PID:-} ]]; then
+		kill -INT "$RIG_PCAP_PID" 2>/dev/null || true
+		wait "$RIG_PCAP_PID" 2>/dev/null || true
+		RIG_PCAP_PID=
+	fi
 	if ip netns list 2>/dev/null | grep -q "^$RIG_NS\b"; then
 		ip netns del "$RIG_NS" || rig_say "could not delete netns $RIG_NS"
 	fi

@@ -162,6 +162,11 @@ int kib_connect_peer(struct kib_peer *peer)
 	struct sockaddr_in src, dst;
 	struct kib_conn *c;
 
+	if (net->link_down) {
+		/* our link, not the peer: its aliveness stays as it is */
+		kib_tx_fail_list(net, &peer->tx_queue, -ENETUNREACH);
+		return -ENETUNREACH;
+	}
 	c = kib_conn_alloc(peer, true, peer->version ? peer->version : KIB_MSG_VERSION);
 	if (!c) {
 		kib_peer_connect_failed(peer, -ENOMEM, "no memory");
@@ -499,7 +504,8 @@ static void kib_passive_connect(struct kib_net *net, struct rdma_cm_id *cmid, co
 	ctx.my_nid = net->nid4;
 	ctx.my_incarnation = net->incarnation;
 	ctx.queue_depth_max = net->tun.peer_credits;
-	ctx.ready = !net->shutdown;
+	/* a dead link takes no connection (o2ib_link.c) */
+	ctx.ready = !net->shutdown && !net->link_down;
 	ctx.require_priv_port = net->tun.require_priv_port;
 	ctx.peer_port = kib_peer_port(cmid);
 	/* the peer as we know it, if the request names one */

@@ -7,6 +7,7 @@
  *   o2ib_rx.c   rx buffers, receive completions, recv()
  *   o2ib_rdma.c memory registration cache, RDMA descriptors, RDMA writes,
  *               the PUT/GET handshakes (PUT_REQ/ACK/NAK/DONE, GET_REQ/DONE)
+ *   o2ib_link.c the device port's state followed; a dead link while down
  *
  * Locking: one mutex per NI (kib_net.lock) guards peers, connections and
  * txs. The core is never called with it held: finalizations are queued on
@@ -190,6 +191,10 @@ struct kib_net {
 	uint8_t port;               /* the listener's port of ctx's device */
 	bool async_watch;           /* async_io reads ctx's events */
 	struct ul_io async_io;      /* the device's port state (PORT_ERR/ACTIVE) */
+	bool port_down_told;        /* what the core was last told (loop thread) */
+	bool device_fatal;          /* DEVICE_FATAL came: down for good */
+	bool link_down;             /* the core says so (kib_link_state()) */
+	bool link_close;            /* the kick closes the connections */
 	struct ibv_pd *pd;
 	/* tx pool */
 	struct kib_tx *txs;
@@ -237,6 +242,13 @@ void kib_peer_unlink_conn(struct kib_peer *peer, struct kib_conn *c);
 void kib_connect_peer_all(struct kib_peer *peer);
 struct kib_conn *kib_peer_send_conn(struct kib_peer *peer);
 void kib_conn_established(struct kib_conn *conn); /* locked */
+
+/* o2ib_link.c */
+void kib_link_watch(struct kib_net *net);       /* startup */
+void kib_link_unwatch(struct kib_net *net);     /* shutdown, loop thread */
+void kib_link_poll(struct kib_net *net);        /* tick, loop thread, unlocked */
+void kib_link_state(struct lnet_ni *ni, bool down);  /* the LND op */
+void kib_link_close_conns(struct kib_net *net); /* kick, locked */
 
 /* o2ib_tx.c */
 int kib_txpool_init(struct kib_net *net);

@@ -382,6 +382,11 @@ void kib_send(struct lnet_ni *ni, struct lnet_msg *msg)
 		lnet_finalize(msg, -EHOSTUNREACH);
 		return;
 	}
+	/* a dead link (o2ib_link.c): what connect() gives with no route */
+	if (__atomic_load_n(&net->link_down, __ATOMIC_RELAXED)) {
+		lnet_finalize(msg, -ENETUNREACH);
+		return;
+	}
 	/* the kernel's choice: IMMEDIATE when it fits a message; a GET whose
 	 * REPLY does not (and that is not forwarded or routed) as GET_REQ,
 	 * anything else larger as PUT_REQ */

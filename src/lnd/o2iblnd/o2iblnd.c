@@ -3,7 +3,7 @@
  * o2iblnd.c - the o2ib LND over rdma-core (docs/o2iblnd.md): its ops table,
  * NI startup and shutdown, the rdma_cm listener on the NI's address at the
  * service port, peers, and the 1 s tick (tx timeouts, keepalives, closing
- * connections, reconnects).
+ * connections, reconnects, the port's state: o2ib_link.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -129,6 +129,7 @@ static void kib_kick_work(struct ul_work *w)
 
 	kib_lock(net);
 	net->kick_pending = false;
+	kib_link_close_conns(net);
 	now = kib_now(net);
 	for (struct kib_list *l = net->peers.next, *n; l != &net->peers; l = n) {
 		struct kib_peer *p = kib_container(l, struct kib_peer, link);
@@ -155,6 +156,8 @@ static void kib_tick_cb(struct ul_timer *t)
 	struct kib_net *net = kib_container(t, struct kib_net, tick);
 	uint64_t now;
 
+	if (!net->shutdown)
+		kib_link_poll(net);
 	kib_lock(net);
 	now = kib_now(net);
 	for (struct kib_list *l = net->conns.next, *n; l != &net->conns; l = n) {
@@ -200,52 +203,6 @@ static void kib_tick_cb(struct ul_timer *t)
 	if (!net->shutdown)
 		ul_timer_start(net->loop, &net->tick, now + KIB_NS);
 	kib_unlock(net);
-}
-
-/* The device's asynchronous events. Its port going down or coming back
- * makes the NI fatal or not, as a lost link does (the kernel's
- * IB_EVENT_PORT_ERR/PORT_ACTIVE handling): the NI's status in our ping
- * info says so and peers are pushed it, so that they stop sending to this
- * NID. Every event read is acknowledged at once (a QP's own events too:
- * a destroy waits for those read and not acknowledged). Called on the
- * loop thread, no LND lock held (lnet_ni_link_event() may call back). */
-static void kib_async_io_cb(struct ul_io *io, uint32_t revents)
-{
-	struct kib_net *net = kib_container(io, struct kib_net, async_io);
-	struct ibv_async_event ev;
-
-	(void)revents;
-	while (ibv_get_async_event(net->ctx, &ev) == 0) {
-		enum ibv_event_type t = ev.event_type;
-		bool mine = (t == IBV_EVENT_PORT_ERR || t == IBV_EVENT_PORT_ACTIVE) &&
-			    ev.element.port_num == net->port;
-
-		ibv_ack_async_event(&ev);
-		if (mine || t == IBV_EVENT_DEVICE_FATAL)
-			(void)lnet_ni_link_event(net->ni, t != IBV_EVENT_PORT_ACTIVE,
-						 t == IBV_EVENT_PORT_ACTIVE ? "RDMA port active"
-						 : t == IBV_EVENT_PORT_ERR ? "RDMA port down"
-									   : "RDMA device fatal");
-	}
-}
-
-/* Watch the device's events on the NI's loop. librdmacm opens a device
- * once per process: a second NI on the same device finds its events fd
- * watched already, and the first NI's reader takes its events (one NI per
- * device is what a port's state can be told to). */
-static void kib_async_watch(struct kib_net *net)
-{
-	int fd = net->ctx->async_fd, fl = fcntl(fd, F_GETFL);
-
-	net->port = net->listener->port_num;
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
-		return;
-	ul_io_init(&net->async_io, fd, kib_async_io_cb);
-	net->async_watch = ul_io_start(net->loop, &net->async_io, EPOLLIN) == 0;
-	if (!net->async_watch)
-		lnet_ni_log(net->ni, ULNET_LOG_DEBUG,
-			    "o2iblnd: device %s's events are watched already (another NI on it)",
-			    ibv_get_device_name(net->ctx->device));
 }
 
 static int kib_startup(struct lnet_ni *ni)
@@ -337,7 +294,7 @@ static int kib_startup(struct lnet_ni *ni)
 	rc = ul_io_start(net->loop, &net->cm_io, EPOLLIN);
 	if (rc < 0)
 		goto fail;
-	kib_async_watch(net);
+	kib_link_watch(net);
 	lnet_ni_set_data(ni, net);
 	lnet_ni_log(ni, ULNET_LOG_INFO, "o2iblnd: listening on %s:%d (device %s), peer_credits %d, "
 		    "ntx %d, timeout %d s, keepalive %d s, checksums %s",
@@ -365,9 +322,7 @@ static void kib_shutdown_now(struct kib_net *net)
 	net->shutdown = true;
 	ul_timer_stop(net->loop, &net->tick);
 	ul_io_stop(net->loop, &net->cm_io);
-	if (net->async_watch)
-		ul_io_stop(net->loop, &net->async_io);
-	net->async_watch = false;
+	kib_link_unwatch(net);
 	for (struct kib_list *l = net->peers.next; l != &net->peers; l = l->next) {
 		struct kib_peer *p = kib_container(l, struct kib_peer, link);
 
@@ -496,4 +451,5 @@ const struct ulnet_lnd ko2iblnd = {
 	.send = kib_send,
 	.recv = kib_recv,
 	.ni_info = kib_ni_info,
+	.link_state = kib_link_state,
 };
