@@ -88,7 +88,7 @@ export LD_LIBRARY_PATH=\$K/lib
 # and the kernel's own LNet lines (the console is quiet) on the way out
 trap '[ -e /host/kernel-up ] || ulrig_mark kernel-up; ulrig_rxe_counters
 	[ ! -e /sys/class/infiniband/rxe1 ] || ulrig_rxe_counters rxe1
-	dmesg | grep -E "LNet|Lustre|o2ib|BUG|Oops|rxe" | tail -n 40 | sed "s/^/kernel log: /"
+	dmesg | grep -E "LNet|Lustre|o2ib|BUG|Oops|rxe|allocation failure|oom|Out of memory|virtio|eth[01]|hung|stall" | tail -n 40 | sed "s/^/kernel log: /"
 	rdma res show qp 2>/dev/null | grep -v "lqpn 1 " | sed "s/^/kernel qp: /"
 	[ -e /host/lst-done ] || { \$K/lnetctl peer show -v 4 --nid $B@o2ib; \$K/lnetctl net show -v 4
 		\$K/lnetctl debug recovery --local; \$K/lnetctl debug recovery --peer; } 2>&1 |
