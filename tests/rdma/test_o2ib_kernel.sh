@@ -15,7 +15,10 @@
 # o2ib NI on each of two rails (eth0 and eth1 in one subnet, docs/rdma-rig.md):
 # Multi-Rail between the kernel and ulnet, where discovery must show both
 # NIDs of each node and the ulnet guest's two rxe devices must each have
-# carried a quarter of its RoCE packets at least.
+# carried a quarter of its RoCE packets at least; at the end the ulnet
+# guest's second rail goes down (eth1), and the kernel's 1 MiB brw write
+# and read to it (a new lst session) must pass with no error: ulnet's ping
+# info, pushed to the kernel, says that NID is down.
 # KERNEL_STRESS=1 adds 1 MiB at concurrency 4 and all eight tests at once:
 # under TCG on a loaded host that much traffic can stall a guest's
 # virtio-net queue for minutes (NETDEV WATCHDOG), so it is not the default.
@@ -166,6 +169,21 @@ for r in 1 2 3 4 5 6; do
 	fi
 	ulrig_mark kernel-race-done-\$r
 done
+if [ "${RIG_RAILS:-1}" = 2 ]; then
+	# ulnet's second rail goes down: its ping info (pushed to us) says
+	# that NID is down, and a brw from here must go by the first
+	ulrig_mark kernel-rail-phase
+	ulrig_wait_file ulnet-rail-down 60
+	sleep 2
+	\$L new_session --timeout 120 ulnet-o2ib-rail
+	\$L add_group k $A@o2ib
+	\$L add_group u $B@o2ib
+	lst_case rdw1m k u write 1M 1
+	lst_case rdr1m k u read 1M 1
+	\$L end_session
+	\$K/lnetctl peer show -v 4 --nid $B@o2ib | grep -E " nid:|health value" | sed "s/^/rail down: /"
+	ulrig_mark kernel-rail-done
+fi
 ulrig_wait_file ulnet-done 120
 EOF
 cat >"$RIG_SHARE/guest-2.sh" <<EOF
@@ -215,6 +233,16 @@ for r in 1 2 3 4 5 6; do
 	fi
 	ulrig_wait_file kernel-race-done-\$r 60
 done
+if [ "${RIG_RAILS:-1}" = 2 ]; then
+	ulrig_wait_file kernel-rail-phase 60
+	ip link set eth1 down
+	for i in \$(seq 100); do
+		grep -q "$(rig_ip2 2)@o2ib: link down" /host/ulnetd-\$ULRIG_ID.log && break; sleep 0.1
+	done
+	grep "$(rig_ip2 2)@o2ib: link down" /host/ulnetd-\$ULRIG_ID.log
+	ulrig_mark ulnet-rail-down
+	ulrig_wait_file kernel-rail-done 120
+fi
 ulrig_mark ulnet-done
 kill \$UPID; wait \$UPID # exits 0 on SIGTERM (a sanitizer report would not)
 EOF
@@ -235,6 +263,7 @@ for k in send_length recv_length; do
 done
 want=16
 [[ ${KERNEL_STRESS:-0} == 1 ]] && want=22
+[[ ${RIG_RAILS:-1} == 2 ]] && want=$((want + 4))
 cases=$(grep -c "^lst case [a-z0-9]*: Total 0 error nodes in" "$L1" || true)
 [[ $cases == "$want" ]] || {
 	echo "FAIL: $cases of $want lst show_error lines say 0 error nodes:"
