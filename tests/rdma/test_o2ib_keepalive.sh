@@ -36,7 +36,7 @@ D=/tmp/ulo2ib; mkdir -p \$D
 L=/host/ulnetd-$1.log
 ulnetd --ctl \$D/ctl.sock --log-level debug --module-option ko2iblnd.keepalive=$KEEPALIVE >\$L 2>&1 &
 UPID=\$!
-for i in \$(seq 100); do [ -S \$D/ctl.sock ] && break; sleep 0.1; done
+ulrig_wait_socket \$D/ctl.sock
 C="ulnetctl --ctl \$D/ctl.sock"
 \$C net add --net o2ib --if eth0
 \$C net show | grep "nid:"

@@ -198,7 +198,7 @@ up() {
 	rm -f \$D/ctl.sock
 	ulnetd --selftest --log-level \$1 $kib_mo --ctl \$D/ctl.sock >>/host/ulnetd-\$ULRIG_ID.log 2>&1 &
 	UPID=\$!
-	for i in \$(seq 100); do [ -S \$D/ctl.sock ] && break; sleep 0.1; done
+	ulrig_wait_socket \$D/ctl.sock
 	\$C net add --net o2ib --if $ifs
 }
 up ${ULNETD_LOG:-info}

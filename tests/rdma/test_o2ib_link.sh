@@ -31,7 +31,7 @@ C="ulnetctl --ctl $D/ctl.sock"
 start_ulnetd() {
 	ulnetd --ctl $D/ctl.sock --log-level debug >/host/ulnetd-$ULRIG_ID.log 2>&1 &
 	UPID=$!
-	for i in $(seq 100); do [ -S $D/ctl.sock ] && break; sleep 0.1; done
+	ulrig_wait_socket $D/ctl.sock
 }
 # state NID: "up fatal" of NID in net show -v (status up 1/down 0)
 state() {

@@ -52,7 +52,7 @@ ibv_devices | grep -q rxe0
 D=/tmp/ulo2ib; mkdir -p $D
 ulnetd --ctl $D/ctl.sock --log-level info '"$MO"' $MO_OWN >/host/ulnetd-$ULRIG_ID.log 2>&1 &
 UPID=$!
-for i in $(seq 100); do [ -S $D/ctl.sock ] && break; sleep 0.1; done
+ulrig_wait_socket $D/ctl.sock
 C="ulnetctl --ctl $D/ctl.sock"
 $C net add --net o2ib --if eth0
 $C net show -v
@@ -73,7 +73,7 @@ priv() { # NAME MODULE-OPTIONS...: a ulnetd pinging guest 2
 	n=\$1; shift
 	ulnetd --ctl \$D/\$n.sock --log-level debug $MO "\$@" >/host/ulnetd-\$n.log 2>&1 &
 	P=\$!
-	for i in \$(seq 100); do [ -S \$D/\$n.sock ] && break; sleep 0.1; done
+	ulrig_wait_socket \$D/\$n.sock
 	ulnetctl --ctl \$D/\$n.sock net add --net o2ib --if eth0
 	r=0
 	timeout 40 ulnetctl --ctl \$D/\$n.sock ping $B@o2ib --timeout 15 >/tmp/\$n.out 2>&1 || r=\$?

@@ -40,7 +40,7 @@ D=/tmp/ul; mkdir -p $D
 ulnetd --ctl $D/ctl.sock --module-option lnet.alive_router_check_interval=2 \
 	--module-option lnet.router_ping_timeout=2 $ULNETD_ARGS >/host/ulnetd-$ULRIG_ID.log 2>&1 &
 UPID=$!
-for i in $(seq 100); do [ -S $D/ctl.sock ] && break; sleep 0.1; done
+ulrig_wait_socket $D/ctl.sock
 C="ulnetctl --ctl $D/ctl.sock"
 '
 # bulk through R (brw NID ROUTES TARGET): every size, PUT then GET, the

@@ -16,6 +16,17 @@ ulrig_wait_file() {
 	done
 }
 
+# ulrig_wait_socket PATH [SECS]: wait for a program's unix socket (ulnetd's
+# control socket), 10 s by default
+ulrig_wait_socket() {
+	_n=$((${2:-10} * 10))
+	while [ ! -S "$1" ]; do
+		[ $_n -gt 0 ] || { echo "ulrig: no socket $1 after ${2:-10} s" >&2; return 1; }
+		sleep 0.1
+		_n=$((_n - 1))
+	done
+}
+
 # ulrig_retry TRIES DELAY CMD...: run CMD until it succeeds, at most TRIES times
 # (a client started before its server listens fails at once: try again)
 ulrig_retry() {
