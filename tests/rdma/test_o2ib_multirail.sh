@@ -14,9 +14,9 @@
 #     operations caught on the dead rail may fail (at most 16: what can
 #     have been in flight there; they end when the RC retries or the
 #     LND's timeout run out, and as in the kernel no PUT whose data may
-#     have gone is resent), the
-#     rest complete. B's NI on that rail goes down with its port (the
-#     device's PORT_ERR event), which B's ping info tells. Then a new
+#     have gone is resent), the rest complete. B's NI on that rail goes
+#     down with its port (the device's PORT_ERR event), which B's ping
+#     info tells. Then a new
 #     node (which learns B's NIDs afresh, B's second one down) moves 32
 #     checked 1 MiB PUTs to B.
 # The guests' rails share a subnet, with each address answered for and

@@ -25,12 +25,12 @@ RIG_NEEDS_O2IB=1
 # shellcheck source-path=SCRIPTDIR source=rig-test-start.sh
 . "$HERE/rig-test-start.sh"
 
-# the slack on top of the timeouts (the 1 s tick, teardown, TCG and
-# sanitizer builds), and how long a node given SIGTERM may take to be gone
 # LNet's transaction timeout bounds a PUT whose ACK is still to come; the
 # LND's is larger, because a connection must be made within a quarter of
 # it (5 s at least): a TCG guest under a loaded sanitizer run took more
-# than 5 s once
+# than 5 s once. LIMIT adds the slack on top (the 1 s tick, teardown, TCG
+# and sanitizer builds); STOP_LIMIT is how long a node given SIGTERM may
+# take to be gone
 TX_TIMEOUT=10
 O2IB_TIMEOUT=40
 LIMIT=$((TX_TIMEOUT + 15))

@@ -480,7 +480,7 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 	rc = get_server_stats(b, &sop, (int)((end - t0) / 1000000ULL), st0);
 	if (rc == -EINTR) {
 		fprintf(stderr, "ulst brw: stopped by %s before the run, waiting for %s to answer\n",
-			brw_signal == SIGINT ? "SIGINT" : "SIGTERM", b->target_str);
+			ulst_stop_signal_name(brw_signal), b->target_str);
 		exit_rc = ULST_EXIT_FAIL;
 		goto out;
 	}
@@ -515,7 +515,7 @@ int ulst_cmd_brw(struct ulst_global *g, int argc, char **argv)
 		pthread_mutex_lock(&b->mu);
 		if (brw_signal) {
 			brw_fail_locked(b, -EINTR, "stopped by %s: %llu of %llu done, %llu in flight",
-					brw_signal == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)b->done,
+					ulst_stop_signal_name(brw_signal), (unsigned long long)b->done,
 					(unsigned long long)b->count, (unsigned long long)b->inflight);
 			break;
 		}

@@ -253,7 +253,7 @@ int ulst_cmd_serve(struct ulst_global *g, int argc, char **argv)
 		int sig = sigtimedwait(&set, NULL, &ts);
 
 		if (sig == SIGINT || sig == SIGTERM) {
-			snprintf(why, sizeof(why), "%s", sig == SIGINT ? "SIGINT" : "SIGTERM");
+			snprintf(why, sizeof(why), "%s", ulst_stop_signal_name(sig));
 			break;
 		}
 		if (sig < 0 && errno != EAGAIN && errno != EINTR) {

@@ -15,6 +15,7 @@
 #ifndef ULST_H
 #define ULST_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -145,6 +146,12 @@ struct ulst_rate_sampler {
 };
 
 uint64_t ulst_now_ns(void);
+
+/* The name of the signal that stops a command (SIGINT or SIGTERM). */
+static inline const char *ulst_stop_signal_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : "SIGTERM";
+}
 void ulst_rates_start(struct ulst_rate_sampler *s, ulnet_t *ln);
 /* Take an interval sample if at least one second passed since the last. */
 void ulst_rates_tick(struct ulst_rate_sampler *s, ulnet_t *ln);

@@ -191,7 +191,6 @@ struct kib_net {
 	uint8_t port;               /* the listener's port of ctx's device */
 	bool async_watch;           /* async_io reads ctx's events */
 	struct ul_io async_io;      /* the device's port state (PORT_ERR/ACTIVE) */
-	bool port_down_told;        /* what the core was last told (loop thread) */
 	bool device_fatal;          /* DEVICE_FATAL came: down for good */
 	bool link_down;             /* the core says so (kib_link_state()) */
 	bool link_close;            /* the kick closes the connections */

@@ -14,7 +14,6 @@
  *    startup has returned), a second NI on the same device (librdmacm
  *    opens a device once per process, so only the first NI reads its
  *    events), and an event lost for any reason.
- * Only the loop thread reports, so the state last reported needs no lock.
  *
  * Acting. While the link is down, sends fail at once with -ENETUNREACH,
  * no connection is made, a peer's connect request is rejected as by an NI
@@ -51,17 +50,10 @@ static const char *kib_port_state_name(enum ibv_port_state s)
 	}
 }
 
-/* Tell the core the port's state if it is not what was told last (loop
- * thread, no LND lock held: the core calls kib_link_state() back). */
-static void kib_link_report(struct kib_net *net, bool down, const char *why)
-{
-	if (down == net->port_down_told)
-		return;
-	/* -EAGAIN: the NI is not in service yet; the next tick tells again */
-	if (lnet_ni_link_event(net->ni, down, why) != -EAGAIN)
-		net->port_down_told = down;
-}
-
+/* Every tick tells the core the port's state: it keeps the state and acts
+ * (and logs) only on a change, and a report before the NI is in service
+ * (-EAGAIN) is simply made again on the next tick. Loop thread, no LND
+ * lock held: the core calls kib_link_state() back. */
 void kib_link_poll(struct kib_net *net)
 {
 	struct ibv_port_attr pa;
@@ -70,7 +62,7 @@ void kib_link_poll(struct kib_net *net)
 	if (net->device_fatal || ibv_query_port(net->ctx, net->port, &pa) != 0)
 		return;
 	snprintf(why, sizeof(why), "RDMA port %s", kib_port_state_name(pa.state));
-	kib_link_report(net, pa.state != IBV_PORT_ACTIVE, why);
+	(void)lnet_ni_link_event(net->ni, pa.state != IBV_PORT_ACTIVE, why);
 }
 
 /* The device's asynchronous events. Every event read is acknowledged at
@@ -91,10 +83,11 @@ static void kib_async_io_cb(struct ul_io *io, uint32_t revents)
 		ibv_ack_async_event(&ev);
 		if (t == IBV_EVENT_DEVICE_FATAL) {
 			net->device_fatal = true;
-			kib_link_report(net, true, "RDMA device fatal");
+			(void)lnet_ni_link_event(net->ni, true, "RDMA device fatal");
 		} else if (mine && !net->device_fatal) {
-			kib_link_report(net, t == IBV_EVENT_PORT_ERR,
-					t == IBV_EVENT_PORT_ERR ? "RDMA port down" : "RDMA port active");
+			(void)lnet_ni_link_event(net->ni, t == IBV_EVENT_PORT_ERR,
+						 t == IBV_EVENT_PORT_ERR ? "RDMA port down"
+									 : "RDMA port active");
 		}
 	}
 }

@@ -156,8 +156,7 @@ static void kib_tick_cb(struct ul_timer *t)
 	struct kib_net *net = kib_container(t, struct kib_net, tick);
 	uint64_t now;
 
-	if (!net->shutdown)
-		kib_link_poll(net);
+	kib_link_poll(net);
 	kib_lock(net);
 	now = kib_now(net);
 	for (struct kib_list *l = net->conns.next, *n; l != &net->conns; l = n) {
