@@ -47,6 +47,16 @@ ulnet_for() {
     echo "# round $r: $pfx $mode run failed" >&2
 }
 port_seq=0
+# floor_for <round> bw|lat: bench_relay (relays with no LNet in them) and,
+# for bw, haproxy (bench/relay_peers.sh), appended to floor.<round>
+floor_for() {
+  "$build/bin/bench_relay" "$2" "$secs" >> "$work/floor.$1" ||
+    echo "# round $1: bench_relay $2 failed" >&2
+  if [ "$2" = bw ]; then
+    "$root/bench/relay_peers.sh" "$secs" >> "$work/floor.$1" 2>>"$work/anchors.log" ||
+      echo "# round $1: relay_peers.sh failed" >&2
+  fi
+}
 # Each round measures figure by figure: a figure's anchors, then ulnet's
 # runs of that figure, so both sides of a ratio are seconds apart, not a
 # minute (a whole round of anchors first left ratios open to the drift).
@@ -55,12 +65,15 @@ for r in $(seq 1 "$rounds"); do
   anchors_for "$r" '^(tcp_stream_1MiB$|ucx_tag_bw_1MiB)'
   ulnet_for "$r" tcp bw
   [ "${BENCH_ROUTED_TOO:-1}" = 1 ] && ulnet_for "$r" routed bw BENCH_ROUTED=1
+  # the floor under the routed figure: bare relays and haproxy, same round
+  [ "${BENCH_ROUTED_TOO:-1}" = 1 ] && floor_for "$r" bw
   [ "${BENCH_MANUAL_TOO:-1}" = 1 ] && ulnet_for "$r" manual bw BENCH_MANUAL=1
   echo "# round $r: round trip (anchors, then ulnet)" >&2
   anchors_for "$r" '^(tcp_rtt_64B_avg|tcp_rtt_64B_p50|tcp_rtt_64B_spin|ucx_tag_lat_64B)'
   ulnet_for "$r" tcp lat
   [ "${BENCH_ROUTED_TOO:-1}" = 1 ] && ulnet_for "$r" routedlat lat BENCH_ROUTED=1
   [ "${BENCH_ROUTED_TOO:-1}" = 1 ] && ulnet_for "$r" routedidle lat BENCH_ROUTED=1 BENCH_IDLE_PEERS=1000
+  [ "${BENCH_ROUTED_TOO:-1}" = 1 ] && floor_for "$r" lat
   [ "${BENCH_MANUAL_TOO:-1}" = 1 ] && ulnet_for "$r" manual lat BENCH_MANUAL=1
   [ "${BENCH_BUSY_POLL_TOO:-1}" = 1 ] && ulnet_for "$r" busy lat BENCH_BUSY_POLL=1
   echo "# round $r: message rate (anchors, then ulnet)" >&2
@@ -139,6 +152,22 @@ if [ "${BENCH_ROUTED_TOO:-1}" = 1 ]; then
   rel ulnet_routed_put_ack_rtt_8B_avg routedlat ulnet_put_ack_rtt_8B_avg us tcp ulnet_put_ack_rtt_8B_avg
   rel ulnet_router_cpu_per_GiB routed router_cpu_per_GiB s routed memcpy_1GiB
   rel ulnet_routed_rtt_1000_idle_peers routedidle ulnet_put_ack_rtt_8B_avg us routedlat ulnet_put_ack_rtt_8B_avg
+  # The floor: the same three-process shapes with no LNet at all, each as a
+  # ratio to its own direct run of the same rounds (bench_relay.c,
+  # relay_peers.sh). A routed ratio below these is the machine's, not the
+  # router's; the routed figures themselves beside them follow.
+  echo "# the floor: relays with no LNet in them, each beside its own direct run"
+  rel relay_copy_bw_1MiB floor relay_copy_bw_1MiB GB/s floor relay_direct_bw_1MiB
+  rel relay_splice_bw_1MiB floor relay_splice_bw_1MiB GB/s floor relay_direct_bw_1MiB
+  rel haproxy_copy_bw_1MiB floor haproxy_copy_bw_1MiB GB/s floor haproxy_direct_bw_1MiB
+  rel haproxy_splice_bw_1MiB floor haproxy_splice_bw_1MiB GB/s floor haproxy_direct_bw_1MiB
+  rel relay_spin_rtt_avg floor relay_spin_rtt_avg us floor relay_direct_rtt_avg
+  rel relay_copy_cpu_per_GiB floor relay_copy_cpu_per_GiB s routed memcpy_1GiB
+  rel relay_splice_cpu_per_GiB floor relay_splice_cpu_per_GiB s routed memcpy_1GiB
+  # ulnet's routed figures against the relays' in absolute terms
+  rel ulnet_routed_put_bw_1MiB routed ulnet_put_bw_1MiB GB/s floor haproxy_copy_bw_1MiB
+  rel ulnet_routed_put_bw_1MiB routed ulnet_put_bw_1MiB GB/s floor relay_copy_bw_1MiB
+  rel ulnet_routed_put_ack_rtt_8B_avg routedlat ulnet_put_ack_rtt_8B_avg us floor relay_spin_rtt_avg
 fi
 echo "# ratios: bandwidth and rate higher is better; round trip lower is better"
 echo "# paired: the median of the round-by-round ratios"

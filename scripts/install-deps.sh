@@ -8,11 +8,12 @@ set -euo pipefail
 # Debian packages (make deb, tests/abi/test_deb.sh); scdoc: the man pages
 # (docs/man/*.scd, cmake/man.cmake); groff-base: groff, with which
 # test_man_options.sh renders them; libibverbs-dev, librdmacm-dev: the o2ib
-# LND (ULNET_O2IB), with rdma-core and ibverbs-providers (rxe) to run it
+# LND (ULNET_O2IB), with rdma-core and ibverbs-providers (rxe) to run it;
+# haproxy: the relay measured beside ulnet's router (bench/relay_peers.sh)
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libcmocka-dev
       libyaml-dev iproute2 tshark python3 iperf3 sockperf procps prometheus
       dpkg-dev debhelper lintian scdoc groff-base
-      libibverbs-dev librdmacm-dev rdma-core ibverbs-providers)
+      libibverbs-dev librdmacm-dev rdma-core ibverbs-providers haproxy)
 # tshark's question (may users capture?) answered no, as a fresh machine has
 APT_PRESEED="wireshark-common wireshark-common/install-setuid boolean false" \
   exec "$(dirname "$0")/apt-ensure.sh" install-deps "${pkgs[@]}"
