@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_selftest_agent.c - the selftest agent's state machine
- * (src/selftest/agent.c): sessions, batches, server and client tests,
- * brw/ping services, bulk transfers, timeouts, driven by SRPC requests a
- * "console" node sends through memlnd.
+ * (src/selftest/: agent.c, srpc_service.c, sfw_session.c, sfw_client.c,
+ * brw_test.c): sessions, batches, server and client tests, brw/ping
+ * services, bulk transfers, timeouts, driven by SRPC requests a "console"
+ * node sends through memlnd.
  *
  * Two manual-progress nodes on a fake clock, joined by memlnd: the console
  * (11@gni) and the server (12@gni) running the agent. The input is a
