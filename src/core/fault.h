@@ -34,7 +34,7 @@ bool lnet_fault_drop_recv(ulnet_t *ln, const struct lnet_hdr *hdr, const ulnet_n
  * delay rule holds it; it then leaves through the delay timer (received:
  * lnet_parse_resume()/lnet_fwd_resume(); sent: the LND). */
 bool lnet_fault_delay_locked(ulnet_t *ln, struct lnet_msg *msg);
-/* (send path, health errors: lnet_fault_send_error(), declared in core.h
+/* (send path, health errors: lnet_fault_send_error(), declared in send.h
  * for lnet_sendq_flush()) */
 
 /* Lock-free hints for the hot paths: rules of each kind exist. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_core_lock.c - the instance lock and its condition (core.h over util/ul_lock.h):
+ * test_core_lock.c - the instance lock and its condition (instance.h over util/ul_lock.h):
  * mutual exclusion under contention (the futex slow paths), a contender
  * that spins, then sleeps, on a lock held long, broadcast wakeups, and the
  * timed wait's timeout.
