@@ -3,8 +3,7 @@
 # rig-rerun.sh TEST: runs the rig test TEST (ctest's command for every
 # tests/rdma/test_*.sh). A test exits 75 when it failed and a guest's console
 # shows an emulator fault (rig.sh's rig_emulator_faults: the emulated NIC's
-# transmit queue stalled, which no program in the guest can cause or cure,
-# or soft-RoCE's RC retries ran out between two guests):
+# transmit queue stalled, which no program in the guest can cause or cure):
 # it is then run again, saying so, up to twice more (the two-rail kernel test
 # met two such faults in a row under TCG). A third 75 is a
 # failure (exit 1), so a host where the emulator keeps failing fails the test
