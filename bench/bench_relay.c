@@ -4,7 +4,7 @@
  * LNet in it at all reaches on this machine, beside the same traffic
  * direct. Three processes on loopback, as bench_tcp's routed runs (source,
  * relay, sink), plain TCP and nothing else:
- *   bw  : 1 MiB writes for SECS seconds, direct and through three relays:
+ *   bw  : 1 MiB writes for SECS seconds, direct and through two relays:
  *         "copy" (read into a 1 MiB buffer, write it out: the copies a
  *         ulnet router makes), "splice" (socket -> 1 MiB pipe -> socket:
  *         the payload never enters the relay's memory). Each relay's CPU
@@ -62,9 +62,23 @@ static double cpu_s(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+/* the source's children, stopped when the source gives up (a child that
+ * fails exits, and the others see EOF or their alarm) */
+static pid_t parent_pid, kids[2] = { -1, -1 };
+
+static void stop_kids(void)
+{
+	if (getpid() != parent_pid)
+		return;
+	for (int i = 0; i < 2; i++)
+		if (kids[i] > 0)
+			kill(kids[i], SIGKILL);
+}
+
 static void fail(const char *what)
 {
 	fprintf(stderr, "bench_relay: %s: %s\n", what, strerror(errno));
+	stop_kids();
 	exit(1);
 }
 
@@ -90,7 +104,7 @@ static int listener(uint16_t *port)
 	return s;
 }
 
-static int dial(uint16_t port)
+static int dial(uint16_t port, int lat)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -98,16 +112,18 @@ static int dial(uint16_t port)
 
 	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
 		fail("connect");
-	nodelay(s);
+	if (lat)   /* a bulk stream leaves Nagle on, as iperf3 does */
+		nodelay(s);
 	return s;
 }
 
-static int take(int l)
+static int take(int l, int lat)
 {
 	int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
 	if (s < 0)
 		fail("accept");
-	nodelay(s);
+	if (lat)
+		nodelay(s);
 	close(l);
 	return s;
 }
@@ -151,7 +167,7 @@ static int spin_read(int s, char *p, size_t n)
  * checks against what it wrote; lat: answers each request until EOF */
 static void run_sink(int l, int lat, int rep)
 {
-	int s = take(l);
+	int s = take(l, lat);
 	static char buf[CHUNK];
 
 	if (lat) {   /* echo: an answer for each request, until EOF */
@@ -176,7 +192,8 @@ static void run_sink(int l, int lat, int rep)
 /* Relay from `in` to `out` until EOF, then report CPU seconds on `rep`. */
 static void run_relay(enum relay_kind kind, int l, uint16_t sink_port, int rep)
 {
-	int out = dial(sink_port), in = take(l);
+	int lat = kind == RELAY_SPIN;
+	int out = dial(sink_port, lat), in = take(l, lat);
 	static char buf[CHUNK];
 	double c0 = cpu_s();
 
@@ -184,13 +201,17 @@ static void run_relay(enum relay_kind kind, int l, uint16_t sink_port, int rep)
 		ssize_t r;
 		while ((r = read(in, buf, sizeof(buf))) > 0)
 			write_all(out, buf, (size_t)r);
+		if (r < 0)
+			fail("relay read");
 	} else if (kind == RELAY_SPLICE) {
 		int p[2];
 		if (pipe2(p, O_CLOEXEC))
 			fail("pipe");
-		/* a 1 MiB pipe: one router buffer's worth (root passes the
-		 * pipe-max-size limit; others keep what they get) */
-		(void)fcntl(p[1], F_SETPIPE_SZ, CHUNK);
+		/* a 1 MiB pipe: one router buffer's worth (fs.pipe-max-size
+		 * is 1 MiB by default; a smaller limit is an error, not a
+		 * quietly smaller pipe) */
+		if (fcntl(p[1], F_SETPIPE_SZ, CHUNK) < CHUNK)
+			fail("F_SETPIPE_SZ 1 MiB");
 		for (;;) {
 			ssize_t r = splice(in, NULL, p[1], NULL, CHUNK, SPLICE_F_MOVE | SPLICE_F_MORE);
 			if (r == 0)
@@ -247,7 +268,7 @@ static struct run start(enum relay_kind kind, int lat, unsigned secs)
 
 	if (pipe2(sp, O_CLOEXEC))
 		fail("pipe");
-	r.sink = fork();
+	r.sink = kids[0] = fork();
 	if (r.sink < 0)
 		fail("fork");
 	if (r.sink == 0) {
@@ -261,7 +282,7 @@ static struct run start(enum relay_kind kind, int lat, unsigned secs)
 		rl = listener(&rport);
 		if (pipe2(rp, O_CLOEXEC))
 			fail("pipe");
-		r.relay = fork();
+		r.relay = kids[1] = fork();
 		if (r.relay < 0)
 			fail("fork");
 		if (r.relay == 0) {
@@ -276,7 +297,7 @@ static struct run start(enum relay_kind kind, int lat, unsigned secs)
 		r.rep = rp[0];
 	}
 	close(sl);
-	r.to = dial(kind != RELAY_NONE ? rport : sport);
+	r.to = dial(kind != RELAY_NONE ? rport : sport, lat);
 	return r;
 }
 
@@ -293,6 +314,7 @@ static double finish(struct run *r, int lat, uint64_t sent)
 	if (!lat && (read(r->sink_rep, &got, sizeof(got)) != sizeof(got) || got != sent)) {
 		fprintf(stderr, "bench_relay: the sink got %llu bytes of %llu\n",
 			(unsigned long long)got, (unsigned long long)sent);
+		stop_kids();
 		exit(1);
 	}
 	close(r->sink_rep);
@@ -307,8 +329,10 @@ static double finish(struct run *r, int lat, uint64_t sent)
 			continue;
 		if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st)) {
 			fprintf(stderr, "bench_relay: %s failed\n", i ? "relay" : "sink");
+			stop_kids();
 			exit(1);
 		}
+		kids[i ? 1 : 0] = -1;
 	}
 	return c;
 }
@@ -374,6 +398,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	parent_pid = getpid();
 	if (!strcmp(what, "bw") || !strcmp(what, "all")) {
 		bench_bw(RELAY_NONE, secs);
 		bench_bw(RELAY_COPY, secs);

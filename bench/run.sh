@@ -53,7 +53,7 @@ floor_for() {
   "$build/bin/bench_relay" "$2" "$secs" >> "$work/floor.$1" ||
     echo "# round $1: bench_relay $2 failed" >&2
   if [ "$2" = bw ]; then
-    "$root/bench/relay_peers.sh" "$secs" >> "$work/floor.$1" 2>>"$work/anchors.log" ||
+    "$root/bench/relay_peers.sh" "$secs" >> "$work/floor.$1" ||
       echo "# round $1: relay_peers.sh failed" >&2
   fi
 }
@@ -86,7 +86,7 @@ done
 vals() {
   for r in $(seq 1 "$rounds"); do
     [ -f "$work/$1.$r" ] || continue
-    awk -v n="$2" -v r="$r" '$1 == n && $2 != "NA" {print r, $2; exit}' "$work/$1.$r"
+    awk -v n="$2" -v r="$r" '$1 == n && $2 ~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/ {print r, $2; exit}' "$work/$1.$r"
   done
 }
 median() { sort -g | awk '{a[NR]=$1} END{ if (NR) print a[int((NR+1)/2)] }'; }
