@@ -253,48 +253,45 @@ done:
 	_exit(0);
 }
 
-struct run {
-	pid_t sink, relay;
+struct run {   /* the source's ends of a run; its children are kids[] */
 	int to;          /* the source's connection */
 	int rep;         /* the relay's CPU report */
 	int sink_rep;    /* the sink's byte count */
 };
 
+/* Fork child `slot` of a run with a report pipe and an alarm (nothing
+ * outlives a stuck run). Returns 0 in the child, *rep the pipe's write
+ * end; the child's pid in the source, *rep the read end. */
+static pid_t spawn(int slot, unsigned secs, int *rep)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		fail("pipe");
+	pid = kids[slot] = fork();
+	if (pid < 0)
+		fail("fork");
+	close(p[pid == 0 ? 0 : 1]);
+	*rep = p[pid == 0 ? 1 : 0];
+	if (pid == 0)
+		alarm(secs * 4 + 30);
+	return pid;
+}
+
 static struct run start(enum relay_kind kind, int lat, unsigned secs)
 {
-	struct run r = { .relay = -1, .rep = -1 };
+	struct run r = { .rep = -1 };
 	uint16_t sport, rport = 0;
-	int sl = listener(&sport), rl = -1, rp[2], sp[2];
+	int sl = listener(&sport), rl;
 
-	if (pipe2(sp, O_CLOEXEC))
-		fail("pipe");
-	r.sink = kids[0] = fork();
-	if (r.sink < 0)
-		fail("fork");
-	if (r.sink == 0) {
-		close(sp[0]);
-		alarm(secs * 4 + 30);   /* nothing outlives a stuck run */
-		run_sink(sl, lat, sp[1]);
-	}
-	close(sp[1]);
-	r.sink_rep = sp[0];
+	if (spawn(0, secs, &r.sink_rep) == 0)
+		run_sink(sl, lat, r.sink_rep);
 	if (kind != RELAY_NONE) {
 		rl = listener(&rport);
-		if (pipe2(rp, O_CLOEXEC))
-			fail("pipe");
-		r.relay = kids[1] = fork();
-		if (r.relay < 0)
-			fail("fork");
-		if (r.relay == 0) {
-			close(rp[0]);
-			close(sl);
-			close(sp[0]);
-			alarm(secs * 4 + 30);
-			run_relay(kind, rl, sport, rp[1]);
-		}
-		close(rp[1]);
+		if (spawn(1, secs, &r.rep) == 0)
+			run_relay(kind, rl, sport, r.rep);
 		close(rl);
-		r.rep = rp[0];
 	}
 	close(sl);
 	r.to = dial(kind != RELAY_NONE ? rport : sport, lat);
@@ -324,15 +321,14 @@ static double finish(struct run *r, int lat, uint64_t sent)
 		close(r->rep);
 	}
 	for (int i = 0; i < 2; i++) {
-		pid_t p = i ? r->relay : r->sink;
-		if (p < 0)
+		if (kids[i] < 0)
 			continue;
-		if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		if (waitpid(kids[i], &st, 0) != kids[i] || !WIFEXITED(st) || WEXITSTATUS(st)) {
 			fprintf(stderr, "bench_relay: %s failed\n", i ? "relay" : "sink");
 			stop_kids();
 			exit(1);
 		}
-		kids[i ? 1 : 0] = -1;
+		kids[i] = -1;
 	}
 	return c;
 }

@@ -46,8 +46,7 @@ cat >"$RIG_SHARE/guest-2.sh" <<EOF
 set -eu
 timeout 300 ulst -v --nid $B@o2ib --o2ib-timeout 120 --peer-credits 2 serve --duration 290 >/host/serve.log 2>&1 &
 SPID=\$!
-for i in \$(seq 100); do grep -q "ready on portal" /host/serve.log 2>/dev/null && break; sleep 0.1; done
-grep "ready on portal" /host/serve.log
+ulrig_wait_grep "ready on portal" /host/serve.log
 ulrig_mark serving
 ulrig_wait_file brw-done 280
 kill \$SPID; wait \$SPID

@@ -236,10 +236,7 @@ done
 if [ "${RIG_RAILS:-1}" = 2 ]; then
 	ulrig_wait_file kernel-rail-phase 60
 	ip link set eth1 down
-	for i in \$(seq 100); do
-		grep -q "$(rig_ip2 2)@o2ib: link down" /host/ulnetd-\$ULRIG_ID.log && break; sleep 0.1
-	done
-	grep "$(rig_ip2 2)@o2ib: link down" /host/ulnetd-\$ULRIG_ID.log
+	ulrig_wait_grep "$(rig_ip2 2)@o2ib: link down" /host/ulnetd-\$ULRIG_ID.log
 	ulrig_mark ulnet-rail-down
 	ulrig_wait_file kernel-rail-done 120
 fi

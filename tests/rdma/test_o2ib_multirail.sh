@@ -16,9 +16,8 @@
 #     LND's timeout run out, and as in the kernel no PUT whose data may
 #     have gone is resent), the rest complete. B's NI on that rail goes
 #     down with its port (the device's PORT_ERR event), which B's ping
-#     info tells. Then a new
-#     node (which learns B's NIDs afresh, B's second one down) moves 32
-#     checked 1 MiB PUTs to B.
+#     info tells. Then a new node (which learns B's NIDs afresh, B's
+#     second one down) moves 32 checked 1 MiB PUTs to B.
 # The guests' rails share a subnet, with each address answered for and
 # routed from its own NIC (tests/rdma/guest/init), as Lustre's Multi-Rail
 # guide sets up rails in one subnet.
@@ -73,7 +72,7 @@ echo "rails: packets on rxe0 \$((p1 - p0)), on rxe1 \$((q1 - q0))"
 timeout 200 ulst --nid $A1@o2ib --nid $A2@o2ib $OPTS brw write $B1@o2ib --size 1m --count 1000000 \\
 	--concurrency 8 --keep-going --timeout 25 >/host/down.log 2>&1 &
 WP=\$!
-for i in \$(seq 600); do grep -q "^ulst brw" /host/down.log 2>/dev/null && break; sleep 0.1; done
+ulrig_wait_grep "^ulst brw" /host/down.log 60 || true   # the checks below say what failed
 sleep 3
 ulrig_mark streaming
 wait \$WP || true
@@ -93,8 +92,7 @@ set -eu
 ip addr show eth1 | grep -q "$B2" || { echo "no second rail"; exit 1; }
 ulst --nid $B1@o2ib --nid $B2@o2ib $OPTS serve --duration 500 >/host/serve.log 2>&1 &
 SPID=\$!
-for i in \$(seq 100); do grep -q "ready on portal" /host/serve.log 2>/dev/null && break; sleep 0.1; done
-grep "ready on portal" /host/serve.log
+ulrig_wait_grep "ready on portal" /host/serve.log
 ulrig_mark b-serving
 ulrig_wait_file streaming 200
 ip link set eth1 down

@@ -51,8 +51,7 @@ A2=10.210.0.21   # A's second address: the GET stream's node
 serve_fn='serve() { # NID LOG: a ulst serve node in the background (SPID)
 	ulst --nid $1 --o2ib-timeout '"$O2IB_TIMEOUT"' serve --duration 500 >$2 2>&1 &
 	SPID=$!
-	for i in $(seq 100); do grep -q "ready on portal" $2 2>/dev/null && break; sleep 0.1; done
-	grep "ready on portal" $2
+	ulrig_wait_grep "ready on portal" $2
 }
 '
 # shellcheck disable=SC2016 # expanded in the guest
@@ -74,12 +73,8 @@ streams() {
 		--count 1000000 --concurrency 8 --check full --timeout 280 >/host/r-\$1.log 2>&1 &
 	RP=\$!
 	# both running (their first line), then 3 s of traffic
-	for i in \$(seq 600); do
-		grep -q "^ulst brw write" /host/w-\$1.log 2>/dev/null &&
-			grep -q "^ulst brw read" /host/r-\$1.log 2>/dev/null && break
-		sleep 0.1
-	done
-	grep -h "^ulst brw" /host/w-\$1.log /host/r-\$1.log
+	ulrig_wait_grep "^ulst brw write" /host/w-\$1.log 60
+	ulrig_wait_grep "^ulst brw read" /host/r-\$1.log 60
 	sleep 3
 }
 # ended PHASE MARK: after B's death (MARK), how long each stream took to end

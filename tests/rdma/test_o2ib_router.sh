@@ -70,8 +70,7 @@ bulk='brw() {
 serve() { # NID ROUTES: a ulst serve node in the background (SPID), at DEBUG
 	timeout 250 ulst -vv --nid $1 --routes "$2" serve --duration 240 >/host/serve-$ULRIG_ID.log 2>&1 &
 	SPID=$!
-	for i in $(seq 100); do grep -q "ready on portal" /host/serve-$ULRIG_ID.log 2>/dev/null && break; sleep 0.1; done
-	grep "ready on portal" /host/serve-$ULRIG_ID.log
+	ulrig_wait_grep "ready on portal" /host/serve-$ULRIG_ID.log
 }
 '
 cat >"$RIG_SHARE/guest-1.sh" <<EOF

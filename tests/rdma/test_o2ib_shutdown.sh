@@ -50,8 +50,7 @@ gone() {
 }
 # started LOG: wait (bounded) for brw'"'"'s first line, then 3 s of traffic
 started() {
-	for i in $(seq 600); do grep -q "^ulst brw" $1 2>/dev/null && break; sleep 0.1; done
-	grep -h "^ulst brw" $1
+	ulrig_wait_grep "^ulst brw" $1 60
 	sleep 3
 }
 '
@@ -94,8 +93,7 @@ $fns
 serve() { # LOG: a ulst serve node in the background (SPID)
 	ulst --nid $B@o2ib $OPTS serve --duration 500 >\$1 2>&1 &
 	SPID=\$!
-	for i in \$(seq 100); do grep -q "ready on portal" \$1 2>/dev/null && break; sleep 0.1; done
-	grep "ready on portal" \$1
+	ulrig_wait_grep "ready on portal" \$1
 }
 serve /host/serve-1.log
 ulrig_mark b-serving-1

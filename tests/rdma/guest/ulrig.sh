@@ -27,6 +27,19 @@ ulrig_wait_socket() {
 	done
 }
 
+# ulrig_wait_grep PATTERN FILE [SECS]: wait for a line of FILE (a program's
+# log) matching PATTERN (grep's basic regexp), 10 s by default; prints the
+# matching lines, or says what it missed and returns 1
+ulrig_wait_grep() {
+	_n=$((${3:-10} * 10))
+	until grep -q "$1" "$2" 2>/dev/null; do
+		[ $_n -gt 0 ] || { echo "ulrig: no '$1' in $2 after ${3:-10} s" >&2; return 1; }
+		sleep 0.1
+		_n=$((_n - 1))
+	done
+	grep -h "$1" "$2"
+}
+
 # ulrig_retry TRIES DELAY CMD...: run CMD until it succeeds, at most TRIES times
 # (a client started before its server listens fails at once: try again)
 ulrig_retry() {
