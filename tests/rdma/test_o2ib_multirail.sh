@@ -18,6 +18,12 @@
 #     down with its port (the device's PORT_ERR event), which B's ping
 #     info tells. Then a new node (which learns B's NIDs afresh, B's
 #     second one down) moves 32 checked 1 MiB PUTs to B.
+#     B destroys its dead rail's QPs slowly, as soft-RoCE itself may (its
+#     wait for the packets the downed NIC still holds): B's ulst has
+#     tests/rdma/preload_slow_qp_destroy.c make each such destroy take
+#     20 s, so that a node whose dead rail holds up its live one (B's
+#     loop carries both NIs) fails both the stream and the new node's
+#     PUTs, every time.
 # The guests' rails share a subnet, with each address answered for and
 # routed from its own NIC (tests/rdma/guest/init), as Lustre's Multi-Rail
 # guide sets up rails in one subnet.
@@ -77,20 +83,27 @@ sleep 3
 ulrig_mark streaming
 wait \$WP || true
 grep "^ulst brw .* done in" /host/down.log | sed 's/^/rail down: /'
-# a new node afterwards
+# a new node afterwards (the neighbour tables before it, shown if it fails:
+# its first connection resolves B's address, ARP included)
+cat /proc/net/arp >/tmp/neigh-before.txt 2>&1 || true
 if timeout 100 ulst --nid $A1@o2ib --nid $A2@o2ib $OPTS brw write $B1@o2ib --size 1m --count 32 \\
 	--concurrency 8 --check full --timeout 90 >/tmp/after.log 2>&1; then
 	echo "after: \$(grep "^ulst brw .* done in" /tmp/after.log)"
 else
 	echo "after: failed:"; grep -E "o2iblnd|ulst brw" /tmp/after.log | tail -n 6
+	echo "after: neighbours before:"; sed 's/^/after:   /' /tmp/neigh-before.txt
 fi
 ulrig_mark a-done
+ulrig_diag >/host/diag-1.txt 2>&1 || true
 EOF
 cat >"$RIG_SHARE/guest-2.sh" <<EOF
 . /lib/ulrig.sh
 set -eu
 ip addr show eth1 | grep -q "$B2" || { echo "no second rail"; exit 1; }
-ulst --nid $B1@o2ib --nid $B2@o2ib $OPTS serve --duration 500 >/host/serve.log 2>&1 &
+# destroying a QP of the rail that goes down takes 20 s (see above)
+[ -f /ulnet/bin/preload_slow_qp_destroy.so ] || { echo "no preload_slow_qp_destroy.so in the build"; exit 1; }
+LD_PRELOAD=/ulnet/bin/preload_slow_qp_destroy.so RIG_SLOW_QP_DESTROY_S=20 ASAN_OPTIONS=verify_asan_link_order=0 \
+	ulst --nid $B1@o2ib --nid $B2@o2ib $OPTS serve --duration 500 >/host/serve.log 2>&1 &
 SPID=\$!
 ulrig_wait_grep "ready on portal" /host/serve.log
 ulrig_mark b-serving
@@ -98,6 +111,7 @@ ulrig_wait_file streaming 200
 ip link set eth1 down
 echo "B: eth1 down"
 ulrig_wait_file a-done 300
+ulrig_diag \$SPID >/host/diag-2.txt 2>&1 || true
 kill \$SPID; wait \$SPID
 EOF
 
@@ -133,9 +147,17 @@ grep -q "$B2@o2ib: link down: .*(interface link: RDMA port down)" "$RIG_SHARE/se
 rig_wrong_data_check
 rig_sanitizer_check
 echo "A:"
-grep -A6 -E "^(rails|rail down|after): " "$L1" 2>/dev/null | sed 's/^/  /'
+grep -A6 -E "^(rails|rail down|after): " "$L1" 2>/dev/null | sed 's/^/  /' || true
 grep -h -E "o2iblnd|failed|health" "$RIG_SHARE/down.log" 2>/dev/null | head -12 | sed 's/^/  /' || true  # head may close the pipe early
 echo "B:"
 grep -h "link" "$RIG_SHARE/serve.log" 2>/dev/null | sed 's/^/  /' || true
+if ((FAILS)); then
+	echo "B's log:"
+	sed 's/^/  /' "$RIG_SHARE/serve.log" 2>/dev/null || true
+	for i in 1 2; do
+		echo "guest $i at the end:"
+		sed 's/^/  /' "$RIG_SHARE/diag-$i.txt" 2>/dev/null || true
+	done
+fi
 echo "guests' run:     $(rig_secs "$RIG_T1" "$RIG_T2")s (start to both powered off)"
 rig_verdict "$T0"

@@ -428,13 +428,25 @@ void kib_destroy_conn(struct kib_conn *c)
 		c->refs--;
 	}
 	c->state = KIB_CONN_DEAD;
+	if (c->qp) {
+		/* nothing moves through it from now on (a closed connection's
+		 * QP is in this state already: rdma_disconnect() put it there) */
+		struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+
+		ibv_modify_qp(c->qp, &qa, IBV_QP_STATE);
+	}
 	if (c->cq) {
 		ul_io_stop(net->loop, &c->cq_io);
 		kib_poll_cq(c);
 	}
-	if (c->qp)
-		rdma_destroy_qp(c->cmid);
+	/* the QP, CQ and channel are destroyed on the reaper's thread: that
+	 * may block for long (o2ib_reap.c) */
+	kib_reap(net, c->qp, c->cq, c->cch);
+	if (c->cmid)
+		c->cmid->qp = NULL;
 	c->qp = NULL;
+	c->cq = NULL;
+	c->cch = NULL;
 	/* posted sends that will never complete now */
 	while (!kib_list_empty(&c->active_txs)) {
 		struct kib_tx *tx = kib_container(c->active_txs.next, struct kib_tx, link);

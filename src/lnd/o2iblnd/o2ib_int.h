@@ -175,6 +175,17 @@ struct kib_peer {
 	char nidstr[ULNET_NIDSTR_SIZE];
 };
 
+/* The thread that destroys dead connections' verbs objects (o2ib_reap.c) */
+struct kib_reap_item;
+struct kib_reaper {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	pthread_t thread;
+	bool started;
+	bool stop;
+	struct kib_reap_item *head, **tail;
+};
+
 struct kib_net {
 	struct lnet_ni *ni;
 	struct ul_loop *loop;
@@ -218,6 +229,7 @@ struct kib_net {
 	bool shutdown;
 	bool in_unlock;
 	unsigned next_conn_id;
+	struct kib_reaper reaper;
 };
 
 /* o2iblnd.c */
@@ -248,6 +260,12 @@ void kib_link_unwatch(struct kib_net *net);     /* shutdown, loop thread */
 void kib_link_poll(struct kib_net *net);        /* tick, loop thread, unlocked */
 void kib_link_state(struct lnet_ni *ni, bool down);  /* the LND op */
 void kib_link_close_conns(struct kib_net *net); /* kick, locked */
+
+/* o2ib_reap.c */
+void kib_reaper_init(struct kib_reaper *r);
+void kib_reaper_fini(struct kib_reaper *r);     /* joins: all handed over is destroyed */
+void kib_reap(struct kib_net *net, struct ibv_qp *qp, struct ibv_cq *cq,
+	      struct ibv_comp_channel *cch);         /* hands over; never blocks */
 
 /* o2ib_tx.c */
 int kib_txpool_init(struct kib_net *net);

@@ -220,6 +220,7 @@ static int kib_startup(struct lnet_ni *ni)
 	net->ni = ni;
 	net->loop = lnet_ni_loop(ni);
 	pthread_mutex_init(&net->lock, NULL);
+	kib_reaper_init(&net->reaper);
 	kib_list_init(&net->idle_txs);
 	kib_list_init(&net->peers);
 	kib_list_init(&net->conns);
@@ -310,6 +311,7 @@ fail:
 		rdma_destroy_id(net->listener);
 	if (net->cmch)
 		rdma_destroy_event_channel(net->cmch);
+	kib_reaper_fini(&net->reaper);
 	pthread_mutex_destroy(&net->lock);
 	free(net);
 	return rc < 0 ? rc : -EINVAL;
@@ -356,6 +358,8 @@ static void kib_shutdown_now(struct kib_net *net)
 		free(p);
 	}
 	kib_unlock(net);
+	/* the connections' QPs are gone before the device may close */
+	kib_reaper_fini(&net->reaper);
 	if (net->listener)
 		rdma_destroy_id(net->listener);
 	net->listener = NULL;

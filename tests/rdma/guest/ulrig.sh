@@ -90,3 +90,25 @@ ulrig_rxe_counters() {
 	done
 	echo "rxe counters of ${1:-rxe0}:${_line:- none}"
 }
+
+# ulrig_diag [PID]: the guest's network state for a failed test's report:
+# each NIC's packet counters, the neighbour table, the rxe devices' counters,
+# the kernel's last messages (the console shows only errors), and PID's
+# threads with where each waits in the kernel (a thread stuck in a verbs
+# call shows there)
+ulrig_diag() {
+	echo "uptime $(cut -d' ' -f1 /proc/uptime) s"
+	for _n in /sys/class/net/eth*; do
+		echo "${_n##*/}: $(cat "$_n/operstate") tx $(cat "$_n/statistics/tx_packets") rx $(cat "$_n/statistics/rx_packets") packets"
+	done
+	cat /proc/net/arp
+	for _d in /sys/class/infiniband/*; do
+		[ -e "$_d" ] && ulrig_rxe_counters "${_d##*/}"
+	done
+	dmesg | tail -n 30
+	[ -n "${1:-}" ] || return 0
+	for _t in /proc/"$1"/task/*; do
+		echo "thread ${_t##*/} $(cat "$_t/comm") $(cut -d' ' -f3 "$_t/stat") in $(cat "$_t/wchan")"
+		sed 's/^/    /' "$_t/stack" 2>/dev/null
+	done
+}
