@@ -458,12 +458,6 @@ void kib_destroy_conn(struct kib_conn *c)
 		kib_tx_done(net, tx);
 	}
 	kib_list_init(&c->early_rxs);
-	if (c->cq)
-		ibv_destroy_cq(c->cq);
-	c->cq = NULL;
-	if (c->cch)
-		ibv_destroy_comp_channel(c->cch);
-	c->cch = NULL;
 	if (c->cmid)
 		rdma_destroy_id(c->cmid);
 	c->cmid = NULL;
@@ -722,9 +716,16 @@ static void kib_cm_event(struct kib_net *net, struct rdma_cm_event *ev, const ui
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-		kib_close_conn(c, -EHOSTUNREACH, rdma_event_str(ev->event));
+	case RDMA_CM_EVENT_CONNECT_ERROR: {
+		/* the CM's own status (an address resolution's -ETIMEDOUT: no
+		 * ARP answer in time; a route lookup's error) says which step
+		 * failed, as the kernel's "ADDR ERROR %d" does */
+		char why[64];
+
+		snprintf(why, sizeof(why), "%s, status %d", rdma_event_str(ev->event), ev->status);
+		kib_close_conn(c, -EHOSTUNREACH, why);
 		break;
+	}
 	case RDMA_CM_EVENT_REJECTED:
 		if (c->state == KIB_CONN_ACTIVE_CONNECT)
 			kib_rejected(c, ev->status, priv, plen);
