@@ -51,6 +51,9 @@ rig_say() { echo "rig: $*" >&2; }
 rig_now() { date +%s.%N; }
 rig_elapsed() { awk -v a="$1" -v b="$(rig_now)" 'BEGIN { printf "%.1f", b - a }'; }
 
+# the bridge's address in the netns: the guests' /init asks it for its MAC
+# (ARP) to tell a stalled emulated NIC (rig_emulator_faults)
+RIG_BRIDGE_IP=10.210.0.1
 # rig_ip ID: the guest's address
 rig_ip() { echo "10.210.0.$((10 + $1))"; }
 # rig_ip2 ID: guest ID's address on its second rail (eth1, RIG_RAILS=2)
@@ -154,7 +157,7 @@ rig_net() {
 	ip -n "$RIG_NS" link set lo up
 	# no STP: the taps forward at once
 	ip -n "$RIG_NS" link add br0 type bridge stp_state 0
-	ip -n "$RIG_NS" addr add 10.210.0.1/24 dev br0
+	ip -n "$RIG_NS" addr add "$RIG_BRIDGE_IP/24" dev br0
 	ip -n "$RIG_NS" link set br0 up
 	for ((i = 1; i <= $1; i++)); do
 		ip -n "$RIG_NS" tuntap add dev "tap$i" mode tap
@@ -203,7 +206,7 @@ rig_up() {
 			-no-reboot -monitor none -serial "file:$RIG_RUN/console-$i.log" \
 			-pidfile "$RIG_RUN/qemu-$i.pid" \
 			-kernel "$(rig_kernel)" -initrd "$RIG_DIR/initramfs.img" \
-			-append "console=ttyS0 panic=-1 quiet ulrig.id=$i ulrig.ip=$(rig_ip "$i")/24 ulrig.timeout=$((RIG_GUEST_TIMEOUT - 20))$ip2" \
+			-append "console=ttyS0 panic=-1 quiet ulrig.id=$i ulrig.ip=$(rig_ip "$i")/24 ulrig.timeout=$((RIG_GUEST_TIMEOUT - 20))$ip2 ulrig.bridge=$RIG_BRIDGE_IP" \
 			-netdev "tap,id=n0,ifname=tap$i,script=no,downscript=no" \
 			-device "virtio-net-pci,netdev=n0,mac=52:54:00:0a:d2:$(printf %02x "$i"),romfile=" \
 			"${rail2[@]}" \
@@ -362,15 +365,18 @@ rig_wrong_data_check() {
 }
 
 # rig_emulator_faults: a line for each guest whose console shows a fault of
-# the emulated machine rather than of what ran in it: virtio-net's transmit
-# queue stalled for good (NETDEV WATCHDOG; seen with TCG guests on a loaded
-# host, docs/rdma-rig.md), after which the guest cannot reach its peers.
-# Returns 0 when a guest shows one.
+# the emulated machine rather than of what ran in it: a virtio-net NIC that
+# stopped moving packets for good (seen with TCG guests on a loaded host,
+# docs/rdma-rig.md), after which the guest cannot reach its peers on it.
+# The guest kernel's NETDEV WATCHDOG says so when the NIC's transmit ring
+# is full; the guest's /init says so ("ethN stalled") when the NIC's ARP
+# asks to the bridge go unanswered. Returns 0 when a guest shows one.
 rig_emulator_faults() {
 	local i line r=1
 	for ((i = 1; i <= RIG_N; i++)); do
-		line=$(grep -m 1 "NETDEV WATCHDOG" "$(rig_console "$i")" 2>/dev/null) || continue
-		echo "guest $i: its NIC's transmit queue stalled (an emulator fault): $line"
+		line=$(grep -m 1 -E "NETDEV WATCHDOG|^ulrig\[[0-9]+\]: eth[0-9]+ stalled" "$(rig_console "$i")" 2>/dev/null) ||
+			continue
+		echo "guest $i: its NIC stopped moving packets (an emulator fault): $line"
 		r=0
 	done
 	return $r

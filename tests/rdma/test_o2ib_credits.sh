@@ -74,10 +74,10 @@ if grep -hE "wrong data|(PUT|GET) [0-9]+ failed" "$RIG_SHARE/brw.log" "$RIG_SHAR
 fi
 rig_sanitizer_check
 echo "A -> B (B's peer_credits 2), 32 in flight:"
-grep -h "^ulst brw .* done in" "$(rig_log 1)" 2>/dev/null | sed 's/^/  /'
+grep -h "^ulst brw .* done in" "$(rig_log 1)" 2>/dev/null | sed 's/^/  /' || true
 echo "  A's LND, its connections to B in the 4 runs:"
 grep -h "queue depth" "$RIG_SHARE/brw.log" 2>/dev/null | grep -v "out of credits" | sed 's/.*o2iblnd: [^ ]* //' |
-	sort | uniq -c | sed 's/^ */    /'
+	sort | uniq -c | sed 's/^ */    /' || true
 echo "  waits for credits logged: ${stalls:-0}; B: $(grep -h SIGTERM "$RIG_SHARE/serve.log" 2>/dev/null)"
 echo "guests' run:     $(rig_secs "$RIG_T1" "$RIG_T2")s (start to both powered off)"
 rig_verdict "$T0"

@@ -109,6 +109,6 @@ else
 	echo "  -> the connects did not cross this time (one side found the other's connection)"
 fi
 echo "keepalive NOOPs: A ${NOOPS[1]:-?}, B ${NOOPS[2]:-?}; A's:"
-grep -h "NOOP posted" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null | sed 's/^/  /' | head -6
+grep -h "NOOP posted" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null | sed 's/^/  /' | head -6 || true
 echo "guests' run:     $(rig_secs "$T1" "$T2")s (start to both powered off)"
 rig_verdict "$T0"

@@ -217,7 +217,7 @@ done
 rig_wrong_data_check
 rig_sanitizer_check
 echo "A (limit $LIMIT s: the LND's timeout $O2IB_TIMEOUT + $SLACK):"
-grep -E "^(kill|stop|freeze): " "$(rig_log 1)" 2>/dev/null | sed 's/^/  /'
+grep -E "^(kill|stop|freeze): " "$(rig_log 1)" 2>/dev/null | sed 's/^/  /' || true
 for ph in kill stop freeze; do
 	echo "A's LND, $ph:"
 	cat "$RIG_SHARE/w-$ph.log" "$RIG_SHARE/r-$ph.log" 2>/dev/null | grep "o2iblnd" | head -6 | sed 's/^/  /'

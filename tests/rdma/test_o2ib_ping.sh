@@ -189,9 +189,9 @@ grep -q "malformed message" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null ||
 	{ echo "FAIL: guest 1's ulnetd logged no malformed message"; FAILS=$((FAILS + 1)); }
 rig_sanitizer_check
 echo "guest 1's ulnetd, o2iblnd lines:"
-grep -h "o2iblnd" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null | head -20 | sed 's/^/  /'
+grep -h "o2iblnd" "$RIG_SHARE/ulnetd-1.log" 2>/dev/null | head -20 | sed 's/^/  /' || true
 echo "guest 2:"
-grep -E "ping exit|bound to port" "$(rig_log 1)" 2>/dev/null | sed 's/^/  /'
-grep -E "brw|ping|hostile|primary nid|conns_per_peer|o2iblnd|registrations|PUT_ACKs" "$(rig_log 2)" 2>/dev/null | head -80 | sed 's/^/  /'
+grep -E "ping exit|bound to port" "$(rig_log 1)" 2>/dev/null | sed 's/^/  /' || true
+grep -E "brw|ping|hostile|primary nid|conns_per_peer|o2iblnd|registrations|PUT_ACKs" "$(rig_log 2)" 2>/dev/null | head -80 | sed 's/^/  /' || true
 echo "guests' run:     $(rig_secs "$RIG_T1" "$RIG_T2")s (start to both powered off)"
 rig_verdict "$T0"

@@ -227,7 +227,7 @@ fi
 rig_sanitizer_check
 echo "R: route_count ${routed:-?} after the pings; route_length ${bytes:-?} after the bulk; 1 MiB RDMA writes: R ${wr_r:-?}, B ${wr_b:-?}; large buffers ${nbuf:-?}, mincredits ${minc:-?}, o2ib receives delayed ${delayed:-?}"
 echo "A -> B, then B -> A:"
-grep -h "^ulst brw .* done in" "$(rig_log 1)" "$(rig_log 3)" 2>/dev/null | sed 's/^/  /'
+grep -h "^ulst brw .* done in" "$(rig_log 1)" "$(rig_log 3)" 2>/dev/null | sed 's/^/  /' || true
 grep -h "try [0-9]" "$(rig_log 1)" "$(rig_log 3)" 2>/dev/null | sed 's/^/  retried: /' || true
 echo "guests' run:     $(rig_secs "$RIG_T1" "$RIG_T2")s (start to all powered off)"
 rig_verdict "$T0"

@@ -146,9 +146,9 @@ n=$(grep -c "^after: ulst brw .*: 16 of 16 done in" "$L1" 2>/dev/null || true)
 rig_wrong_data_check
 rig_sanitizer_check
 echo "A (limit $LIMIT s for a stream whose target goes, $STOP_LIMIT s for a node to go):"
-grep -E "^(target stop|initiator stop|after): " "$L1" 2>/dev/null | sed 's/^/  /'
+grep -E "^(target stop|initiator stop|after): " "$L1" 2>/dev/null | sed 's/^/  /' || true
 echo "B:"
-grep -E "^(target stop|end): " "$L2" 2>/dev/null | sed 's/^/  /'
+grep -E "^(target stop|end): " "$L2" 2>/dev/null | sed 's/^/  /' || true
 grep -h "o2iblnd" "$RIG_SHARE/w.log" "$RIG_SHARE/r.log" "$RIG_SHARE"/serve-*.log 2>/dev/null | head -8 | sed 's/^/  /' || true  # head may close the pipe early
 echo "guests' run:     $(rig_secs "$RIG_T1" "$RIG_T2")s (start to both powered off)"
 rig_verdict "$T0"

@@ -105,7 +105,7 @@ ulrig_diag() {
 	for _d in /sys/class/infiniband/*; do
 		[ -e "$_d" ] && ulrig_rxe_counters "${_d##*/}"
 	done
-	dmesg | tail -n 30
+	dmesg | grep -v "speed is unknown" | tail -n 80 # the o2ib LND queries its port each second; rxe then logs that virtio-net has no speed
 	[ -n "${1:-}" ] || return 0
 	for _t in /proc/"$1"/task/*; do
 		echo "thread ${_t##*/} $(cat "$_t/comm") $(cut -d' ' -f3 "$_t/stat") in $(cat "$_t/wchan")"
