@@ -17,16 +17,22 @@
 
 #include <infiniband/verbs.h>
 
+static int (*real_destroy_qp)(struct ibv_qp *);
+
+/* resolved once, when the library is loaded: each NI's reaper thread may
+ * destroy a QP at the same time as another's */
+__attribute__((constructor)) static void preload_init(void)
+{
+	real_destroy_qp = (int (*)(struct ibv_qp *))dlsym(RTLD_NEXT, "ibv_destroy_qp");
+}
+
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
-	static int (*real)(struct ibv_qp *);
 	struct ibv_qp_init_attr init;
 	struct ibv_port_attr port;
 	struct ibv_qp_attr attr;
 
-	if (!real)
-		real = (int (*)(struct ibv_qp *))dlsym(RTLD_NEXT, "ibv_destroy_qp");
-	if (!real)
+	if (!real_destroy_qp)
 		abort();
 	if (ibv_query_qp(qp, &attr, IBV_QP_PORT, &init) == 0 &&
 	    ibv_query_port(qp->context, attr.port_num, &port) == 0 && port.state != IBV_PORT_ACTIVE) {
@@ -34,5 +40,5 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 
 		sleep(s ? (unsigned)atoi(s) : 20);
 	}
-	return real(qp);
+	return real_destroy_qp(qp);
 }
