@@ -69,7 +69,8 @@ ulrig_wait_file b-serving 120
 p0=\$(pkts rxe0) q0=\$(pkts rxe1)
 for op in write read; do
 	timeout 200 ulst --nid $A1@o2ib --nid $A2@o2ib $FIRST_OPTS brw \$op $B1@o2ib --size 1m --count 200 \\
-		--concurrency 8 --check full --timeout 180 >/tmp/mr.log 2>&1 || { tail -n 20 /tmp/mr.log; exit 1; }
+		--concurrency 8 --check full --timeout 180 >/tmp/mr.log 2>&1 ||
+		{ tail -n 20 /tmp/mr.log; ulrig_mark streaming; ulrig_mark a-done; exit 1; } # the marks B waits for
 	echo "rails: \$(grep "^ulst brw .* done in" /tmp/mr.log)"
 done
 p1=\$(pkts rxe0) q1=\$(pkts rxe1)
