@@ -8,7 +8,7 @@
 #   rig_up N                  netns + bridge + N taps; boots guests 1..N
 #   rig_wait                  until every guest has powered off (bounded)
 #   rig_rc ID, rig_log ID     a guest script's exit status and its output
-#   rig_down                  kills what is left, deletes the netns (the EXIT trap)
+#   rig_down                  kills what is left, deletes the netns (rig_exit, the EXIT trap)
 #
 # Guest <id> is 10.210.0.<10+id>/24 on eth0 with rxe0 over it; the bridge
 # (10.210.0.1) lives in the netns ulrig-<pid> that rig_up makes and rig_down
@@ -120,7 +120,7 @@ rig_init() {
 	RIG_RUN=$(mktemp -d "${TMPDIR:-/tmp}/ulrig.XXXXXX")
 	RIG_SHARE=$RIG_RUN/share
 	mkdir -p "$RIG_SHARE"
-	trap rig_down EXIT
+	trap 'rig_exit $?' EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	local t0 rc=0
@@ -383,17 +383,26 @@ rig_emulator_faults() {
 }
 
 # rig_verdict T0: the test's time since T0, then PASS, or FAIL: $FAILS and
-# exit 1; a failure beside an emulator fault exits 75, which
-# rig-rerun.sh (ctest's runner of the rig tests) runs once more
+# exit 1 (which rig_exit turns into 75 beside an emulator fault)
 rig_verdict() {
 	echo "whole test:      $(rig_secs "$1" "$(rig_now)")s"
 	if [[ $FAILS != 0 ]]; then
 		echo "FAIL: $FAILS"
-		if rig_emulator_faults; then
-			echo "rig: the failures above came with an emulator fault: exit 75"
-			exit 75
-		fi
 		exit 1
 	fi
 	echo "PASS"
+}
+
+# rig_exit RC: the EXIT trap. A test that failed, at its verdict or
+# wherever set -e stopped it, while a guest's console shows an emulator
+# fault exits 75, which rig-rerun.sh (ctest's runner of the rig tests) runs
+# once more; then rig_down. A skip (77) or a signal (130, 143) stays.
+rig_exit() {
+	local rc=$1
+	if [[ $rc != 0 && $rc != 75 && $rc != 77 && $rc != 130 && $rc != 143 ]] && rig_emulator_faults; then
+		echo "rig: the failure above came with an emulator fault: exit 75"
+		rc=75
+	fi
+	rig_down
+	exit "$rc"
 }

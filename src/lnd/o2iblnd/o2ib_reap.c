@@ -84,13 +84,14 @@ void kib_reap(struct kib_net *net, struct ibv_qp *qp, struct ibv_cq *cq,
 	      struct ibv_comp_channel *cch)
 {
 	struct kib_reaper *r = &net->reaper;
+	struct kib_reap_item now = { .qp = qp, .cq = cq, .cch = cch };
 	struct kib_reap_item *it;
 
 	if (!qp && !cq && !cch)
 		return;
 	it = malloc(sizeof(*it));
 	if (it) {
-		*it = (struct kib_reap_item){ .qp = qp, .cq = cq, .cch = cch };
+		*it = now;
 		pthread_mutex_lock(&r->lock);
 		if (!r->started && !r->stop &&
 		    pthread_create(&r->thread, NULL, kib_reaper_main, r) == 0)
@@ -108,12 +109,8 @@ void kib_reap(struct kib_net *net, struct ibv_qp *qp, struct ibv_cq *cq,
 	lnet_ni_log(net->ni, ULNET_LOG_WARN,
 		    "o2iblnd: destroying a connection's QP on the NI's loop (%s)",
 		    it ? "no reaper thread" : "no memory");
-	{
-		struct kib_reap_item now = { .qp = qp, .cq = cq, .cch = cch };
-
-		kib_reap_destroy(&now);
-	}
 	free(it);
+	kib_reap_destroy(&now);
 }
 
 void kib_reaper_fini(struct kib_reaper *r)
